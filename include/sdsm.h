@@ -1,0 +1,184 @@
+/*
+ * sdsm.h - the sdsm software distributed shared memory API.
+ *
+ * An sdsm program is SPMD: every process ("rank") runs the same main(), calls
+ * sdsm_init() first and sdsm_finalize() last, and shares memory obtained from
+ * the collective allocators.  Shared memory follows release consistency:
+ * what a rank writes before a release (sdsm_unlock, sdsm_cond_wait,
+ * sdsm_barrier) is visible to every rank after an acquire (sdsm_lock, return
+ * from sdsm_cond_wait, sdsm_barrier) that the release happens-before, through
+ * any chain of locks and barriers.  Programs free of data races therefore see
+ * sequentially consistent results.  Several ranks may write different bytes
+ * of the same page between two synchronizations; all writes survive.
+ *
+ * Start a job with `sdsmrun -n N ./prog args`; a program started without the
+ * launcher runs as a job of one rank.
+ *
+ * Errors: every call that can fail returns 0 (or a documented non-negative
+ * value) on success and a negative SDSM_E* code on failure.  By default a
+ * failing call does not return: it prints "sdsm: rank R: <call>: <reason>"
+ * and stops the whole job (like MPI's default error handler).  With
+ * SDSM_ERRORS=return in the environment the calls return the code instead.
+ *
+ * Threads: the calls may be made from several threads of a process.  Locks
+ * are held by the calling thread; barriers and allocation are collective over
+ * ranks and must be called by one thread per rank.
+ */
+#ifndef SDSM_H
+#define SDSM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SDSM_VERSION_MAJOR 0
+#define SDSM_VERSION_MINOR 1
+#define SDSM_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define SDSM_API __attribute__((visibility("default")))
+#define SDSM_NORETURN __attribute__((noreturn))
+#define SDSM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define SDSM_API
+#define SDSM_NORETURN
+#define SDSM_PRINTF(f, a)
+#endif
+
+/* Error codes (all negative).  sdsm_strerror() describes each. */
+#define SDSM_OK          0
+#define SDSM_EINVAL     (-1)  /* an argument is out of range or malformed */
+#define SDSM_ENOINIT    (-2)  /* called before sdsm_init or after sdsm_finalize */
+#define SDSM_ENOMEM     (-3)  /* out of memory or of shared address space */
+#define SDSM_EMISMATCH  (-4)  /* ranks passed different arguments to a collective call */
+#define SDSM_ENOTHELD   (-5)  /* the lock is not held by the calling thread */
+#define SDSM_EPEER      (-6)  /* a peer rank failed or closed its connection */
+#define SDSM_EPROTO     (-7)  /* a malformed message was received */
+#define SDSM_ENOTSUP    (-8)  /* not supported in this build or configuration */
+#define SDSM_ESYS       (-9)  /* a system call failed (see the log) */
+#define SDSM_ETIMEDOUT  (-10) /* a peer did not answer in time */
+#define SDSM_ESTATE     (-11) /* wrong state, e.g. sdsm_init called twice */
+#define SDSM_EHELD      (-12) /* the calling thread already holds the lock */
+#define SDSM_ENOHOME    (-13) /* first-touch page not touched by any rank yet */
+#define SDSM_EAUTH      (-14) /* connection failed the job-key authentication */
+
+/* Home placement policies for sdsm_alloc/sdsm_calloc (or a rank number >= 0). */
+#define SDSM_HOME_BLOCK       (-1) /* pages block-distributed over the ranks */
+#define SDSM_HOME_CYCLIC      (-2) /* page i homed at rank i % nprocs */
+#define SDSM_HOME_FIRST_TOUCH (-3) /* home = first rank that touches the page */
+
+/*
+ * Start the runtime.  Collective: every rank must call it, once, before any
+ * other sdsm call.  Connects to the other ranks of the job (when started by
+ * sdsmrun), installs the page-fault handler and reads the SDSM_* variables.
+ * argc/argv may be NULL; they are accepted for symmetry with MPI_Init and are
+ * left unchanged.  Blocks until all ranks have connected.
+ * Returns 0, or SDSM_ESTATE if already initialized, SDSM_EPEER/SDSM_EAUTH/
+ * SDSM_ESYS if the job could not be set up.
+ */
+SDSM_API int sdsm_init(int *argc, char ***argv);
+
+/*
+ * Stop the runtime.  Collective: acts as a final barrier (all shared writes
+ * are completed), prints statistics when SDSM_STATS=1, then closes the
+ * connections.  Shared memory must not be used afterwards.  Returns 0.
+ */
+SDSM_API int sdsm_finalize(void);
+
+/* This process's rank in [0, sdsm_nprocs()).  0 before sdsm_init. */
+SDSM_API int sdsm_rank(void);
+/* Number of ranks in the job.  1 before sdsm_init. */
+SDSM_API int sdsm_nprocs(void);
+
+/*
+ * Stop the whole job: prints "sdsm: rank R: abort(code): <message>", tells
+ * the launcher (which stops every other rank and exits non-zero) and exits
+ * with `code` (1 if code is 0).  Never returns.  Safe to call before init.
+ */
+SDSM_API SDSM_NORETURN void sdsm_abort(int code, const char *fmt, ...) SDSM_PRINTF(2, 3);
+
+/* Wall-clock seconds from an arbitrary fixed point (monotonic clock). */
+SDSM_API double sdsm_wtime(void);
+
+/* A static English description of an SDSM_E* code (or "success"). */
+SDSM_API const char *sdsm_strerror(int err);
+
+/*
+ * Allocate `size` bytes of shared memory.  Collective: every rank calls it in
+ * the same order with the same size and home, and gets the same address.
+ * The block is page-aligned, and may be allocated at any point of the run.
+ * `home` is a rank number or one of SDSM_HOME_*; the home of a page keeps its
+ * master copy, so place pages at the rank that writes them most.
+ * Fresh memory reads as zero.  Returns NULL on failure (with SDSM_ERRORS=
+ * return); a size/home mismatch between ranks is reported as SDSM_EMISMATCH
+ * naming the ranks and their arguments.  Blocks for one round trip.
+ */
+SDSM_API void *sdsm_alloc(size_t size, int home);
+
+/*
+ * Like sdsm_alloc(n * elem_size, home), zeroed.  Changes to this block are
+ * propagated in whole elements of elem_size bytes (SMS's granularity), which
+ * makes diffs of arrays of numbers compact.  Overflow of n * elem_size is an
+ * error (SDSM_EINVAL).
+ */
+SDSM_API void *sdsm_calloc(size_t n, size_t elem_size, int home);
+
+/*
+ * Release a block from sdsm_alloc/sdsm_calloc.  Collective, same order on
+ * every rank.  Its memory is returned to the system; the address range is
+ * not reused.  Returns 0, SDSM_EINVAL for a pointer that is not the start of
+ * a live block, SDSM_EMISMATCH if ranks free different blocks.
+ */
+SDSM_API int sdsm_free(void *p);
+
+/*
+ * The home rank of the page holding `addr`, or SDSM_EINVAL if addr is not in
+ * a live shared block, or SDSM_ENOHOME for a first-touch page nobody has
+ * touched yet (this case does not invoke the error handler).
+ * May send one message (first-touch pages).
+ */
+SDSM_API int sdsm_home_of(const void *addr);
+
+/*
+ * Barrier over all ranks, and a full memory barrier: every shared write made
+ * by any rank before it is visible to every rank after it.  Returns 0.
+ */
+SDSM_API int sdsm_barrier(void);
+
+/*
+ * Acquire lock `id` (any id in [0, 2^31)).  Locks need no creation.  Blocks
+ * (sleeping) until granted; waiters are served first come, first served.
+ * After return, all writes released under the lock, and everything that
+ * happened before those releases, are visible.  Returns 0, SDSM_EINVAL for a
+ * negative id, SDSM_EHELD if the calling thread already holds it.
+ */
+SDSM_API int sdsm_lock(int id);
+
+/*
+ * Release lock `id`: this rank's shared writes are made visible to the next
+ * acquirer before the lock passes on.  Returns 0 or SDSM_ENOTHELD if the
+ * calling thread does not hold it.
+ */
+SDSM_API int sdsm_unlock(int id);
+
+/*
+ * Wait on condition variable `cond` (any id in [0, 2^31)) with lock `lock`
+ * held by the caller: atomically releases the lock and sleeps (no polling)
+ * until sdsm_cond_signal/broadcast wakes it, then re-acquires the lock before
+ * returning.  Mesa semantics: re-check the predicate in a loop.  Returns 0,
+ * SDSM_ENOTHELD if `lock` is not held, SDSM_EINVAL for a negative id.
+ */
+SDSM_API int sdsm_cond_wait(int cond, int lock);
+
+/* Wake one waiter of `cond` (FIFO), if any.  Returns 0 or SDSM_EINVAL. */
+SDSM_API int sdsm_cond_signal(int cond);
+/* Wake every waiter of `cond`.  Returns 0 or SDSM_EINVAL. */
+SDSM_API int sdsm_cond_broadcast(int cond);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDSM_H */

@@ -1,0 +1,250 @@
+/*
+ * boot.c - job set-up under sdsmrun (see boot.h).
+ *
+ * Connection order avoids deadlock without threads: rank i first connects
+ * to ranks 0..i-1 (each of which is accepting once it has finished its own
+ * connects), then accepts ranks i+1..n-1.  An acceptor authenticates every
+ * connection; strangers and duplicates are logged and dropped, and the job
+ * goes on.  Everything is bounded by SDSM_TIMEOUT.
+ */
+#include "boot.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "net/auth.h"
+#include "net/wire.h"
+#include "sdsm.h"
+
+static int     ctrl_fd = -1;
+static uint8_t job_key[SDSM_KEY_BYTES];
+
+static int parse_addr(const char *s, struct sockaddr_in *a)
+{
+    char host[64];
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    if (!colon || (size_t)(colon - s) >= sizeof host)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    long port;
+    if (sdsm_config_parse_long(colon + 1, 1, 65535, &port))
+        return -1;
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+static void tune(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+static int connect_to(const struct sockaddr_in *a)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)a, sizeof *a)) {
+        close(fd);
+        return -1;
+    }
+    tune(fd);
+    return fd;
+}
+
+static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ip};
+    socklen_t l = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1024) ||
+        getsockname(fd, (struct sockaddr *)&a, &l)) {
+        sdsm_error_log("cannot listen for peers: %m");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    out->ipv4 = a.sin_addr.s_addr;
+    out->port = a.sin_port;
+    out->pad = 0;
+    return fd;
+}
+
+static int ctrl_send(uint16_t type, const void *p, uint32_t len, int64_t deadline)
+{
+    sdsm_hdr_t h = {.len = len, .type = type};
+    int e = sdsm_io_write_full(ctrl_fd, &h, sizeof h, deadline);
+    return e ? e : sdsm_io_write_full(ctrl_fd, p, len, deadline);
+}
+
+/* Register with the launcher and receive everyone's address. */
+static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr_t *table,
+                      int64_t deadline)
+{
+    struct sockaddr_in la;
+    if (parse_addr(sdsm_cfg.rendezvous, &la)) {
+        sdsm_error_log("SDSM_RENDEZVOUS=%s: expected ip:port", sdsm_cfg.rendezvous);
+        return SDSM_EINVAL;
+    }
+    if ((ctrl_fd = connect_to(&la)) < 0) {
+        sdsm_error_log("cannot reach the launcher at %s: %m", sdsm_cfg.rendezvous);
+        return SDSM_EPEER;
+    }
+    int e = sdsm_auth_connector(ctrl_fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
+    if (e) {
+        sdsm_error_log("launcher handshake failed: %s", strerror(-e));
+        return e == -EACCES ? SDSM_EAUTH : SDSM_EPEER;
+    }
+    sdsm_ctrl_register_t reg = {.rank = (uint32_t)b->rank, .pid = (uint32_t)getpid(), .addr = *me};
+    sdsm_hdr_t h;
+    uint32_t n;
+    if ((e = ctrl_send(SDSM_CTRL_REGISTER, &reg, sizeof reg, deadline)) ||
+        (e = sdsm_io_read_full(ctrl_fd, &h, sizeof h, deadline))) {
+        sdsm_error_log("launcher link failed during registration: %s", strerror(-e));
+        return e == -ETIMEDOUT ? SDSM_ETIMEDOUT : SDSM_EPEER;
+    }
+    if (h.type != SDSM_CTRL_TABLE || h.len != 4 + (uint32_t)b->nprocs * sizeof *table) {
+        sdsm_error_log("launcher sent a bad address table (type %u, %u bytes)", h.type, h.len);
+        return SDSM_EPROTO;
+    }
+    if ((e = sdsm_io_read_full(ctrl_fd, &n, 4, deadline)) ||
+        (e = sdsm_io_read_full(ctrl_fd, table, (size_t)b->nprocs * sizeof *table, deadline)))
+        return SDSM_EPEER;
+    if (n != (uint32_t)b->nprocs) {
+        sdsm_error_log("launcher table has %u ranks, expected %d", n, b->nprocs);
+        return SDSM_EPROTO;
+    }
+    return 0;
+}
+
+static int accept_peers(sdsm_boot_t *b, int64_t deadline)
+{
+    int missing = b->nprocs - 1 - b->rank;
+    while (missing > 0) {
+        struct pollfd p = {.fd = b->listen_fd, .events = POLLIN};
+        int64_t left = deadline - sdsm_io_now_ms();
+        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+            sdsm_error_log("timed out waiting for %d higher rank(s) to connect", missing);
+            return SDSM_ETIMEDOUT;
+        }
+        struct sockaddr_in a;
+        socklen_t l = sizeof a;
+        int fd = accept4(b->listen_fd, (struct sockaddr *)&a, &l, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        tune(fd);
+        uint32_t r;
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+        int e = sdsm_auth_acceptor(fd, job_key, &r, 5000);
+        if (e || r <= (uint32_t)b->rank || r >= (uint32_t)b->nprocs || b->peer_fds[r] >= 0) {
+            sdsm_warn("refused connection from %s:%d (%s)", ip, ntohs(a.sin_port),
+                      e ? "authentication failed" : "unexpected rank");
+            close(fd);
+            continue;
+        }
+        b->peer_fds[r] = fd;
+        missing--;
+    }
+    return 0;
+}
+
+static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t deadline)
+{
+    for (int j = 0; j < b->rank; j++) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = table[j].port};
+        a.sin_addr.s_addr = table[j].ipv4;
+        int fd = connect_to(&a);
+        if (fd < 0) {
+            sdsm_error_log("cannot connect to rank %d: %m", j);
+            return SDSM_EPEER;
+        }
+        int e = sdsm_auth_connector(fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
+        if (e) {
+            sdsm_error_log("handshake with rank %d failed: %s", j, strerror(-e));
+            close(fd);
+            return e == -EACCES ? SDSM_EAUTH : SDSM_EPEER;
+        }
+        b->peer_fds[j] = fd;
+    }
+    return 0;
+}
+
+int sdsm_boot_start(sdsm_boot_t *b)
+{
+    memset(b, 0, sizeof *b);
+    b->listen_fd = b->ctrl_fd = -1;
+    if (sdsm_cfg.rank < 0) {
+        b->rank = 0;
+        b->nprocs = 1;
+        return 0;
+    }
+    b->rank = (int)sdsm_cfg.rank;
+    b->nprocs = (int)sdsm_cfg.nprocs;
+    if (sdsm_auth_key_parse(sdsm_cfg.job_key, job_key)) {
+        sdsm_error_log("SDSM_JOB_KEY is missing or malformed (run the program with sdsmrun)");
+        return SDSM_EINVAL;
+    }
+    int64_t deadline = sdsm_io_now_ms() + sdsm_cfg.timeout * 1000;
+    struct sockaddr_in la;
+    if (parse_addr(sdsm_cfg.rendezvous, &la)) {
+        sdsm_error_log("SDSM_RENDEZVOUS=%s: expected ip:port", sdsm_cfg.rendezvous ? sdsm_cfg.rendezvous : "");
+        return SDSM_EINVAL;
+    }
+    sdsm_ctrl_addr_t me, *table = calloc((size_t)b->nprocs, sizeof *table);
+    b->peer_fds = malloc((size_t)b->nprocs * sizeof(int));
+    if (!table || !b->peer_fds) {
+        free(table);
+        return SDSM_ENOMEM;
+    }
+    for (int r = 0; r < b->nprocs; r++)
+        b->peer_fds[r] = -1;
+    int rc = SDSM_ESYS;
+    if ((b->listen_fd = listen_on(la.sin_addr, &me)) < 0)
+        goto out;
+    if ((rc = rendezvous(b, &me, table, deadline)))
+        goto out;
+    if ((rc = connect_peers(b, table, deadline)) || (rc = accept_peers(b, deadline)))
+        goto out;
+    for (int r = 0; r < b->nprocs; r++)
+        if (r != b->rank)
+            fcntl(b->peer_fds[r], F_SETFL, O_NONBLOCK);
+    fcntl(b->listen_fd, F_SETFL, O_NONBLOCK);
+    b->ctrl_fd = ctrl_fd;
+out:
+    free(table);
+    return rc;
+}
+
+void sdsm_boot_abort(int code, const char *reason)
+{
+    if (ctrl_fd < 0)
+        return;
+    size_t len = strlen(reason);
+    if (len > SDSM_CTRL_MAX_REASON)
+        len = SDSM_CTRL_MAX_REASON;
+    uint8_t buf[4 + SDSM_CTRL_MAX_REASON];
+    int32_t c = code;
+    memcpy(buf, &c, 4);
+    memcpy(buf + 4, reason, len);
+    ctrl_send(SDSM_CTRL_ABORT, buf, (uint32_t)(4 + len), sdsm_io_now_ms() + 1000);
+}
+
+void sdsm_boot_done(void)
+{
+    if (ctrl_fd >= 0)
+        ctrl_send(SDSM_CTRL_DONE, NULL, 0, sdsm_io_now_ms() + 1000);
+}

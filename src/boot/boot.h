@@ -1,0 +1,28 @@
+/*
+ * boot.h - how a process learns its rank, the job size and its peers.
+ *
+ * Under sdsmrun: SDSM_RANK, SDSM_NPROCS, SDSM_RENDEZVOUS and SDSM_JOB_KEY
+ * are in the environment.  The rank listens on an ephemeral port, registers
+ * with the launcher, receives everyone's address, and connects to every
+ * lower rank while accepting every higher one, each link authenticated with
+ * the job key.  Without them the process is a job of one.
+ */
+#ifndef SDSM_BOOT_BOOT_H
+#define SDSM_BOOT_BOOT_H
+
+typedef struct sdsm_boot {
+    int  rank, nprocs;
+    int *peer_fds;   /* nprocs entries, -1 at rank; NULL for a job of one */
+    int  listen_fd;  /* -1 for a job of one */
+    int  ctrl_fd;    /* launcher link, -1 for a job of one */
+} sdsm_boot_t;
+
+/* 0 or a negative SDSM_E* code (the reason is logged). */
+int  sdsm_boot_start(sdsm_boot_t *b);
+
+/* Tell the launcher why this rank is stopping the job (best effort, bounded). */
+void sdsm_boot_abort(int code, const char *reason);
+/* Tell the launcher this rank finalized cleanly. */
+void sdsm_boot_done(void);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * config.c - one table of every SDSM_* variable.  Each entry says how to
+ * parse it, its default and what it is for; sdsm_config_load walks the table
+ * once at init, so no other file calls getenv().
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+sdsm_config_t sdsm_cfg;
+
+const char *const sdsm_proto_names[SDSM_PROTO_COUNT] = {"hlrc"};
+static const char *const errmode_names[] = {"abort", "return", NULL};
+static const char *const proto_names[] = {"hlrc", NULL};
+static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
+
+typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR } vtype_t;
+
+typedef struct var {
+    const char        *name;
+    vtype_t            type;
+    size_t             offset;
+    const char        *def;
+    long               lo, hi;     /* T_LONG bounds */
+    const char *const *choices;    /* T_ENUM */
+    const char        *doc;
+} var_t;
+
+#define OFF(f) offsetof(sdsm_config_t, f)
+static const var_t vars[] = {
+    {"SDSM_RANK", T_LONG, OFF(rank), "-1", -1, 1 << 20, NULL, "rank of this process (set by sdsmrun)"},
+    {"SDSM_NPROCS", T_LONG, OFF(nprocs), "1", 1, 1 << 20, NULL, "number of ranks (set by sdsmrun)"},
+    {"SDSM_RENDEZVOUS", T_STR, OFF(rendezvous), NULL, 0, 0, NULL, "launcher address ip:port (set by sdsmrun)"},
+    {"SDSM_JOB_KEY", T_STR, OFF(job_key), NULL, 0, 0, NULL, "per-job secret, 64 hex digits (set by sdsmrun)"},
+    {"SDSM_HEAP_SIZE", T_SIZE, OFF(heap_size), "64G", 0, 0, NULL,
+     "shared address space reserved per process (no memory is used until touched)"},
+    {"SDSM_PAGE_SIZE", T_SIZE, OFF(page_size), "4096", 0, 0, NULL,
+     "coherence unit in bytes, a power of two multiple of the OS page"},
+    {"SDSM_HEAP_BASE", T_ADDR, OFF(heap_base), "0x200000000000", 0, 0, NULL,
+     "virtual address of the shared region, identical in every rank"},
+    {"SDSM_STATS", T_LONG, OFF(stats), "0", 0, 1, NULL, "1: print per-rank statistics at sdsm_finalize"},
+    {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,
+     "abort: a failing call stops the job; return: calls return negative codes"},
+    {"SDSM_PROTOCOL", T_ENUM, OFF(protocol), "hlrc", 0, 0, proto_names,
+     "coherence protocol: hlrc (home-based release consistency, invalidate)"},
+    {"SDSM_LOG", T_ENUM, OFF(log_level), "warn", 0, 0, log_names, "log level: error, warn, info, debug"},
+    {"SDSM_BARRIER_MANAGER", T_LONG, OFF(barrier_manager), "0", 0, 1 << 20, NULL, "rank that manages barriers"},
+    {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
+     "seconds allowed for job set-up before giving up"},
+    {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
+     "microseconds a waiting thread polls (yielding) before it sleeps"},
+};
+#define NVARS (sizeof vars / sizeof vars[0])
+
+int sdsm_config_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 0);
+    if (errno || end == s || *end != '\0' || v < lo || v > hi)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int sdsm_config_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    if (!s || *s == '\0' || *s == '-')
+        return -EINVAL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -EINVAL;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: return -EINVAL;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != '\0' || (shift && v > (~0ULL >> shift)))
+        return -EINVAL;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *err, size_t errlen)
+{
+    char *field = (char *)cfg + v->offset;
+    switch (v->type) {
+    case T_LONG:
+        if (sdsm_config_parse_long(s, v->lo, v->hi, (long *)field) == 0)
+            return 0;
+        snprintf(err, errlen, "%s=%s: expected an integer in [%ld, %ld]", v->name, s, v->lo, v->hi);
+        return -EINVAL;
+    case T_SIZE:
+        if (sdsm_config_parse_size(s, (size_t *)field) == 0)
+            return 0;
+        snprintf(err, errlen, "%s=%s: expected a size such as 4096, 64K, 2M or 64G", v->name, s);
+        return -EINVAL;
+    case T_ADDR: {
+        char *end;
+        errno = 0;
+        unsigned long long a = strtoull(s, &end, 0);
+        if (!errno && end != s && *end == '\0') {
+            *(uintptr_t *)field = (uintptr_t)a;
+            return 0;
+        }
+        snprintf(err, errlen, "%s=%s: expected an address such as 0x200000000000", v->name, s);
+        return -EINVAL;
+    }
+    case T_STR:
+        *(const char **)field = s;
+        return 0;
+    case T_ENUM:
+        for (long i = 0; v->choices[i]; i++)
+            if (strcasecmp(s, v->choices[i]) == 0) {
+                *(long *)field = i;
+                return 0;
+            }
+        snprintf(err, errlen, "%s=%s: unknown value", v->name, s);
+        return -EINVAL;
+    }
+    return -EINVAL;
+}
+
+static const var_t *lookup(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NVARS; i++)
+        if (strlen(vars[i].name) == len && strncmp(vars[i].name, name, len) == 0)
+            return &vars[i];
+    return NULL;
+}
+
+static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
+{
+    size_t ps = cfg->page_size;
+    if (ps < 4096 || (ps & (ps - 1)) || ps > (1u << 24)) {
+        snprintf(err, errlen, "SDSM_PAGE_SIZE=%zu: must be a power of two between 4096 and 16M", ps);
+        return -EINVAL;
+    }
+    if (cfg->heap_size < ps || cfg->heap_size / ps > UINT32_MAX) {
+        snprintf(err, errlen, "SDSM_HEAP_SIZE=%zu: must hold 1 to 2^32 pages", cfg->heap_size);
+        return -EINVAL;
+    }
+    if (cfg->heap_base % ps) {
+        snprintf(err, errlen, "SDSM_HEAP_BASE: must be a multiple of SDSM_PAGE_SIZE");
+        return -EINVAL;
+    }
+    if (cfg->rank >= cfg->nprocs) {
+        snprintf(err, errlen, "SDSM_RANK=%ld is not below SDSM_NPROCS=%ld", cfg->rank, cfg->nprocs);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t errlen,
+                     void (*warn)(const char *msg))
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NVARS; i++)
+        if (vars[i].def && parse_one(cfg, &vars[i], vars[i].def, err, errlen))
+            return -EINVAL;
+    for (char *const *e = envp; e && *e; e++) {
+        if (strncmp(*e, "SDSM_", 5) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        const var_t *v = lookup(*e, (size_t)(eq - *e));
+        if (!v) {
+            if (warn) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "unknown variable %.*s ignored (see sdsmrun --info)",
+                         (int)(eq - *e), *e);
+                warn(msg);
+            }
+            continue;
+        }
+        if (parse_one(cfg, v, eq + 1, err, errlen))
+            return -EINVAL;
+    }
+    return check_cross(cfg, err, errlen);
+}
+
+void sdsm_config_print(const sdsm_config_t *cfg, FILE *out)
+{
+    for (size_t i = 0; i < NVARS; i++) {
+        const var_t *v = &vars[i];
+        const char *field = (const char *)cfg + v->offset;
+        char val[64];
+        switch (v->type) {
+        case T_LONG: snprintf(val, sizeof val, "%ld", *(const long *)field); break;
+        case T_SIZE: snprintf(val, sizeof val, "%zu", *(const size_t *)field); break;
+        case T_ADDR: snprintf(val, sizeof val, "%#lx", (unsigned long)*(const uintptr_t *)field); break;
+        case T_STR: snprintf(val, sizeof val, "%s", *(const char *const *)field ? "(set)" : "(unset)"); break;
+        case T_ENUM: snprintf(val, sizeof val, "%s", v->choices[*(const long *)field]); break;
+        }
+        fprintf(out, "%-22s %-16s %s\n", v->name, val, v->doc);
+    }
+}

@@ -1,0 +1,51 @@
+/*
+ * config.h - the SDSM_* environment variables: one table (name, type,
+ * default, documentation), read once at sdsm_init.
+ */
+#ifndef SDSM_CORE_CONFIG_H
+#define SDSM_CORE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum { SDSM_ERRMODE_ABORT, SDSM_ERRMODE_RETURN } sdsm_errmode_t;
+typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
+typedef enum { SDSM_LOG_ERROR, SDSM_LOG_WARN, SDSM_LOG_INFO, SDSM_LOG_DEBUG } sdsm_loglevel_t;
+
+typedef struct sdsm_config {
+    long        rank;            /* -1: not started by a launcher */
+    long        nprocs;
+    const char *rendezvous;      /* "ip:port" of the launcher, or NULL */
+    const char *job_key;         /* 64 hex characters, or NULL */
+    size_t      heap_size;       /* bytes of shared address space reserved */
+    size_t      page_size;       /* coherence unit, multiple of the OS page */
+    uintptr_t   heap_base;       /* fixed virtual address of the shared region */
+    long        stats;           /* print the statistics table at finalize */
+    long        errors;          /* sdsm_errmode_t */
+    long        protocol;        /* sdsm_proto_id_t */
+    long        log_level;       /* sdsm_loglevel_t */
+    long        barrier_manager; /* rank that runs the barrier */
+    long        timeout;         /* seconds to wait for set-up and for a silent peer */
+    long        spin_us;         /* microseconds a waiter spins before sleeping */
+} sdsm_config_t;
+
+extern sdsm_config_t sdsm_cfg;
+
+/*
+ * Fill cfg from defaults and envp.  Unknown SDSM_* names are reported through
+ * warn (may be NULL).  Returns 0 or -EINVAL with a message in err[errlen].
+ */
+int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t errlen,
+                     void (*warn)(const char *msg));
+
+/* Parsers, exposed for the unit tests.  0 or -EINVAL. */
+int sdsm_config_parse_size(const char *s, size_t *out);   /* "4096", "64K", "2M", "64G" */
+int sdsm_config_parse_long(const char *s, long lo, long hi, long *out);
+
+/* Print every variable, its current value and its documentation. */
+void sdsm_config_print(const sdsm_config_t *cfg, FILE *out);
+
+extern const char *const sdsm_proto_names[SDSM_PROTO_COUNT];
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * init.c - the public API entry points and the order in which the layers
+ * are brought up and down.  This file is the composition root: the only
+ * one that sees every layer.  Each entry point checks its arguments and the
+ * runtime state, and reports misuse through one function (report) that
+ * either stops the job or returns the code, per SDSM_ERRORS.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
+#include "mem/alloc.h"
+#include "mem/fault.h"
+#include "mem/page.h"
+#include "net/net.h"
+#include "proto/proto.h"
+#include "sdsm.h"
+#include "sync/sync.h"
+
+extern char **environ;
+
+enum { ST_NEW, ST_RUNNING, ST_DONE };
+static int         state = ST_NEW;
+static sdsm_boot_t boot;
+
+/* Statistics gathered at rank 0 during finalize (service thread writes). */
+static sdsm_stats_snap_t *snaps;
+static _Atomic uint32_t   snaps_in;
+
+static const char *const errnames[] = {
+    "success",
+    "invalid argument",
+    "sdsm is not initialized (call sdsm_init first) or already finalized",
+    "out of memory or shared address space",
+    "ranks passed different arguments to a collective call",
+    "lock not held by the calling thread",
+    "a peer rank failed",
+    "malformed message received",
+    "not supported",
+    "system call failed",
+    "timed out",
+    "invalid state",
+    "lock already held by the calling thread",
+    "first-touch page has no home yet",
+    "authentication with the job key failed",
+};
+
+const char *sdsm_strerror(int err)
+{
+    if (err > 0 || -err >= (int)(sizeof errnames / sizeof *errnames))
+        return "unknown error";
+    return errnames[-err];
+}
+
+static __attribute__((noreturn)) void stop_job(int code, const char *what, const char *msg)
+{
+    sdsm_log(SDSM_LOG_ERROR, "%s: %s", what, msg);
+    char reason[SDSM_CTRL_MAX_REASON];
+    snprintf(reason, sizeof reason, "%s: %s", what, msg);
+    sdsm_boot_abort(code, reason);
+    _exit((code & 0xff) ? code & 0xff : 1);
+}
+
+void sdsm_abort(int code, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt ? fmt : "", ap);
+    va_end(ap);
+    char what[32];
+    snprintf(what, sizeof what, "sdsm_abort(%d)", code);
+    stop_job(code, what, msg);
+}
+
+void sdsm_fatal(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (strncmp(msg, "lost connection to rank", 23) == 0) {
+        /* Someone else failed first: give the launcher time to see that
+         * rank's own death and name it, rather than this consequence. */
+        sdsm_log(SDSM_LOG_ERROR, "%s", msg);
+        usleep(500000);
+        _exit(1);
+    }
+    stop_job(1, "fatal", msg);
+}
+
+static int report(const char *call, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int report(const char *call, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char full[1200];
+    snprintf(full, sizeof full, "%s (%s)", msg, sdsm_strerror(code));
+    if (sdsm_cfg.errors == SDSM_ERRMODE_RETURN) {
+        sdsm_info("%s: %s", call, full);
+        return code;
+    }
+    stop_job(1, call, full);
+}
+
+#define REQUIRE_RUNNING(call)                                                          \
+    do {                                                                               \
+        if (state != ST_RUNNING)                                                       \
+            return report(call, SDSM_ENOINIT, "called %s sdsm_init",                   \
+                          state == ST_NEW ? "before" : "after sdsm_finalize, not within"); \
+    } while (0)
+
+static void warn_cb(const char *m) { sdsm_warn("%s", m); }
+
+static int on_stats(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (!snaps || h->len != sizeof(sdsm_stats_snap_t) || src == 0)
+        return -EPROTO;
+    memcpy(&snaps[src], p, sizeof snaps[src]);
+    atomic_fetch_add(&snaps_in, 1);
+    sdsm_wake_all(&snaps_in);
+    return 0;
+}
+
+int sdsm_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[256];
+    if (state != ST_NEW)
+        return report("sdsm_init", SDSM_ESTATE, "called twice");
+    if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
+        return report("sdsm_init", SDSM_EINVAL, "%s", err);
+    sdsm_log_rank = sdsm_cfg.rank < 0 ? 0 : (int)sdsm_cfg.rank;
+    int rc = sdsm_boot_start(&boot);
+    if (rc)
+        return report("sdsm_init", rc, "could not set up the job");
+    if (sdsm_region_init(sdsm_cfg.heap_size, sdsm_cfg.page_size, sdsm_cfg.heap_base, boot.rank,
+                         boot.nprocs))
+        return report("sdsm_init", SDSM_ENOMEM, "could not reserve the shared region");
+    snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
+    sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
+    if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
+        (rc = sdsm_sync_init()))
+        return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime (%d)", rc);
+    sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
+                           .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
+                           .page_size = sdsm_cfg.page_size};
+    if (sdsm_net_start(&ns))
+        return report("sdsm_init", SDSM_ESYS, "could not start the service thread");
+    if (sdsm_fault_install(sdsm_proto->fault))
+        return report("sdsm_init", SDSM_ESYS, "could not install the fault handler");
+    state = ST_RUNNING;
+    return 0;
+}
+
+static void print_stats(void)
+{
+    if (boot.rank != 0) {
+        sdsm_stats_snap_t s;
+        sdsm_stats_snapshot(&s);
+        sdsm_net_send(0, SDSM_MSG_STATS, 0, 0, &s, sizeof s, NULL, 0);
+        return;
+    }
+    uint32_t v;
+    while ((v = atomic_load(&snaps_in)) < (uint32_t)boot.nprocs - 1)
+        sdsm_wait_change(&snaps_in, v);
+    sdsm_stats_snapshot(&snaps[0]);
+    fflush(stdout);
+    sdsm_stats_print(stderr, snaps, boot.nprocs, sdsm_msg_name);
+}
+
+int sdsm_finalize(void)
+{
+    REQUIRE_RUNNING("sdsm_finalize");
+    sdsm_barrier_run();
+    if (sdsm_cfg.stats)
+        print_stats();
+    sdsm_net_shutdown();
+    sdsm_fault_uninstall();
+    sdsm_boot_done();
+    sdsm_region_fini();
+    state = ST_DONE;
+    return 0;
+}
+
+int sdsm_rank(void) { return state == ST_RUNNING ? boot.rank : 0; }
+int sdsm_nprocs(void) { return state == ST_RUNNING ? boot.nprocs : 1; }
+double sdsm_wtime(void) { return (double)sdsm_now_ns() * 1e-9; }
+
+void *sdsm_alloc(size_t size, int home)
+{
+    if (state != ST_RUNNING) {
+        report("sdsm_alloc", SDSM_ENOINIT, "called outside sdsm_init/sdsm_finalize");
+        return NULL;
+    }
+    char why[600];
+    int err = 0;
+    void *p = sdsm_alloc_collective(size, 1, home, &err, why, sizeof why);
+    if (!p)
+        report("sdsm_alloc", err, "%s", why);
+    return p;
+}
+
+void *sdsm_calloc(size_t n, size_t elem_size, int home)
+{
+    if (state != ST_RUNNING) {
+        report("sdsm_calloc", SDSM_ENOINIT, "called outside sdsm_init/sdsm_finalize");
+        return NULL;
+    }
+    char why[600];
+    int err = 0;
+    size_t size = n * elem_size;
+    if (elem_size && size / elem_size != n)
+        size = 0; /* overflow: still take part in the collective, which then fails */
+    void *p = sdsm_alloc_collective(size, elem_size ? elem_size : 1, home, &err, why, sizeof why);
+    if (!p)
+        report("sdsm_calloc", err, "%s", why);
+    return p; /* fresh address space is zero */
+}
+
+int sdsm_free(void *ptr)
+{
+    REQUIRE_RUNNING("sdsm_free");
+    char why[600];
+    sdsm_barrier_run(); /* nobody may still be using the block */
+    int rc = sdsm_free_collective(ptr, why, sizeof why);
+    return rc ? report("sdsm_free", rc, "%s", why) : 0;
+}
+
+int sdsm_home_of(const void *addr)
+{
+    REQUIRE_RUNNING("sdsm_home_of");
+    uint32_t pg;
+    if (!sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
+        return report("sdsm_home_of", SDSM_EINVAL, "%p is not in a live shared block", addr);
+    int h = sdsm_page_home(pg);
+    if (h >= 0)
+        return h;
+    /* First touch: the manager knows; ask it without claiming. */
+    return sdsm_proto_home_query(pg);
+}
+
+int sdsm_barrier(void)
+{
+    REQUIRE_RUNNING("sdsm_barrier");
+    return sdsm_barrier_run();
+}
+
+int sdsm_lock(int id)
+{
+    REQUIRE_RUNNING("sdsm_lock");
+    if (id < 0)
+        return report("sdsm_lock", SDSM_EINVAL, "lock id %d is negative", id);
+    if (sdsm_lock_held(id))
+        return report("sdsm_lock", SDSM_EHELD, "lock %d is already held by this thread", id);
+    return sdsm_lock_acquire(id);
+}
+
+int sdsm_unlock(int id)
+{
+    REQUIRE_RUNNING("sdsm_unlock");
+    if (id < 0)
+        return report("sdsm_unlock", SDSM_EINVAL, "lock id %d is negative", id);
+    if (!sdsm_lock_held(id))
+        return report("sdsm_unlock", SDSM_ENOTHELD, "lock %d is not held by this thread", id);
+    return sdsm_lock_release(id, 1);
+}
+
+int sdsm_cond_wait(int cond, int lock)
+{
+    REQUIRE_RUNNING("sdsm_cond_wait");
+    if (cond < 0 || lock < 0)
+        return report("sdsm_cond_wait", SDSM_EINVAL, "negative id (cond %d, lock %d)", cond, lock);
+    if (!sdsm_lock_held(lock))
+        return report("sdsm_cond_wait", SDSM_ENOTHELD, "lock %d is not held by this thread", lock);
+    return sdsm_cond_wait_run(cond, lock);
+}
+
+int sdsm_cond_signal(int cond)
+{
+    REQUIRE_RUNNING("sdsm_cond_signal");
+    if (cond < 0)
+        return report("sdsm_cond_signal", SDSM_EINVAL, "cond id %d is negative", cond);
+    return sdsm_cond_signal_run(cond, 0);
+}
+
+int sdsm_cond_broadcast(int cond)
+{
+    REQUIRE_RUNNING("sdsm_cond_broadcast");
+    if (cond < 0)
+        return report("sdsm_cond_broadcast", SDSM_EINVAL, "cond id %d is negative", cond);
+    return sdsm_cond_signal_run(cond, 1);
+}

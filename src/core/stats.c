@@ -1,0 +1,104 @@
+/*
+ * stats.c - counters and the end-of-run table.  The table has one row per
+ * counter and one column per rank so that 8 or 16 ranks still fit a
+ * terminal; message rows are printed only for types that were used.
+ */
+#include "stats.h"
+
+#include <string.h>
+#include <time.h>
+
+sdsm_stats_t sdsm_stats;
+
+uint64_t sdsm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sdsm_stats_snapshot(sdsm_stats_snap_t *out)
+{
+    for (int i = 0; i < SDSM_ST_COUNT; i++)
+        out->v[i] = atomic_load_explicit(&sdsm_stats.v[i], memory_order_relaxed);
+    for (int i = 0; i < SDSM_STATS_MAX_TYPES; i++) {
+        out->msgs_sent[i] = atomic_load_explicit(&sdsm_stats.msgs_sent[i], memory_order_relaxed);
+        out->bytes_sent[i] = atomic_load_explicit(&sdsm_stats.bytes_sent[i], memory_order_relaxed);
+    }
+}
+
+static const struct {
+    const char *name;
+    int         is_time;
+} rows[SDSM_ST_COUNT] = {
+    [SDSM_ST_READ_FAULTS] = {"read faults", 0},
+    [SDSM_ST_WRITE_FAULTS] = {"write faults", 0},
+    [SDSM_ST_PAGES_FETCHED] = {"pages fetched", 0},
+    [SDSM_ST_BYTES_FETCHED] = {"bytes fetched", 0},
+    [SDSM_ST_PAGES_SERVED] = {"pages served (home)", 0},
+    [SDSM_ST_TWINS] = {"twins made", 0},
+    [SDSM_ST_DIFFS_MADE] = {"diffs made", 0},
+    [SDSM_ST_DIFF_BYTES_MADE] = {"diff bytes made", 0},
+    [SDSM_ST_DIFFS_APPLIED] = {"diffs applied (home)", 0},
+    [SDSM_ST_DIFF_BYTES_APPLIED] = {"diff bytes applied", 0},
+    [SDSM_ST_INVALIDATIONS] = {"pages invalidated", 0},
+    [SDSM_ST_LOCK_ACQUIRES] = {"lock acquires", 0},
+    [SDSM_ST_LOCK_WAIT_NS] = {"lock wait (ms)", 1},
+    [SDSM_ST_BARRIERS] = {"barriers", 0},
+    [SDSM_ST_BARRIER_WAIT_NS] = {"barrier wait (ms)", 1},
+    [SDSM_ST_COND_WAITS] = {"cond waits", 0},
+    [SDSM_ST_REJECTED_MSGS] = {"messages rejected", 0},
+};
+
+static void row(FILE *out, const char *name, const uint64_t *vals, size_t stride, int n, int is_time)
+{
+    uint64_t total = 0;
+    fprintf(out, "%-24s", name);
+    for (int r = 0; r < n; r++) {
+        uint64_t v = vals[(size_t)r * stride];
+        total += v;
+        if (is_time)
+            fprintf(out, " %10.2f", (double)v / 1e6);
+        else
+            fprintf(out, " %10llu", (unsigned long long)v);
+    }
+    if (is_time)
+        fprintf(out, " %12.2f\n", (double)total / 1e6);
+    else
+        fprintf(out, " %12llu\n", (unsigned long long)total);
+}
+
+void sdsm_stats_print(FILE *out, const sdsm_stats_snap_t *snaps, int n,
+                      const char *(*type_name)(unsigned type))
+{
+    size_t stride = sizeof(sdsm_stats_snap_t) / sizeof(uint64_t);
+    fprintf(out, "sdsm statistics (%d rank%s)\n%-24s", n, n == 1 ? "" : "s", "");
+    for (int r = 0; r < n; r++) {
+        char h[16];
+        snprintf(h, sizeof h, "rank %d", r);
+        fprintf(out, " %10s", h);
+    }
+    fprintf(out, " %12s\n", "total");
+    for (int s = 0; s < SDSM_ST_COUNT; s++)
+        row(out, rows[s].name, &snaps[0].v[s], stride, n, rows[s].is_time);
+    uint64_t msgs = 0, bytes = 0;
+    for (unsigned t = 0; t < SDSM_STATS_MAX_TYPES; t++) {
+        uint64_t used = 0;
+        for (int r = 0; r < n; r++)
+            used += snaps[r].msgs_sent[t];
+        const char *tn = type_name(t);
+        if (!used || !tn)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "msgs %s", tn);
+        row(out, name, &snaps[0].msgs_sent[t], stride, n, 0);
+        snprintf(name, sizeof name, "bytes %s", tn);
+        row(out, name, &snaps[0].bytes_sent[t], stride, n, 0);
+        for (int r = 0; r < n; r++) {
+            msgs += snaps[r].msgs_sent[t];
+            bytes += snaps[r].bytes_sent[t];
+        }
+    }
+    fprintf(out, "messages sent: %llu, bytes sent: %llu\n", (unsigned long long)msgs,
+            (unsigned long long)bytes);
+}

@@ -1,0 +1,71 @@
+/*
+ * stats.h - per-rank counters, printed as one table by rank 0 at finalize
+ * (SDSM_STATS=1).  Counters are relaxed atomics: they are bumped from the
+ * application threads, the fault handler and the service thread.
+ */
+#ifndef SDSM_CORE_STATS_H
+#define SDSM_CORE_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SDSM_STATS_MAX_TYPES 32
+
+typedef enum sdsm_stat {
+    SDSM_ST_READ_FAULTS,
+    SDSM_ST_WRITE_FAULTS,
+    SDSM_ST_PAGES_FETCHED,
+    SDSM_ST_BYTES_FETCHED,
+    SDSM_ST_PAGES_SERVED,
+    SDSM_ST_TWINS,
+    SDSM_ST_DIFFS_MADE,
+    SDSM_ST_DIFF_BYTES_MADE,
+    SDSM_ST_DIFFS_APPLIED,
+    SDSM_ST_DIFF_BYTES_APPLIED,
+    SDSM_ST_INVALIDATIONS,
+    SDSM_ST_LOCK_ACQUIRES,
+    SDSM_ST_LOCK_WAIT_NS,
+    SDSM_ST_BARRIERS,
+    SDSM_ST_BARRIER_WAIT_NS,
+    SDSM_ST_COND_WAITS,
+    SDSM_ST_REJECTED_MSGS,
+    SDSM_ST_COUNT
+} sdsm_stat_t;
+
+typedef struct sdsm_stats {
+    _Atomic uint64_t v[SDSM_ST_COUNT];
+    _Atomic uint64_t msgs_sent[SDSM_STATS_MAX_TYPES];
+    _Atomic uint64_t bytes_sent[SDSM_STATS_MAX_TYPES]; /* header included */
+} sdsm_stats_t;
+
+/* Plain snapshot, the form that travels to rank 0. */
+typedef struct sdsm_stats_snap {
+    uint64_t v[SDSM_ST_COUNT];
+    uint64_t msgs_sent[SDSM_STATS_MAX_TYPES];
+    uint64_t bytes_sent[SDSM_STATS_MAX_TYPES];
+} sdsm_stats_snap_t;
+
+extern sdsm_stats_t sdsm_stats;
+
+static inline void sdsm_stat_add(sdsm_stat_t s, uint64_t n)
+{
+    atomic_fetch_add_explicit(&sdsm_stats.v[s], n, memory_order_relaxed);
+}
+
+static inline void sdsm_stat_msg(unsigned type, uint64_t bytes)
+{
+    if (type < SDSM_STATS_MAX_TYPES) {
+        atomic_fetch_add_explicit(&sdsm_stats.msgs_sent[type], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sdsm_stats.bytes_sent[type], bytes, memory_order_relaxed);
+    }
+}
+
+void sdsm_stats_snapshot(sdsm_stats_snap_t *out);
+uint64_t sdsm_now_ns(void);
+
+/* Print the table: one column per rank plus a total; type_name(t) names message types. */
+void sdsm_stats_print(FILE *out, const sdsm_stats_snap_t *snaps, int nranks,
+                      const char *(*type_name)(unsigned type));
+
+#endif

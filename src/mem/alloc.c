@@ -1,0 +1,232 @@
+/*
+ * alloc.c - collective allocation (see alloc.h) and home placement.
+ *
+ * The record table is written only by the allocating thread and published
+ * with a release store of the count, so the fault handler can search it
+ * without a lock.  Address ranges are never reused: freeing returns the
+ * memory (hole punched in the heap file) but not the addresses, which makes
+ * a stale pointer fault as "not shared memory" instead of aliasing new data.
+ */
+#include "alloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/log.h"
+#include "mem/page.h"
+#include "net/msg.h"
+#include "net/net.h"
+#include "net/rpc.h"
+#include "sdsm.h"
+
+#define MAX_ALLOCS (1u << 20)
+
+enum { OP_ALLOC = 1, OP_FREE = 2 };
+
+typedef struct req {
+    uint64_t call, size, elem;
+    int32_t  home;
+    uint32_t op;
+} req_t;
+_Static_assert(sizeof(req_t) == 32, "ALLOC_REQ payload");
+
+static sdsm_alloc_rec_t *recs;
+static _Atomic uint32_t  nrecs;
+static uint32_t          next_page;
+static uint64_t          ncalls;
+void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
+
+/* Manager (rank 0, service thread): the requests of the current call. */
+static struct {
+    req_t   *reqs;
+    uint32_t *seqs;
+    uint8_t *have;
+    int      count;
+} M;
+
+static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p);
+static int on_rep(int src, const sdsm_hdr_t *h, const uint8_t *p);
+
+int sdsm_alloc_init(void)
+{
+    int n = sdsm_region.nprocs; /* the transport is not started yet */
+    recs = mmap(NULL, MAX_ALLOCS * sizeof *recs, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    M.reqs = calloc((size_t)n, sizeof *M.reqs);
+    M.seqs = calloc((size_t)n, sizeof *M.seqs);
+    M.have = calloc((size_t)n, 1);
+    if (recs == MAP_FAILED || !M.reqs || !M.seqs || !M.have)
+        return -ENOMEM;
+    atomic_store(&nrecs, 0);
+    next_page = 0;
+    ncalls = 0;
+    M.count = 0;
+    sdsm_msg_set_handler(SDSM_MSG_ALLOC_REQ, on_req);
+    sdsm_msg_set_handler(SDSM_MSG_ALLOC_REP, on_rep);
+    return 0;
+}
+
+const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
+{
+    uint32_t n = atomic_load_explicit(&nrecs, memory_order_acquire);
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) { /* records are in address order */
+        uint32_t mid = (lo + hi) / 2;
+        if (pg < recs[mid].first)
+            hi = mid;
+        else if (pg >= recs[mid].first + recs[mid].npages)
+            lo = mid + 1;
+        else
+            return recs[mid].live ? &recs[mid] : NULL;
+    }
+    return NULL;
+}
+
+int sdsm_page_home(uint32_t pg)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    if (p->home1)
+        return p->home1 - 1;
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    if (!a)
+        return -1;
+    uint32_t idx = pg - a->first, n = (uint32_t)sdsm_region.nprocs;
+    int home;
+    switch (a->home) {
+    case SDSM_HOME_BLOCK: home = (int)(idx / ((a->npages + n - 1) / n)); break;
+    case SDSM_HOME_CYCLIC: home = (int)(idx % n); break;
+    case SDSM_HOME_FIRST_TOUCH: return -1;
+    default: home = a->home; break;
+    }
+    p->home1 = home + 1;
+    return home;
+}
+
+static void describe(const req_t *r, char *buf, size_t len)
+{
+    if (r->op == OP_FREE)
+        snprintf(buf, len, "sdsm_free(block at offset %llu)", (unsigned long long)r->size);
+    else
+        snprintf(buf, len, "alloc(size %llu, element %llu, home %d)", (unsigned long long)r->size,
+                 (unsigned long long)r->elem, r->home);
+}
+
+/* Rank 0: all requests of this call are in; decide and answer everyone. */
+static void decide(void)
+{
+    int n = sdsm_net_nprocs();
+    char text[512] = "";
+    int32_t status = 0;
+    for (int r = 1; r < n && !status; r++) {
+        if (memcmp(&M.reqs[r], &M.reqs[0], sizeof(req_t)) != 0) {
+            char a[160], b[160];
+            describe(&M.reqs[0], a, sizeof a);
+            describe(&M.reqs[r], b, sizeof b);
+            snprintf(text, sizeof text, "ranks disagree on collective call %llu: rank 0 called %s, "
+                     "rank %d called %s", (unsigned long long)M.reqs[0].call + 1, a, r, b);
+            status = SDSM_EMISMATCH;
+        }
+    }
+    uint8_t out[4 + sizeof text];
+    memcpy(out, &status, 4);
+    size_t tl = strlen(text);
+    memcpy(out + 4, text, tl);
+    for (int r = 0; r < n; r++)
+        sdsm_net_send(r, SDSM_MSG_ALLOC_REP, 0, M.seqs[r], out, 4 + tl, NULL, 0);
+    memset(M.have, 0, (size_t)n);
+    M.count = 0;
+}
+
+static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (sdsm_net_rank() != 0 || M.have[src])
+        return -EPROTO;
+    memcpy(&M.reqs[src], p, sizeof(req_t));
+    M.seqs[src] = h->seq;
+    M.have[src] = 1;
+    if (++M.count == sdsm_net_nprocs())
+        decide();
+    return 0;
+}
+
+static int on_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    int32_t status;
+    memcpy(&status, p, 4);
+    if (src != 0 || status > 0)
+        return -EPROTO;
+    return sdsm_rpc_reply(h->seq, status, p + 4, h->len - 4);
+}
+
+static int agree(const req_t *q, char *why, size_t whylen)
+{
+    char text[513];
+    sdsm_rpc_t r = {.buf = text, .cap = sizeof text - 1};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    sdsm_net_send(0, SDSM_MSG_ALLOC_REQ, 0, id, q, sizeof *q, NULL, 0);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    text[r.len] = '\0';
+    if (r.status)
+        snprintf(why, whylen, "%s", text);
+    return r.status;
+}
+
+void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen)
+{
+    req_t q = {.call = ncalls++, .size = size, .elem = elem, .home = home, .op = OP_ALLOC};
+    int rc = agree(&q, why, whylen);
+    if (rc) {
+        *err = rc;
+        return NULL;
+    }
+    /* Same arguments everywhere, so every check below fails on every rank alike. */
+    if (size == 0 || home < SDSM_HOME_FIRST_TOUCH || home >= sdsm_region.nprocs) {
+        snprintf(why, whylen, "invalid arguments (size %zu, home %d; home must be a rank below %d "
+                 "or SDSM_HOME_BLOCK/CYCLIC/FIRST_TOUCH)", size, home, sdsm_region.nprocs);
+        *err = SDSM_EINVAL;
+        return NULL;
+    }
+    size_t np = (size + sdsm_region.page_size - 1) >> sdsm_region.shift;
+    uint32_t n = atomic_load(&nrecs);
+    if (np > sdsm_region.npages - next_page || n >= MAX_ALLOCS) {
+        snprintf(why, whylen, "out of shared address space: %zu bytes asked, %zu left (raise "
+                 "SDSM_HEAP_SIZE)", size, (size_t)(sdsm_region.npages - next_page) << sdsm_region.shift);
+        *err = SDSM_ENOMEM;
+        return NULL;
+    }
+    recs[n] = (sdsm_alloc_rec_t){.first = next_page, .npages = (uint32_t)np, .size = size,
+                                 .elem = elem, .home = home, .live = 1};
+    next_page += (uint32_t)np;
+    atomic_store_explicit(&nrecs, n + 1, memory_order_release);
+    return sdsm_page_app(recs[n].first);
+}
+
+int sdsm_free_collective(void *ptr, char *why, size_t whylen)
+{
+    uint32_t pg;
+    const sdsm_alloc_rec_t *a = NULL;
+    if (sdsm_region_page_of(ptr, &pg))
+        a = sdsm_alloc_find(pg);
+    int bad = !a || sdsm_page_app(a->first) != (uint8_t *)ptr;
+    req_t q = {.call = ncalls++, .size = bad ? UINT64_MAX : (uint64_t)pg, .op = OP_FREE};
+    int rc = agree(&q, why, whylen);
+    if (rc)
+        return rc;
+    if (bad) {
+        snprintf(why, whylen, "%p is not the start of a live shared block", ptr);
+        return SDSM_EINVAL;
+    }
+    sdsm_alloc_rec_t *w = (sdsm_alloc_rec_t *)a;
+    if (sdsm_alloc_on_free)
+        sdsm_alloc_on_free(w->first, w->npages);
+    size_t off = (size_t)w->first << sdsm_region.shift, len = (size_t)w->npages << sdsm_region.shift;
+    fallocate(sdsm_region.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+    madvise(sdsm_region.twin + off, len, MADV_DONTNEED);
+    w->live = 0;
+    return 0;
+}

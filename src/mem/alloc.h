@@ -1,0 +1,37 @@
+/*
+ * alloc.h - collective allocation of shared memory and home placement.
+ *
+ * Every rank runs the same bump allocator over the region, so agreeing on
+ * the arguments is enough to agree on the address.  Rank 0 checks the
+ * agreement: each call sends (call number, operation, size, element size,
+ * home) there and waits for the verdict, one round trip.
+ */
+#ifndef SDSM_MEM_ALLOC_H
+#define SDSM_MEM_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sdsm_alloc_rec {
+    uint32_t first, npages;
+    size_t   size, elem;
+    int      home;  /* rank or SDSM_HOME_* */
+    int      live;
+} sdsm_alloc_rec_t;
+
+int   sdsm_alloc_init(void);
+/* Collective.  Returns the address or NULL with *err set (message logged by the caller). */
+void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen);
+int   sdsm_free_collective(void *p, char *why, size_t whylen);
+
+/* The live allocation holding pg, or NULL.  Safe in the fault handler. */
+const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg);
+/* Home of pg: a rank, or -1 for a first-touch page whose home is not known here. */
+int   sdsm_page_home(uint32_t pg);
+/* Manager of a first-touch page (arbitrates the claim). */
+static inline int sdsm_page_manager(uint32_t pg, int nprocs) { return (int)(pg % (uint32_t)nprocs); }
+
+/* Free-range hook of the protocol (drop copies, twins, copysets). */
+extern void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * diff.h - twins and diffs.
+ *
+ * A diff lists the bytes of a page that differ from its twin as runs:
+ * (varint gap from the end of the previous run, varint length, bytes).
+ * Runs are exact to the byte by default, so ranks writing different bytes
+ * of one page never overwrite each other; with a granularity g (from
+ * sdsm_calloc's element size) every run covers whole elements, which makes
+ * diffs of numeric arrays one run instead of many.
+ *
+ * A batch (the payload of a DIFF message) is a sequence of entries
+ * { u32 page, u32 nbytes, runs[nbytes] }; nbytes 0 is a write notice without
+ * data (the home already has the bytes).
+ */
+#ifndef SDSM_MEM_DIFF_H
+#define SDSM_MEM_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SDSM_DIFF_EAGER 1u /* DIFF flag: the home invalidates other copies before acking */
+#define SDSM_DIFF_NOACK 2u /* DIFF flag: no acknowledgement wanted */
+
+/* Upper bound of the encoded size of one page's diff. */
+static inline size_t sdsm_diff_bound(size_t page_size) { return page_size + page_size / 2 + 32; }
+
+/*
+ * Encode the difference between twin and cur (page_size bytes each).
+ * gran: element size (1 = bytes); phase: offset of this page's first byte
+ * within its element (page offset in the allocation, modulo gran).
+ * Returns the encoded length; *nruns and *ndata get run and byte counts.
+ */
+size_t sdsm_diff_encode(const uint8_t *twin, const uint8_t *cur, size_t page_size, size_t gran,
+                        size_t phase, uint8_t *out, size_t *nruns, size_t *ndata);
+
+/* Check that runs[len] stays inside a page of page_size bytes.  0 or -EPROTO. */
+int sdsm_diff_check(const uint8_t *runs, size_t len, size_t page_size);
+
+/* Apply checked runs to page.  Returns the number of data bytes written. */
+size_t sdsm_diff_apply(uint8_t *page, const uint8_t *runs, size_t len);
+
+/* Walk a batch, checking every entry against npages and page_size.  0 or -EPROTO. */
+int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_t page_size);
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * fault.c - SIGSEGV entry point.
+ *
+ * Kept short on purpose (no malloc, no stdio): find the page, learn read or
+ * write from the CPU's error code, call the protocol.  Faults outside the
+ * shared region, or on shared addresses that belong to no live allocation,
+ * are passed on: to the previous SA_SIGINFO handler (sanitizers, debuggers'
+ * helpers), or by restoring the default action and returning, so the
+ * faulting instruction runs again and the process dies with SIGSEGV and a
+ * core dump exactly as it would without sdsm.
+ */
+#include "fault.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "mem/page.h"
+
+static struct sigaction old_segv;
+static sdsm_fault_fn    handler;
+static int              installed;
+
+static int is_write_access(void *ctx)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ctx;
+    return (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#elif defined(__aarch64__)
+    /* ESR is in the first extension record; WnR is bit 6. */
+    const ucontext_t *uc = ctx;
+    const struct _aarch64_ctx *h = (const void *)uc->uc_mcontext.__reserved;
+    while (h->magic) {
+        if (h->magic == ESR_MAGIC)
+            return (((const struct esr_context *)h)->esr >> 6) & 1;
+        h = (const void *)((const char *)h + h->size);
+    }
+    return 0;
+#else
+    (void)ctx;
+    return -1; /* unknown: the protocol treats a fault on a readable page as a write */
+#endif
+}
+
+static void chain(int sig, siginfo_t *si, void *ctx)
+{
+    if ((old_segv.sa_flags & SA_SIGINFO) && old_segv.sa_sigaction) {
+        old_segv.sa_sigaction(sig, si, ctx);
+        return;
+    }
+    if (old_segv.sa_handler != SIG_DFL && old_segv.sa_handler != SIG_IGN) {
+        old_segv.sa_handler(sig);
+        return;
+    }
+    /* Default action: re-raise on return with the default disposition. */
+    signal(sig, SIG_DFL);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+    uint32_t pg;
+    if (si->si_code > 0 && sdsm_region_page_of(si->si_addr, &pg)) {
+        int saved = errno;
+        int rc = handler(pg, is_write_access(ctx));
+        errno = saved;
+        if (rc == 0)
+            return;
+        sdsm_error_log("invalid access to shared address %p: not in a live sdsm_alloc block",
+                       si->si_addr);
+    }
+    chain(sig, si, ctx);
+}
+
+int sdsm_fault_install(sdsm_fault_fn fn)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    handler = fn;
+    if (sigaction(SIGSEGV, &sa, &old_segv)) {
+        sdsm_error_log("sigaction(SIGSEGV): %m");
+        return -1;
+    }
+    installed = 1;
+    return 0;
+}
+
+void sdsm_fault_uninstall(void)
+{
+    if (installed)
+        sigaction(SIGSEGV, &old_segv, NULL);
+    installed = 0;
+}

@@ -1,0 +1,182 @@
+/*
+ * page.c - the shared region (reservation, the two views, twins, metadata)
+ * and the page state machine.
+ *
+ * Everything is reserved up front with MAP_NORESERVE and costs memory only
+ * where touched, so the user never sizes a pool: a 1 GiB allocation touched
+ * in ten places uses ten pages of memory and ten page descriptors.
+ */
+#include "page.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/wait.h"
+
+sdsm_region_t    sdsm_region;
+pthread_mutex_t  sdsm_page_stripes[SDSM_PAGE_STRIPES];
+_Atomic uint32_t sdsm_page_gen;
+
+static const struct {
+    const char *name;
+    int         prot;
+} states[SDSM_PG_NSTATES] = {
+    [SDSM_PG_INVALID] = {"INVALID", PROT_NONE},
+    [SDSM_PG_FETCHING] = {"FETCHING", PROT_NONE},
+    [SDSM_PG_READ_ONLY] = {"READ_ONLY", PROT_READ},
+    [SDSM_PG_READ_WRITE] = {"READ_WRITE", PROT_READ | PROT_WRITE},
+};
+
+/* legal[from][to]: 1 for every rank, 2 only at the home, 3 only elsewhere. */
+static const uint8_t legal[SDSM_PG_NSTATES][SDSM_PG_NSTATES] = {
+    [SDSM_PG_INVALID] = {[SDSM_PG_INVALID] = 1, [SDSM_PG_FETCHING] = 3,
+                         [SDSM_PG_READ_ONLY] = 2, [SDSM_PG_READ_WRITE] = 2},
+    [SDSM_PG_FETCHING] = {[SDSM_PG_INVALID] = 1, [SDSM_PG_READ_ONLY] = 1},
+    [SDSM_PG_READ_ONLY] = {[SDSM_PG_INVALID] = 3, [SDSM_PG_READ_WRITE] = 1},
+    [SDSM_PG_READ_WRITE] = {[SDSM_PG_INVALID] = 3, [SDSM_PG_READ_ONLY] = 1},
+};
+
+const char *sdsm_pstate_name(unsigned s)
+{
+    return s < SDSM_PG_NSTATES ? states[s].name : "?";
+}
+
+int sdsm_page_transition_ok(unsigned from, unsigned to, int is_home)
+{
+    if (from >= SDSM_PG_NSTATES || to >= SDSM_PG_NSTATES)
+        return 0;
+    uint8_t l = legal[from][to];
+    return l == 1 || (l == 2 && is_home) || (l == 3 && !is_home);
+}
+
+int sdsm_page_prot(sdsm_pstate_t st) { return states[st].prot; }
+
+void sdsm_page_protect(uint32_t first, uint32_t n, sdsm_pstate_t st)
+{
+    if (mprotect(sdsm_page_app(first), (size_t)n << sdsm_region.shift, states[st].prot))
+        sdsm_fatal("mprotect(%s) of %u page(s) at page %u: %m", states[st].name, n, first);
+}
+
+void sdsm_page_set(uint32_t pg, sdsm_pstate_t to, int is_home, int protect)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    if (!sdsm_page_transition_ok(p->state, to, is_home))
+        sdsm_fatal("internal error: page %u: illegal transition %s -> %s (%s)", pg,
+                   sdsm_pstate_name(p->state), sdsm_pstate_name(to), is_home ? "home" : "remote");
+    int change = states[p->state].prot != states[to].prot;
+    p->state = (uint8_t)to;
+    if (protect && change)
+        sdsm_page_protect(pg, 1, to);
+}
+
+void sdsm_page_wake(void)
+{
+    atomic_fetch_add_explicit(&sdsm_page_gen, 1, memory_order_acq_rel);
+    sdsm_wake_all(&sdsm_page_gen);
+}
+
+void sdsm_page_mark_dirty(uint32_t pg)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    if (p->flags & SDSM_PGF_DIRTY)
+        return;
+    p->flags |= SDSM_PGF_DIRTY;
+    pthread_mutex_lock(&sdsm_region.dirty_mtx);
+    sdsm_region.dirty[sdsm_region.ndirty++] = pg;
+    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
+}
+
+uint32_t sdsm_page_take_dirty(uint32_t *out)
+{
+    pthread_mutex_lock(&sdsm_region.dirty_mtx);
+    uint32_t n = sdsm_region.ndirty;
+    memcpy(out, sdsm_region.dirty, (size_t)n * sizeof *out);
+    sdsm_region.ndirty = 0;
+    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
+    return n;
+}
+
+int sdsm_copyset_add(uint32_t pg, int rank)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    if (!p->copyset && !(p->copyset = calloc(sdsm_region.copyset_words, sizeof(uint64_t))))
+        return -ENOMEM;
+    p->copyset[rank / 64] |= 1ull << (rank % 64);
+    return 0;
+}
+
+int sdsm_copyset_has(uint32_t pg, int rank)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    return p->copyset && (p->copyset[rank / 64] >> (rank % 64)) & 1;
+}
+
+void sdsm_copyset_clear(uint32_t pg)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    if (p->copyset)
+        memset(p->copyset, 0, sdsm_region.copyset_words * sizeof(uint64_t));
+}
+
+static void *reserve(size_t len, int prot, int flags, int fd, void *at)
+{
+    void *p = mmap(at, len, prot, flags | MAP_NORESERVE, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs)
+{
+    sdsm_region_t *R = &sdsm_region;
+    memset(R, 0, sizeof *R);
+    for (int i = 0; i < SDSM_PAGE_STRIPES; i++)
+        pthread_mutex_init(&sdsm_page_stripes[i], NULL);
+    pthread_mutex_init(&R->dirty_mtx, NULL);
+    R->size = size;
+    R->page_size = page_size;
+    R->shift = (unsigned)__builtin_ctzl(page_size);
+    R->npages = (uint32_t)(size / page_size);
+    R->rank = rank;
+    R->nprocs = nprocs;
+    R->copyset_words = ((size_t)nprocs + 63) / 64;
+    R->memfd = memfd_create("sdsm-heap", MFD_CLOEXEC);
+    if (R->memfd < 0 || ftruncate(R->memfd, (off_t)size)) {
+        sdsm_error_log("cannot create the %zu-byte shared heap file: %m", size);
+        return -errno;
+    }
+    R->app = reserve(size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE, R->memfd, (void *)base);
+    if (!R->app) {
+        sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
+                       "or SDSM_HEAP_SIZE", (unsigned long)base, size);
+        return -errno;
+    }
+    R->rt = reserve(size, PROT_READ | PROT_WRITE, MAP_SHARED, R->memfd, NULL);
+    R->twin = reserve(size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
+    R->pages = reserve((size_t)R->npages * sizeof(sdsm_page_t), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
+    R->dirty = reserve((size_t)R->npages * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
+    if (!R->rt || !R->twin || !R->pages || !R->dirty) {
+        sdsm_error_log("cannot reserve the runtime views of the shared region: %m");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void sdsm_region_fini(void)
+{
+    sdsm_region_t *R = &sdsm_region;
+    if (!R->app)
+        return;
+    munmap(R->app, R->size);
+    munmap(R->rt, R->size);
+    munmap(R->twin, R->size);
+    munmap(R->pages, (size_t)R->npages * sizeof(sdsm_page_t));
+    munmap(R->dirty, (size_t)R->npages * sizeof(uint32_t));
+    close(R->memfd);
+    memset(R, 0, sizeof *R);
+}

@@ -1,0 +1,123 @@
+/*
+ * page.h - the shared region and its per-page state.
+ *
+ * The region is one memfd mapped twice at the same offsets: the
+ * application view (at the same virtual address in every rank; its
+ * protections drive the protocol) and the runtime view (always read-write;
+ * the runtime installs pages and applies diffs through it, so no protection
+ * window is ever opened on the application's memory).
+ *
+ * Page states, per page and per rank:
+ *
+ *             fault (not home)          reply
+ *   INVALID ------------------> FETCHING ------> READ_ONLY <---------+
+ *     |  ^                                         |   ^             |
+ *     |  |  invalidation / barrier notice          |   | release     |
+ *     |  +-----------------------------------------+   | (diff sent) |
+ *     |  +--------------------- invalidation ------+---+-- READ_WRITE
+ *     |                                            write fault  ^  (twin made
+ *     +--- fault at the home (no fetch) ---> READ_ONLY / READ_WRITE  unless home)
+ *
+ * The home's copy is the master and is never invalidated.  Every change of
+ * state goes through sdsm_page_set(), which checks it against the table.
+ */
+#ifndef SDSM_MEM_PAGE_H
+#define SDSM_MEM_PAGE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sdsm_pstate {
+    SDSM_PG_INVALID = 0, /* zero-filled metadata is a valid initial state */
+    SDSM_PG_FETCHING,
+    SDSM_PG_READ_ONLY,
+    SDSM_PG_READ_WRITE,
+    SDSM_PG_NSTATES
+} sdsm_pstate_t;
+
+enum {
+    SDSM_PGF_DIRTY   = 1 << 0, /* on this rank's dirty list */
+    SDSM_PGF_FLUSHED = 1 << 1, /* written this interval, diff already sent (invalidated while dirty) */
+};
+
+typedef struct sdsm_page {
+    uint8_t   state;
+    uint8_t   flags;
+    uint16_t  pad;
+    int32_t   home1;   /* home rank + 1; 0 = not known yet */
+    uint64_t *copyset; /* at the home: ranks holding a copy (service thread only) */
+} sdsm_page_t;
+
+typedef struct sdsm_region {
+    uint8_t     *app;       /* application view, fixed address */
+    uint8_t     *rt;        /* runtime view */
+    uint8_t     *twin;      /* twin of page i at twin + i * page_size */
+    sdsm_page_t *pages;
+    uint32_t    *dirty;     /* pages written since the last release */
+    uint32_t     ndirty;
+    pthread_mutex_t dirty_mtx;
+    size_t       size, page_size;
+    unsigned     shift;
+    uint32_t     npages;
+    int          memfd;
+    int          nprocs, rank;
+    size_t       copyset_words;
+} sdsm_region_t;
+
+extern sdsm_region_t sdsm_region;
+
+#define SDSM_PAGE_STRIPES 256
+extern pthread_mutex_t sdsm_page_stripes[SDSM_PAGE_STRIPES];
+/* Bumped (and waiters woken) whenever a page leaves FETCHING. */
+extern _Atomic uint32_t sdsm_page_gen;
+
+int  sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs);
+void sdsm_region_fini(void);
+
+static inline sdsm_page_t *sdsm_page(uint32_t pg) { return &sdsm_region.pages[pg]; }
+static inline uint8_t *sdsm_page_app(uint32_t pg) { return sdsm_region.app + ((size_t)pg << sdsm_region.shift); }
+static inline uint8_t *sdsm_page_rt(uint32_t pg) { return sdsm_region.rt + ((size_t)pg << sdsm_region.shift); }
+static inline uint8_t *sdsm_page_twin(uint32_t pg) { return sdsm_region.twin + ((size_t)pg << sdsm_region.shift); }
+static inline void sdsm_page_lock(uint32_t pg) { pthread_mutex_lock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
+static inline void sdsm_page_unlock(uint32_t pg) { pthread_mutex_unlock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
+
+/* True if addr lies in the application view; sets *pg. */
+static inline int sdsm_region_page_of(const void *addr, uint32_t *pg)
+{
+    uintptr_t a = (uintptr_t)addr, b = (uintptr_t)sdsm_region.app;
+    if (!b || a < b || a - b >= sdsm_region.size)
+        return 0;
+    *pg = (uint32_t)((a - b) >> sdsm_region.shift);
+    return 1;
+}
+
+const char *sdsm_pstate_name(unsigned s);
+/* Is from -> to a legal transition?  (Exposed for the unit tests.) */
+int  sdsm_page_transition_ok(unsigned from, unsigned to, int is_home);
+/*
+ * Change the state of pg (stripe lock held).  protect: also set the
+ * application view's protection for the new state (callers batching
+ * protections over a range pass 0 and call sdsm_page_protect()).
+ * An illegal transition is an internal error and stops the job.
+ */
+void sdsm_page_set(uint32_t pg, sdsm_pstate_t to, int is_home, int protect);
+void sdsm_page_protect(uint32_t first, uint32_t n, sdsm_pstate_t st);
+/* Re-apply the protection the state calls for (repairs a stale mapping). */
+int  sdsm_page_prot(sdsm_pstate_t st);
+
+/* Wake every thread waiting for a page to leave FETCHING. */
+void sdsm_page_wake(void);
+
+/* Append pg to the dirty list (once per interval).  Stripe lock held. */
+void sdsm_page_mark_dirty(uint32_t pg);
+/* Move the dirty list into out (capacity npages) and empty it; returns the count. */
+uint32_t sdsm_page_take_dirty(uint32_t *out);
+
+/* Copyset helpers (home side, service thread). */
+int  sdsm_copyset_add(uint32_t pg, int rank);
+void sdsm_copyset_clear(uint32_t pg);
+int  sdsm_copyset_has(uint32_t pg, int rank);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * msg.c - the message type table and header validation.
+ */
+#include "msg.h"
+
+#include <errno.h>
+
+#define FIXED(n, len) [SDSM_MSG_##n] = {#n, len, len, 0, NULL}
+#define ARRAY(n, min, elem) [SDSM_MSG_##n] = {#n, min, 0, elem, NULL}
+
+sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
+    FIXED(FETCH, 4),
+    ARRAY(FETCH_REP, 8, 0),        /* exact size checked against the page size */
+    FIXED(HOME_REQ, 8),
+    FIXED(HOME_REP, 8),
+    ARRAY(DIFF, 0, 0),             /* self-describing; decoded by mem/diff.c */
+    FIXED(DIFF_ACK, 0),
+    ARRAY(INVAL, 4, 4),
+    FIXED(INVAL_ACK, 0),
+    ARRAY(BAR_ARRIVE, 0, 4),
+    ARRAY(BAR_RELEASE, 0, 8),
+    FIXED(LOCK_REQ, 4),
+    FIXED(LOCK_GRANT, 4),
+    FIXED(LOCK_REL, 4),
+    FIXED(COND_WAIT, 8),
+    FIXED(COND_ACK, 0),
+    FIXED(COND_SIGNAL, 8),
+    FIXED(COND_WAKE, 4),
+    FIXED(ALLOC_REQ, 32),
+    [SDSM_MSG_ALLOC_REP] = {"ALLOC_REP", 4, 4 + 512, 0, NULL},
+    [SDSM_MSG_STATS] = {"STATS", 0, 0, 8, NULL},
+    FIXED(BYE, 0),
+};
+
+void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)
+{
+    sdsm_msg_table[t].handler = h;
+}
+
+const char *sdsm_msg_name(unsigned type)
+{
+    if (type == 0 || type >= SDSM_MSG_NTYPES)
+        return NULL;
+    return sdsm_msg_table[type].name;
+}
+
+int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size)
+{
+    if (h->len > SDSM_MAX_PAYLOAD)
+        return -EMSGSIZE;
+    if (h->type == 0 || h->type >= SDSM_MSG_NTYPES)
+        return -EPROTO;
+    const sdsm_msg_info_t *m = &sdsm_msg_table[h->type];
+    if (h->len < m->min_len || (m->max_len && h->len > m->max_len))
+        return -EPROTO;
+    if (m->multiple && (h->len - m->min_len) % m->multiple)
+        return -EPROTO;
+    if (h->type == SDSM_MSG_FETCH_REP && h->len != 8 + page_size)
+        return -EPROTO;
+    return 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * msg.h - the peer message types: an enum and one table (name, payload
+ * bounds, handler).  Upper layers install the handlers at init; the
+ * transport checks every header against this table before a handler sees a
+ * byte of payload, and handlers check the payload's meaning (page numbers,
+ * run bounds) before they use it.
+ */
+#ifndef SDSM_NET_MSG_H
+#define SDSM_NET_MSG_H
+
+#include "net/wire.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sdsm_msg_type {
+    SDSM_MSG_NONE = 0,
+    SDSM_MSG_FETCH,       /* u32 page                       -> FETCH_REP */
+    SDSM_MSG_FETCH_REP,   /* u32 page, u32 0, page bytes */
+    SDSM_MSG_HOME_REQ,    /* u32 page, u32 claim            -> HOME_REP (first touch) */
+    SDSM_MSG_HOME_REP,    /* u32 page, i32 home */
+    SDSM_MSG_DIFF,        /* diff batch (mem/diff.h), flags: SDSM_DIFF_EAGER -> DIFF_ACK */
+    SDSM_MSG_DIFF_ACK,    /* empty */
+    SDSM_MSG_INVAL,       /* u32 pages[]                    -> INVAL_ACK */
+    SDSM_MSG_INVAL_ACK,   /* empty */
+    SDSM_MSG_BAR_ARRIVE,  /* u32 pages[] written since the last release */
+    SDSM_MSG_BAR_RELEASE, /* {u32 page, i32 writer}[] union of the notices */
+    SDSM_MSG_LOCK_REQ,    /* u32 lock */
+    SDSM_MSG_LOCK_GRANT,  /* u32 lock */
+    SDSM_MSG_LOCK_REL,    /* u32 lock */
+    SDSM_MSG_COND_WAIT,   /* u32 cond, u32 wake id                     -> COND_ACK */
+    SDSM_MSG_COND_ACK,    /* empty */
+    SDSM_MSG_COND_SIGNAL, /* u32 cond, u32 all */
+    SDSM_MSG_COND_WAKE,   /* u32 cond */
+    SDSM_MSG_ALLOC_REQ,   /* sdsm_alloc_req_t               -> ALLOC_REP */
+    SDSM_MSG_ALLOC_REP,   /* i32 status, text */
+    SDSM_MSG_STATS,       /* sdsm_stats_snap_t, at finalize */
+    SDSM_MSG_BYE,         /* empty: orderly close follows */
+    SDSM_MSG_NTYPES
+} sdsm_msg_type_t;
+
+/* Handler for a validated frame.  Returns 0, or a negative code when the
+ * payload's meaning is invalid (the transport logs and counts the rejection). */
+typedef int (*sdsm_msg_handler_t)(int src, const sdsm_hdr_t *h, const uint8_t *payload);
+
+typedef struct sdsm_msg_info {
+    const char        *name;
+    uint32_t           min_len;
+    uint32_t           max_len;   /* 0: bounded by SDSM_MAX_PAYLOAD */
+    uint32_t           multiple;  /* payload length must be min_len + k * multiple (0: any) */
+    sdsm_msg_handler_t handler;
+} sdsm_msg_info_t;
+
+extern sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES];
+
+void        sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h);
+const char *sdsm_msg_name(unsigned type);
+
+/*
+ * Validate a header from a peer.  0 if acceptable; -EPROTO if the type or
+ * length is wrong but the frame can be skipped; -EMSGSIZE if the length
+ * cannot be trusted to find the next frame.  `page_size` bounds FETCH_REP.
+ */
+int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size);
+
+#endif

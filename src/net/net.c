@@ -1,0 +1,499 @@
+/*
+ * net.c - TCP transport and the service thread.
+ *
+ * Sending: any thread may send.  A sender writes straight into the socket
+ * when nothing is queued for that peer; what the kernel does not take is
+ * appended to the peer's output buffer and the service thread finishes it on
+ * EPOLLOUT.  So no thread ever blocks on a full socket, and two service
+ * threads can never deadlock writing to each other.
+ *
+ * Receiving: only the service thread reads.  Each peer has a buffer holding
+ * at least one whole frame; the header is validated against the type table
+ * before the payload is looked at, then the handler runs.
+ *
+ * Invariant: handlers run only in the service thread, one at a time, so the
+ * state they own (copysets, lock queues, barrier counts) needs no lock.
+ */
+#include "net.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
+
+#define TAG_WAKE   (-1)
+#define TAG_LISTEN (-2)
+#define TAG_CTRL   (-3)
+
+typedef struct peer {
+    int             fd;
+    pthread_mutex_t smtx;       /* guards the output buffer and writes */
+    uint8_t        *obuf;
+    size_t          olen, ooff, ocap;
+    int             want_out;
+    uint8_t        *rbuf;       /* service thread only */
+    size_t          rlen, roff, rcap;
+    int             stalled;    /* next frame is from a later epoch */
+    int             bye;        /* peer announced an orderly close */
+    int             closed;
+} peer_t;
+
+typedef struct selfmsg {
+    struct selfmsg *next;
+    sdsm_hdr_t      h;
+    uint8_t         payload[];
+} selfmsg_t;
+
+static struct {
+    int               rank, nprocs;
+    size_t            page_size;
+    peer_t           *peers;
+    int               ep, wake_fd, listen_fd, ctrl_fd;
+    pthread_t         thread;
+    pthread_mutex_t   qmtx;
+    selfmsg_t        *qhead, *qtail;
+    _Atomic uint32_t  epoch;
+    _Atomic int       stopping;
+    _Atomic uint32_t  byes;        /* peers that said BYE (service thread writes) */
+    int               epoch_moved; /* service thread: rescan stalled peers */
+    int               started;
+} N;
+
+static __thread int in_service;
+
+uint32_t sdsm_net_epoch(void) { return atomic_load_explicit(&N.epoch, memory_order_acquire); }
+int sdsm_net_rank(void) { return N.rank; }
+int sdsm_net_nprocs(void) { return N.nprocs; }
+int sdsm_net_in_service(void) { return in_service; }
+
+void sdsm_net_epoch_advance(void)
+{
+    atomic_fetch_add_explicit(&N.epoch, 1, memory_order_acq_rel);
+    N.epoch_moved = 1;
+}
+
+int sdsm_net_listen_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t l = sizeof a;
+    if (N.listen_fd < 0 || getsockname(N.listen_fd, (struct sockaddr *)&a, &l))
+        return -1;
+    return ntohs(a.sin_port);
+}
+
+static void peer_lost(int r, const char *why)
+{
+    if (atomic_load(&N.stopping) || N.peers[r].bye)
+        return;
+    sdsm_fatal("lost connection to rank %d (%s): rank %d failed or was stopped", r, why, r);
+}
+
+static void set_events(int r, int out)
+{
+    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.u64 = (uint64_t)r};
+    if (epoll_ctl(N.ep, EPOLL_CTL_MOD, N.peers[r].fd, &ev) && !N.peers[r].closed)
+        sdsm_fatal("epoll_ctl: %m");
+}
+
+static void obuf_append(peer_t *p, const struct iovec *iov, int n, size_t skip)
+{
+    size_t need = 0;
+    for (int i = 0; i < n; i++)
+        need += iov[i].iov_len;
+    need -= skip;
+    if (p->ooff && p->ooff == p->olen)
+        p->ooff = p->olen = 0;
+    if (p->olen + need > p->ocap) {
+        size_t cap = p->ocap ? p->ocap : 65536;
+        while (cap < p->olen + need)
+            cap *= 2;
+        p->obuf = realloc(p->obuf, cap);
+        if (!p->obuf)
+            sdsm_fatal("out of memory queueing %zu bytes", need);
+        p->ocap = cap;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t l = iov[i].iov_len;
+        const uint8_t *b = iov[i].iov_base;
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
+        memcpy(p->obuf + p->olen, b + skip, l - skip);
+        p->olen += l - skip;
+        skip = 0;
+    }
+}
+
+static void send_self(unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,
+                      const void *b, size_t blen)
+{
+    selfmsg_t *m = malloc(sizeof *m + alen + blen);
+    if (!m)
+        sdsm_fatal("out of memory");
+    m->next = NULL;
+    m->h = (sdsm_hdr_t){.len = (uint32_t)(alen + blen), .type = (uint16_t)type,
+                        .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
+    if (alen)
+        memcpy(m->payload, a, alen);
+    if (blen)
+        memcpy(m->payload + alen, b, blen);
+    pthread_mutex_lock(&N.qmtx);
+    if (N.qtail)
+        N.qtail->next = m;
+    else
+        N.qhead = m;
+    N.qtail = m;
+    pthread_mutex_unlock(&N.qmtx);
+    uint64_t one = 1;
+    ssize_t w = write(N.wake_fd, &one, sizeof one);
+    (void)w;
+}
+
+void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
+                   size_t alen, const void *b, size_t blen)
+{
+    SDSM_ASSERT(dst >= 0 && dst < N.nprocs && alen + blen <= SDSM_MAX_PAYLOAD);
+    sdsm_stat_msg(type, sizeof(sdsm_hdr_t) + alen + blen);
+    if (dst == N.rank) {
+        send_self(type, flags, seq, a, alen, b, blen);
+        return;
+    }
+    peer_t *p = &N.peers[dst];
+    sdsm_hdr_t h = {.len = (uint32_t)(alen + blen), .type = (uint16_t)type,
+                    .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
+    struct iovec iov[3] = {{&h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}};
+    size_t total = sizeof h + alen + blen, done = 0;
+    pthread_mutex_lock(&p->smtx);
+    if (p->olen == p->ooff && !p->closed) {
+        for (;;) {
+            ssize_t w = writev(p->fd, iov, 3);
+            if (w >= 0) {
+                done = (size_t)w;
+                break;
+            }
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                pthread_mutex_unlock(&p->smtx);
+                peer_lost(dst, strerror(errno));
+                return;
+            }
+            break;
+        }
+    }
+    if (done < total) {
+        obuf_append(p, iov, 3, done);
+        if (!p->want_out) {
+            p->want_out = 1;
+            set_events(dst, 1);
+        }
+    }
+    pthread_mutex_unlock(&p->smtx);
+}
+
+static void flush_out(int r)
+{
+    peer_t *p = &N.peers[r];
+    pthread_mutex_lock(&p->smtx);
+    while (p->ooff < p->olen) {
+        ssize_t w = send(p->fd, p->obuf + p->ooff, p->olen - p->ooff, MSG_NOSIGNAL);
+        if (w > 0) {
+            p->ooff += (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else {
+            pthread_mutex_unlock(&p->smtx);
+            peer_lost(r, strerror(errno));
+            return;
+        }
+    }
+    if (p->ooff == p->olen) {
+        p->ooff = p->olen = 0;
+        p->want_out = 0;
+        set_events(r, 0);
+    }
+    pthread_mutex_unlock(&p->smtx);
+}
+
+static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
+{
+    if (h->type == SDSM_MSG_BYE) {
+        N.peers[src].bye = 1;
+        atomic_fetch_add(&N.byes, 1);
+        sdsm_wake_all(&N.byes);
+        return;
+    }
+    sdsm_msg_handler_t fn = sdsm_msg_table[h->type].handler;
+    int rc = fn ? fn(src, h, payload) : -ENOSYS;
+    if (rc < 0) {
+        sdsm_stat_add(SDSM_ST_REJECTED_MSGS, 1);
+        sdsm_warn("rejected %s message (%u bytes) from rank %d: %s", sdsm_msg_name(h->type),
+                  h->len, src, rc == -ENOSYS ? "no handler" : "invalid contents");
+    }
+}
+
+/* Run every complete frame in r's buffer that is not from a later epoch. */
+static void parse(int r)
+{
+    peer_t *p = &N.peers[r];
+    p->stalled = 0;
+    while (p->rlen - p->roff >= sizeof(sdsm_hdr_t)) {
+        sdsm_hdr_t h;
+        memcpy(&h, p->rbuf + p->roff, sizeof h);
+        int rc = sdsm_msg_check(&h, N.page_size);
+        if (rc == -EMSGSIZE)
+            sdsm_fatal("rank %d sent a frame of %u bytes (limit %u): closing the job", r, h.len,
+                       SDSM_MAX_PAYLOAD);
+        if (p->rlen - p->roff < sizeof h + h.len)
+            break;
+        if (rc) {
+            sdsm_stat_add(SDSM_ST_REJECTED_MSGS, 1);
+            sdsm_warn("rejected malformed message from rank %d: type %u, %u bytes", r, h.type, h.len);
+        } else if ((int32_t)(h.epoch - sdsm_net_epoch()) > 0) {
+            p->stalled = 1;
+            break;
+        } else {
+            dispatch(r, &h, p->rbuf + p->roff + sizeof h);
+        }
+        p->roff += sizeof h + h.len;
+    }
+    if (p->roff == p->rlen)
+        p->roff = p->rlen = 0;
+}
+
+static void read_peer(int r)
+{
+    peer_t *p = &N.peers[r];
+    for (;;) {
+        if (p->roff > 0 && p->rcap - p->rlen < 65536) {
+            memmove(p->rbuf, p->rbuf + p->roff, p->rlen - p->roff);
+            p->rlen -= p->roff;
+            p->roff = 0;
+        }
+        size_t want = 65536;
+        if (p->rlen - p->roff >= sizeof(sdsm_hdr_t)) {
+            sdsm_hdr_t h;
+            memcpy(&h, p->rbuf + p->roff, sizeof h);
+            if (h.len <= SDSM_MAX_PAYLOAD && sizeof h + h.len > p->rlen - p->roff + want)
+                want = sizeof h + h.len - (p->rlen - p->roff);
+        }
+        if (p->rcap - p->rlen < want) {
+            size_t cap = p->rcap;
+            while (cap - p->rlen < want)
+                cap *= 2;
+            if (!(p->rbuf = realloc(p->rbuf, cap)))
+                sdsm_fatal("out of memory receiving from rank %d", r);
+            p->rcap = cap;
+        }
+        ssize_t n = read(p->fd, p->rbuf + p->rlen, p->rcap - p->rlen);
+        if (n > 0) {
+            p->rlen += (size_t)n;
+            if (!p->stalled)
+                parse(r);
+            continue;
+        }
+        if (n == 0) {
+            peer_lost(r, "connection closed");
+            epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL);
+            p->closed = 1;
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            peer_lost(r, strerror(errno));
+            epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL);
+            p->closed = 1;
+        }
+        return;
+    }
+}
+
+static void drain_self(void)
+{
+    uint64_t v;
+    ssize_t rd = read(N.wake_fd, &v, sizeof v);
+    (void)rd;
+    pthread_mutex_lock(&N.qmtx);
+    selfmsg_t *m = N.qhead;
+    N.qhead = N.qtail = NULL;
+    pthread_mutex_unlock(&N.qmtx);
+    while (m) {
+        selfmsg_t *next = m->next;
+        dispatch(N.rank, &m->h, m->payload);
+        free(m);
+        m = next;
+    }
+}
+
+static void refuse_stranger(void)
+{
+    struct sockaddr_in a;
+    socklen_t l = sizeof a;
+    int fd = accept4(N.listen_fd, (struct sockaddr *)&a, &l, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+    sdsm_warn("refused connection from %s:%d: all ranks of the job are already connected", ip,
+              ntohs(a.sin_port));
+    close(fd);
+}
+
+static void ctrl_event(void)
+{
+    char buf[256];
+    ssize_t n = read(N.ctrl_fd, buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        epoll_ctl(N.ep, EPOLL_CTL_DEL, N.ctrl_fd, NULL);
+        if (!atomic_load(&N.stopping))
+            sdsm_fatal("lost the connection to sdsmrun: the launcher stopped the job or died");
+    }
+}
+
+static void *service_main(void *arg)
+{
+    (void)arg;
+    in_service = 1;
+    struct epoll_event evs[64];
+    while (!atomic_load(&N.stopping)) {
+        int n = epoll_wait(N.ep, evs, 64, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            sdsm_fatal("epoll_wait: %m");
+        }
+        for (int i = 0; i < n; i++) {
+            int tag = (int)(int64_t)evs[i].data.u64;
+            if (tag == TAG_WAKE)
+                drain_self();
+            else if (tag == TAG_LISTEN)
+                refuse_stranger();
+            else if (tag == TAG_CTRL)
+                ctrl_event();
+            else {
+                if (evs[i].events & EPOLLOUT)
+                    flush_out(tag);
+                if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                    read_peer(tag);
+            }
+        }
+        while (N.epoch_moved) {
+            N.epoch_moved = 0;
+            for (int r = 0; r < N.nprocs; r++)
+                if (N.peers[r].stalled)
+                    parse(r);
+        }
+    }
+    return NULL;
+}
+
+static int add_fd(int fd, int64_t tag, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)tag};
+    return epoll_ctl(N.ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int sdsm_net_start(const sdsm_net_setup_t *s)
+{
+    memset(&N, 0, sizeof N);
+    N.rank = s->rank;
+    N.nprocs = s->nprocs;
+    N.page_size = s->page_size;
+    N.listen_fd = s->listen_fd;
+    N.ctrl_fd = s->ctrl_fd;
+    pthread_mutex_init(&N.qmtx, NULL);
+    N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
+    N.ep = epoll_create1(EPOLL_CLOEXEC);
+    N.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!N.peers || N.ep < 0 || N.wake_fd < 0) {
+        sdsm_error_log("cannot create the service thread's event loop: %m");
+        return -errno;
+    }
+    if (add_fd(N.wake_fd, TAG_WAKE, EPOLLIN))
+        goto fail;
+    if (N.listen_fd >= 0 && add_fd(N.listen_fd, TAG_LISTEN, EPOLLIN))
+        goto fail;
+    if (N.ctrl_fd >= 0 && add_fd(N.ctrl_fd, TAG_CTRL, EPOLLIN))
+        goto fail;
+    for (int r = 0; r < s->nprocs; r++) {
+        peer_t *p = &N.peers[r];
+        pthread_mutex_init(&p->smtx, NULL);
+        p->fd = s->peer_fds ? s->peer_fds[r] : -1;
+        p->rcap = 1 << 18;
+        p->rbuf = malloc(p->rcap);
+        if (!p->rbuf)
+            return -ENOMEM;
+        if (r != s->rank && p->fd >= 0 && add_fd(p->fd, r, EPOLLIN))
+            goto fail;
+    }
+    int rc = pthread_create(&N.thread, NULL, service_main, NULL);
+    if (rc) {
+        errno = rc;
+        goto fail;
+    }
+    N.started = 1;
+    return 0;
+fail:
+    sdsm_error_log("cannot start the service thread: %m");
+    return -errno;
+}
+
+void sdsm_net_shutdown(void)
+{
+    if (!N.started)
+        return;
+    for (int r = 0; r < N.nprocs; r++)
+        if (r != N.rank)
+            sdsm_net_send(r, SDSM_MSG_BYE, 0, 0, NULL, 0, NULL, 0);
+    /* Our BYE is queued behind everything we sent; theirs tells us they have
+     * nothing more for us, so closing now loses nothing in either direction. */
+    uint32_t b;
+    while ((b = atomic_load(&N.byes)) < (uint32_t)(N.nprocs - 1))
+        sdsm_wait_change(&N.byes, b);
+    for (int r = 0; r < N.nprocs; r++) {
+        peer_t *p = &N.peers[r];
+        if (r == N.rank)
+            continue;
+        /* Drain what the kernel has not taken yet before closing. */
+        int64_t spins = 0;
+        for (;;) {
+            pthread_mutex_lock(&p->smtx);
+            int empty = p->ooff == p->olen;
+            pthread_mutex_unlock(&p->smtx);
+            if (empty || ++spins > 200000)
+                break;
+            sched_yield();
+        }
+    }
+    atomic_store(&N.stopping, 1);
+    uint64_t one = 1;
+    ssize_t w = write(N.wake_fd, &one, sizeof one);
+    (void)w;
+    pthread_join(N.thread, NULL);
+    for (int r = 0; r < N.nprocs; r++) {
+        if (N.peers[r].fd >= 0)
+            close(N.peers[r].fd);
+        free(N.peers[r].rbuf);
+        free(N.peers[r].obuf);
+    }
+    free(N.peers);
+    close(N.ep);
+    close(N.wake_fd);
+    N.started = 0;
+}

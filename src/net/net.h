@@ -1,0 +1,55 @@
+/*
+ * net.h - the peer transport: one TCP connection per pair of ranks, one
+ * service thread per process that receives everything (epoll) and runs the
+ * message handlers, and sends that never block any thread.
+ *
+ * Epoch ordering: every frame carries the sender's count of completed
+ * barriers.  A frame from a rank that is already past a barrier this rank
+ * has not finished yet is held back (with everything behind it from that
+ * rank) until this rank finishes the barrier too, so the barrier's effects
+ * (invalidations, copyset changes) are always applied before anything a
+ * faster rank did after it.
+ */
+#ifndef SDSM_NET_NET_H
+#define SDSM_NET_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/msg.h"
+
+typedef struct sdsm_net_setup {
+    int        rank, nprocs;
+    const int *peer_fds;  /* nprocs entries, connected and authenticated; -1 at rank */
+    int        listen_fd; /* refused after set-up; -1 if none */
+    int        ctrl_fd;   /* launcher link (EOF = launcher gone); -1 if none */
+    size_t     page_size;
+} sdsm_net_setup_t;
+
+int  sdsm_net_start(const sdsm_net_setup_t *s);
+/* Announce an orderly close to every peer, wait until every peer did too,
+ * then stop the service thread and close the sockets. */
+void sdsm_net_shutdown(void);
+
+/*
+ * Queue a frame for rank dst (which may be this rank: delivered through the
+ * service thread like any other).  The payload is a then b.  Never blocks on
+ * the network; never fails except for a dead peer, which stops the job.
+ */
+void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
+                   size_t alen, const void *b, size_t blen);
+
+/* Barrier count completed by this rank (see above). */
+uint32_t sdsm_net_epoch(void);
+/* Service thread only: this rank completed a barrier. */
+void     sdsm_net_epoch_advance(void);
+
+int  sdsm_net_rank(void);
+int  sdsm_net_nprocs(void);
+/* True in the service thread. */
+int  sdsm_net_in_service(void);
+
+/* The address this rank's peers connected to, for tests ("ip:port"). */
+int  sdsm_net_listen_port(void);
+
+#endif

@@ -1,0 +1,20 @@
+/* proto.c - protocol selection. */
+#include "proto.h"
+
+#include <errno.h>
+
+#include "core/config.h"
+
+const sdsm_proto_ops_t *sdsm_proto;
+
+static const sdsm_proto_ops_t *const table[SDSM_PROTO_COUNT] = {
+    [SDSM_PROTO_HLRC] = &sdsm_proto_hlrc,
+};
+
+int sdsm_proto_select(int id)
+{
+    if (id < 0 || id >= SDSM_PROTO_COUNT || !table[id])
+        return -EINVAL;
+    sdsm_proto = table[id];
+    return sdsm_proto->init();
+}

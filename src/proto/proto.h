@@ -1,0 +1,42 @@
+/*
+ * proto.h - the coherence protocol operations table.  The core calls the
+ * selected protocol at faults, releases, acquires and barriers; protocols
+ * keep their state to themselves.
+ */
+#ifndef SDSM_PROTO_PROTO_H
+#define SDSM_PROTO_PROTO_H
+
+#include <stdint.h>
+
+typedef enum { SDSM_SYNC_LOCK, SDSM_SYNC_BARRIER } sdsm_sync_kind_t;
+
+typedef struct sdsm_proto_ops {
+    const char *name;
+    int (*init)(void); /* install message handlers; before the service thread starts */
+    /* Resolve an access fault on pg (any application thread).  0, or -1 if pg is not shared. */
+    int (*fault)(uint32_t pg, int is_write);
+    /*
+     * Make this rank's writes since its last release visible.  LOCK: to any
+     * rank that acquires after this returns.  BARRIER: to the homes; the
+     * pages written are returned as write notices (*pages valid until the
+     * next release).  Blocks until the homes have acknowledged.
+     */
+    int (*release)(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n);
+    void (*acquire)(sdsm_sync_kind_t kind);
+    /* Service thread, barrier completion: {u32 page, i32 writer (-1: several)}[n]. 0 or -EPROTO. */
+    int (*barrier_done)(const uint8_t *pairs, uint32_t n);
+    /* Collective free of [first, first + n). */
+    void (*free_range)(uint32_t first, uint32_t n);
+} sdsm_proto_ops_t;
+
+extern const sdsm_proto_ops_t *sdsm_proto;
+extern const sdsm_proto_ops_t  sdsm_proto_hlrc;
+
+/* Home of a first-touch page, asked of its manager without claiming it:
+ * a rank or SDSM_ENOHOME. */
+int sdsm_proto_home_query(uint32_t pg);
+
+/* Select by SDSM_PROTOCOL id and initialize.  0 or negative. */
+int sdsm_proto_select(int id);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * cond.c - condition variables (Mesa semantics, no polling).
+ *
+ * The manager of cond c (rank c % nprocs) keeps a FIFO of waiters, each a
+ * (rank, reply id).  A waiter registers and waits for the acknowledgement
+ * before it releases its lock, so a signal sent by anyone who acquires the
+ * lock afterwards cannot miss it; then it sleeps until woken and re-acquires
+ * the lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/stats.h"
+#include "net/net.h"
+#include "net/rpc.h"
+#include "sync.h"
+
+#define BUCKETS 256
+
+typedef struct cwait {
+    struct cwait *next;
+    int           rank;
+    uint32_t      wake_id;
+} cwait_t;
+
+typedef struct mcond {
+    struct mcond *next;
+    uint32_t      id;
+    cwait_t      *head, *tail;
+} mcond_t;
+
+static mcond_t *table[BUCKETS];
+
+static int cond_manager(uint32_t c) { return (int)(c % (uint32_t)sdsm_net_nprocs()); }
+
+static mcond_t *mcond_get(uint32_t id)
+{
+    mcond_t **b = &table[id % BUCKETS];
+    for (mcond_t *c = *b; c; c = c->next)
+        if (c->id == id)
+            return c;
+    mcond_t *c = calloc(1, sizeof *c);
+    if (!c)
+        sdsm_fatal("out of memory creating condition variable %u", id);
+    c->id = id;
+    c->next = *b;
+    *b = c;
+    return c;
+}
+
+static int on_wait(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t id, wake;
+    memcpy(&id, p, 4);
+    memcpy(&wake, p + 4, 4);
+    if (id > INT32_MAX || cond_manager(id) != sdsm_net_rank())
+        return -EPROTO;
+    cwait_t *w = malloc(sizeof *w);
+    if (!w)
+        sdsm_fatal("out of memory");
+    *w = (cwait_t){.rank = src, .wake_id = wake};
+    mcond_t *c = mcond_get(id);
+    if (c->tail)
+        c->tail->next = w;
+    else
+        c->head = w;
+    c->tail = w;
+    sdsm_net_send(src, SDSM_MSG_COND_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int on_signal(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t id, all;
+    memcpy(&id, p, 4);
+    memcpy(&all, p + 4, 4);
+    if (id > INT32_MAX || cond_manager(id) != sdsm_net_rank())
+        return -EPROTO;
+    mcond_t *c = mcond_get(id);
+    while (c->head) {
+        cwait_t *w = c->head;
+        c->head = w->next;
+        if (!c->head)
+            c->tail = NULL;
+        sdsm_net_send(w->rank, SDSM_MSG_COND_WAKE, 0, w->wake_id, &id, 4, NULL, 0);
+        free(w);
+        if (!all)
+            break;
+    }
+    return 0;
+}
+
+static int on_reply(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    return sdsm_rpc_reply(h->seq, 0, NULL, 0);
+}
+
+int sdsm_cond_wait_run(int cond, int lock)
+{
+    sdsm_rpc_t ack = {0}, wake = {0};
+    uint32_t ack_id = sdsm_rpc_open(&ack, 1), wake_id = sdsm_rpc_open(&wake, 1);
+    uint32_t msg[2] = {(uint32_t)cond, wake_id};
+    sdsm_net_send(cond_manager((uint32_t)cond), SDSM_MSG_COND_WAIT, 0, ack_id, msg, 8, NULL, 0);
+    sdsm_rpc_wait(&ack);
+    sdsm_rpc_close(ack_id);
+    sdsm_lock_release(lock, 1);
+    sdsm_rpc_wait(&wake);
+    sdsm_rpc_close(wake_id);
+    sdsm_stat_add(SDSM_ST_COND_WAITS, 1);
+    return sdsm_lock_acquire(lock);
+}
+
+int sdsm_cond_signal_run(int cond, int all)
+{
+    uint32_t msg[2] = {(uint32_t)cond, (uint32_t)!!all};
+    sdsm_net_send(cond_manager((uint32_t)cond), SDSM_MSG_COND_SIGNAL, 0, 0, msg, 8, NULL, 0);
+    return 0;
+}
+
+int sdsm_cond_init(void)
+{
+    sdsm_msg_set_handler(SDSM_MSG_COND_WAIT, on_wait);
+    sdsm_msg_set_handler(SDSM_MSG_COND_SIGNAL, on_signal);
+    sdsm_msg_set_handler(SDSM_MSG_COND_ACK, on_reply);
+    sdsm_msg_set_handler(SDSM_MSG_COND_WAKE, on_reply);
+    return 0;
+}

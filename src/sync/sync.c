@@ -1,0 +1,16 @@
+/* sync.c - installs the synchronization message handlers. */
+#include "sync.h"
+
+int sdsm_barrier_init(void);
+int sdsm_lock_init(void);
+int sdsm_cond_init(void);
+
+int sdsm_sync_init(void)
+{
+    int rc = sdsm_barrier_init();
+    if (!rc)
+        rc = sdsm_lock_init();
+    if (!rc)
+        rc = sdsm_cond_init();
+    return rc;
+}

@@ -1,0 +1,23 @@
+/*
+ * sync.h - barriers, locks and condition variables over the transport.
+ *
+ * Managers: the barrier manager is SDSM_BARRIER_MANAGER (rank 0 by
+ * default); lock and condition-variable ids are spread over the ranks
+ * (id % nprocs).  Manager state lives in the service thread.
+ */
+#ifndef SDSM_SYNC_SYNC_H
+#define SDSM_SYNC_SYNC_H
+
+#include <stdint.h>
+
+int sdsm_sync_init(void); /* install handlers; before the service thread starts */
+
+int sdsm_barrier_run(void);
+int sdsm_lock_acquire(int id);
+/* Release; with `flush` 0 the caller has already made its writes visible. */
+int sdsm_lock_release(int id, int flush);
+int sdsm_lock_held(int id); /* held by the calling thread? */
+int sdsm_cond_wait_run(int cond, int lock);
+int sdsm_cond_signal_run(int cond, int all);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * launcher.h - state shared by the parts of sdsmrun: the job (options, ranks,
+ * first failure), the control links of the rendezvous (ctrl.c) and the child
+ * processes (spawn.c).  sdsmrun.c owns main() and the event loop.
+ *
+ * Everything runs on one thread driven by poll(), so nothing here is locked.
+ * Times are CLOCK_MONOTONIC microseconds (launcher_now).
+ */
+#ifndef SDSMRUN_LAUNCHER_H
+#define SDSMRUN_LAUNCHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "net/auth.h"
+#include "net/wire.h"
+
+#define LAUNCHER_MAX_RANKS 4096
+#define HANDSHAKE_US (5 * 1000000LL) /* a connection must authenticate (and register) in this */
+#define LINGER_US (1000000LL)        /* how long a rank's process and its link may disagree */
+#define KILL_AFTER_US (2 * 1000000LL)  /* SIGTERM -> SIGKILL */
+#define GIVE_UP_AFTER_US (4500000LL)   /* stop must end within 5 s of the failure */
+
+#define CTRL_HDR ((size_t)sizeof(sdsm_hdr_t))
+#define CTRL_IN_MAX (CTRL_HDR + 4 + SDSM_CTRL_MAX_REASON)
+
+enum conn_state {
+    CONN_AUTH,   /* hello_a sent, waiting for the connector's 64-byte hello */
+    CONN_AUTHED, /* proved the key as some rank, REGISTER expected */
+    CONN_LINKED, /* a registered rank's control link */
+};
+
+struct conn {
+    int fd;                 /* -1 once closed; freed after the poll round */
+    enum conn_state st;
+    uint32_t rank;          /* proven in the handshake (CONN_AUTHED and later) */
+    int64_t deadline;       /* for CONN_AUTH/CONN_AUTHED; 0 when none */
+    uint8_t nonce_a[16];
+    char peer[64];          /* "ip:port", for log lines */
+    size_t have;            /* bytes of the current message in `in` */
+    uint8_t in[CTRL_IN_MAX];
+    uint8_t *out;           /* bytes the socket did not take yet */
+    size_t outlen, outoff;
+};
+
+struct rank {
+    pid_t pid;
+    int wstatus;
+    bool reaped, registered, done, aborted, judged;
+    struct conn *link;      /* the registered control link while open */
+    int64_t t_spawn, t_reg, t_exit;
+    int64_t linger;         /* deadline while process and link disagree; 0 = none */
+    sdsm_ctrl_addr_t addr;
+};
+
+struct job {
+    /* options */
+    int n;
+    double timeout_s;       /* 0 = none */
+    bool stats, verbose;
+    const char *protocol;
+    char **argv;            /* program and its arguments */
+
+    /* rendezvous */
+    int lfd, sfd;           /* listening socket, signalfd */
+    uint16_t port;
+    char keyhex[2 * SDSM_KEY_BYTES + 1];
+    uint8_t key[SDSM_KEY_BYTES];
+    bool accept_paused;     /* out of fds: retry at accept_retry */
+    int64_t accept_retry;
+    struct conn **conns;
+    size_t nconns, capconns;
+
+    /* ranks */
+    struct rank *ranks;
+    pid_t pgid, self;       /* the job's process group (rank 0's pid), the launcher */
+    int nregistered, nreaped, njudged, nexited_unreg;
+    bool table_sent;
+
+    /* what a child restores before exec */
+    sigset_t child_mask;
+    struct rlimit child_nofile;
+    bool restore_nofile, restore_sigpipe;
+
+    /* ending */
+    int64_t t0, deadline;   /* start; --timeout expiry or 0 */
+    bool failed, stopping, killed;
+    int status;             /* exit status of the first failure */
+    int64_t stop_at;
+};
+
+int64_t launcher_now(void);
+/* "sdsmrun: " + message + newline, in one write so it never interleaves. */
+void launcher_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only with --verbose. */
+void launcher_verbose(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* First failure: print it, remember its status, stop the job.  Later: verbose only. */
+void job_fail(struct job *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void job_stop(struct job *j);
+/* Milliseconds from the launcher's start to t, for --verbose timings. */
+double launcher_ms(const struct job *j, int64_t t);
+
+/* ctrl.c */
+int  ctrl_listen(struct job *j);
+void ctrl_accept(struct job *j);
+void ctrl_io(struct job *j, struct conn *c, short revents);
+void ctrl_timers(struct job *j, int64_t now);
+int64_t ctrl_next_deadline(const struct job *j);
+void ctrl_close(struct job *j, struct conn *c);
+void ctrl_close_all(struct job *j);
+void ctrl_sweep(struct job *j);
+
+/* spawn.c */
+int  spawn_check_program(const char *prog);
+int  spawn_all(struct job *j);
+void spawn_reap(struct job *j);
+void spawn_link_closed(struct job *j, struct rank *rk);
+void spawn_registered(struct job *j, struct rank *rk);
+void spawn_timers(struct job *j, int64_t now);
+int64_t spawn_next_deadline(const struct job *j);
+void spawn_signal_job(struct job *j, int sig);
+bool spawn_job_gone(const struct job *j);
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * sdsmrun.c - the job launcher: `sdsmrun -n N prog args...` starts N ranks
+ * of prog on this machine, introduces them to each other through a private,
+ * key-authenticated rendezvous socket, and watches them: the first rank that
+ * fails (or a signal, or --timeout) stops the whole job, and nothing of the
+ * job outlives the launcher.
+ *
+ * This file holds the options and the event loop; ctrl.c speaks to the
+ * ranks' control links and spawn.c manages their processes.
+ */
+#define _GNU_SOURCE /* same feature set in every file of the launcher */
+#include "launcher.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sdsm.h"
+
+#define EXIT_USAGE 2
+#define EXIT_TIMEOUT 124
+#define EXIT_NOEXEC 127
+#define MAX_TIMEOUT_S 31536000.0 /* a year: keeps the deadline arithmetic far from overflow */
+
+static const char usage_line[] =
+    "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose] [--] program [args...]\n";
+
+static const char vars_text[] =
+    "Variables set in every rank's environment:\n"
+    "  SDSM_RANK=R            the rank, 0..N-1\n"
+    "  SDSM_NPROCS=N          the number of ranks\n"
+    "  SDSM_RENDEZVOUS=IP:PORT  where sdsm_init reaches the launcher (127.0.0.1)\n"
+    "  SDSM_JOB_KEY=HEX       64 hex digits, the job's secret: every connection of the\n"
+    "                         job must prove it knows the key (never print it)\n"
+    "  SDSM_STATS=1           with --stats\n"
+    "  SDSM_PROTOCOL=NAME     with --protocol\n"
+    "\n"
+    "Variables users commonly set themselves (passed to the ranks unchanged):\n"
+    "  SDSM_STATS=0|1         1: every rank prints statistics at sdsm_finalize\n"
+    "  SDSM_ERRORS=abort|return  abort (default): a failing sdsm call prints the error\n"
+    "                         and stops the whole job; return: the call returns a\n"
+    "                         negative SDSM_E* code to the program\n"
+    "  SDSM_PROTOCOL=NAME     coherence protocol (default hlrc)\n"
+    "  SDSM_HEAP_SIZE=SIZE    shared address space reserved per rank, e.g. 1G\n"
+    "                         (default 64G; memory is used only when touched)\n"
+    "  SDSM_PAGE_SIZE=SIZE    coherence unit, a power of two >= 4096 (default 4096)\n"
+    "  SDSM_LOG=LEVEL         runtime log level: error, warn (default), info, debug\n"
+    "  SDSM_TIMEOUT=S         seconds sdsm_init waits for the job to assemble (default 30)\n";
+
+static const char help_text[] =
+    "\n"
+    "Run an sdsm job: start N ranks of program on this machine, let them find each\n"
+    "other through a private rendezvous, and stop the whole job when any rank fails.\n"
+    "\n"
+    "Options:\n"
+    "  -n, --nprocs N       number of ranks, 1..4096 (required)\n"
+    "  -t, --timeout S      stop the job after S seconds (decimals allowed; 0: no limit)\n"
+    "  -s, --stats          ask every rank for statistics at sdsm_finalize (SDSM_STATS=1)\n"
+    "  -p, --protocol NAME  coherence protocol for every rank (SDSM_PROTOCOL=NAME)\n"
+    "  -v, --verbose        report each rank's pid, registration and exit, with times\n"
+    "      --info           list the SDSM_* environment variables and exit\n"
+    "  -h, --help           show this help and exit\n"
+    "  -V, --version        show the version and exit\n"
+    "  --                   end of options: the next word is the program\n"
+    "Options stop at the first word that is not one, so the program's own options\n"
+    "need no '--'.\n"
+    "\n"
+    "The ranks share sdsmrun's standard input, output and error, and run in a\n"
+    "process group of their own (a rank that reads from a terminal is stopped by\n"
+    "SIGTTIN, which counts as a failure).  A rank fails when it exits non-zero, is\n"
+    "killed or stopped by a signal, calls sdsm_abort, exits without sdsm_finalize\n"
+    "after sdsm_init, or exits while the others are still in sdsm_init.  Then, or on\n"
+    "SIGINT/SIGTERM/SIGHUP, or when --timeout expires, sdsmrun sends SIGTERM to all\n"
+    "ranks, SIGKILL 2 s later, and exits.  A program that never calls sdsm_init runs\n"
+    "like any program: the job succeeds when all ranks exit 0.\n"
+    "\n";
+
+static const char status_text[] =
+    "\n"
+    "Exit status (of the first failure only):\n"
+    "  0        every rank exited with status 0\n"
+    "  S        a rank exited with status S, or aborted with code S (1 for code 0);\n"
+    "           1 also when a rank exited without sdsm_finalize, broke the control\n"
+    "           protocol, or the launcher could not start the job\n"
+    "  128+SIG  a rank was killed (or stopped) by signal SIG, e.g. 139 for SIGSEGV\n"
+    "  124      the --timeout expired\n"
+    "  127      the program could not be executed\n"
+    "  129, 130, 143  sdsmrun received SIGHUP, SIGINT or SIGTERM\n"
+    "  2        bad command line\n";
+
+int64_t launcher_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+double launcher_ms(const struct job *j, int64_t t)
+{
+    return (double)(t - j->t0) / 1000.0;
+}
+
+static void vsay(const char *fmt, va_list ap)
+{
+    int saved = errno; /* %m must see the caller's errno */
+    char buf[SDSM_CTRL_MAX_REASON + 512];
+    int n = snprintf(buf, sizeof buf, "sdsmrun: ");
+    errno = saved;
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
+    (void)w;
+    errno = saved;
+}
+
+void launcher_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+}
+
+void launcher_verbose(const struct job *j, const char *fmt, ...)
+{
+    if (!j->verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+}
+
+void job_fail(struct job *j, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    /* Deaths the stop itself causes are not news. */
+    if (!j->failed) {
+        j->failed = true;
+        j->status = status;
+        vsay(fmt, ap);
+    } else if (j->verbose) {
+        vsay(fmt, ap);
+    }
+    va_end(ap);
+    job_stop(j);
+}
+
+void job_stop(struct job *j)
+{
+    if (j->stopping)
+        return;
+    j->stopping = true;
+    j->stop_at = launcher_now();
+    launcher_say("stopping the job");
+    /* SIGCONT after SIGTERM: a stopped rank resumes only to die.  Links are
+     * closed after the signals so ranks die before they notice and complain. */
+    spawn_signal_job(j, SIGTERM);
+    spawn_signal_job(j, SIGCONT);
+    ctrl_close_all(j);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+    fputs(usage_line, stderr);
+    fputs("Try 'sdsmrun --help' for more information.\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int parse_nprocs(struct job *j, const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < 1 || v > LAUNCHER_MAX_RANKS)
+        return usage_error("invalid number of ranks '%s': expected 1 to %d", s, LAUNCHER_MAX_RANKS);
+    j->n = (int)v;
+    return -1;
+}
+
+static int parse_timeout(struct job *j, const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !isfinite(v) || v < 0 || v > MAX_TIMEOUT_S)
+        return usage_error("invalid timeout '%s': expected seconds from 0 to %.0f", s, MAX_TIMEOUT_S);
+    j->timeout_s = v;
+    return -1;
+}
+
+/* Exit status for --help and friends: 0 unless stdout could not take it. */
+static int print_texts(const char *const *texts)
+{
+    for (; *texts; texts++)
+        fputs(*texts, stdout);
+    return fflush(stdout) || ferror(stdout) ? 1 : 0;
+}
+
+/* One option; returns -1 to go on or the exit status. */
+static int option(struct job *j, int c, char **argv)
+{
+    static char version[64];
+    static const char *const help[] = {usage_line, help_text, vars_text, status_text, NULL};
+    static const char *const info[] = {vars_text, NULL};
+    static const char *const vers[] = {version, NULL};
+    switch (c) {
+    case 'n': return parse_nprocs(j, optarg);
+    case 't': return parse_timeout(j, optarg);
+    case 's': j->stats = true; return -1;
+    case 'v': j->verbose = true; return -1;
+    case 'p':
+        if (!*optarg)
+            return usage_error("the protocol name must not be empty");
+        j->protocol = optarg;
+        return -1;
+    case 'h': return print_texts(help);
+    case 'I': return print_texts(info);
+    case 'V':
+        snprintf(version, sizeof version, "sdsmrun (sdsm) %d.%d.%d\n", SDSM_VERSION_MAJOR,
+                 SDSM_VERSION_MINOR, SDSM_VERSION_PATCH);
+        return print_texts(vers);
+    case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+    default:
+        if (optopt)
+            return usage_error("unknown option '-%c'", optopt);
+        return usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+}
+
+/* Returns -1 to run the job, else the exit status. */
+static int parse_args(struct job *j, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"nprocs", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 't'},
+        {"stats", no_argument, NULL, 's'},        {"protocol", required_argument, NULL, 'p'},
+        {"verbose", no_argument, NULL, 'v'},      {"info", no_argument, NULL, 'I'},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    int c;
+    opterr = 0;
+    /* '+': the program's own options are not ours; ':': report missing values ourselves. */
+    while ((c = getopt_long(argc, argv, "+:n:t:sp:vhV", longopts, NULL)) != -1) {
+        int rc = option(j, c, argv);
+        if (rc >= 0)
+            return rc;
+    }
+    if (!j->n)
+        return usage_error("missing -n N, the number of ranks");
+    if (optind >= argc)
+        return usage_error("missing the program to run");
+    j->argv = argv + optind;
+    return -1;
+}
+
+static int setup_env(struct job *j)
+{
+    char num[16], addr[32];
+    snprintf(num, sizeof num, "%d", j->n);
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)j->port);
+    if (setenv("SDSM_NPROCS", num, 1) || setenv("SDSM_RENDEZVOUS", addr, 1) ||
+        setenv("SDSM_JOB_KEY", j->keyhex, 1) || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
+        (j->protocol && setenv("SDSM_PROTOCOL", j->protocol, 1))) {
+        launcher_say("cannot set the ranks' environment: %m");
+        return -1;
+    }
+    return 0;
+}
+
+/* Every rank's control link is a descriptor here; make sure there are enough. */
+static void setup_nofile(struct job *j)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)j->n + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+        return;
+    j->child_nofile = rl;
+    j->restore_nofile = true;
+    rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+    if (setrlimit(RLIMIT_NOFILE, &rl))
+        launcher_say("cannot raise the open-file limit to %lu: %m", (unsigned long)need);
+    else if (rl.rlim_cur < need)
+        launcher_say("warning: only %lu open files allowed; %d ranks need about %lu",
+                     (unsigned long)rl.rlim_cur, j->n, (unsigned long)need);
+}
+
+static int setup_signals(struct job *j)
+{
+    sigset_t set;
+    struct sigaction old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    /* Writing to a closed stderr pipe must not kill the launcher mid-job. */
+    if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+        signal(SIGPIPE, SIG_IGN);
+        j->restore_sigpipe = true;
+    }
+    if (sigprocmask(SIG_BLOCK, &set, &j->child_mask) ||
+        (j->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+        launcher_say("cannot set up signal handling: %m");
+        return -1;
+    }
+    /* Orphans of dying ranks come to us, so the stop can reap them too. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    return 0;
+}
+
+static int setup(struct job *j)
+{
+    j->self = getpid();
+    j->ranks = calloc((size_t)j->n, sizeof *j->ranks);
+    if (!j->ranks) {
+        launcher_say("out of memory for %d ranks", j->n);
+        return -1;
+    }
+    int e = sdsm_auth_key_generate(j->keyhex);
+    if (e) {
+        errno = -e;
+        launcher_say("cannot generate the job key: %m");
+        return -1;
+    }
+    sdsm_auth_key_parse(j->keyhex, j->key);
+    setup_nofile(j);
+    if (ctrl_listen(j) || setup_env(j) || setup_signals(j))
+        return -1;
+    if (j->timeout_s > 0)
+        j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);
+    return 0;
+}
+
+static void on_signals(struct job *j)
+{
+    struct signalfd_siginfo si[16];
+    bool child = false;
+    for (;;) {
+        ssize_t n = read(j->sfd, si, sizeof si);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++) {
+            int sig = (int)si[i].ssi_signo;
+            if (sig == SIGCHLD) {
+                child = true;
+            } else if (!j->stopping) {
+                job_fail(j, 128 + sig, "received signal %d (%s)", sig, strsignal(sig));
+            } else if (!j->killed) { /* impatient user: skip the grace period */
+                launcher_say("received signal %d again; killing the job", sig);
+                spawn_signal_job(j, SIGKILL);
+                j->killed = true;
+            }
+        }
+    }
+    if (child)
+        spawn_reap(j);
+}
+
+static void timers(struct job *j, int64_t now)
+{
+    ctrl_timers(j, now);
+    spawn_timers(j, now);
+    if (!j->stopping && j->deadline && now >= j->deadline)
+        job_fail(j, EXIT_TIMEOUT, "time limit of %g s exceeded", j->timeout_s);
+}
+
+static bool finished(struct job *j, int64_t now)
+{
+    if (!j->stopping)
+        return j->njudged == j->n;
+    if (j->nreaped == j->n && (j->killed || spawn_job_gone(j)))
+        return true;
+    if (now >= j->stop_at + GIVE_UP_AFTER_US) {
+        launcher_say("%d rank(s) did not terminate; giving up on them", j->n - j->nreaped);
+        return true;
+    }
+    return false;
+}
+
+static int poll_timeout(const struct job *j, int64_t now)
+{
+    int64_t next = ctrl_next_deadline(j), t = spawn_next_deadline(j);
+    if (t < next)
+        next = t;
+    if (!j->stopping && j->deadline && j->deadline < next)
+        next = j->deadline;
+    if (next == INT64_MAX)
+        return -1;
+    if (next <= now)
+        return 0;
+    int64_t ms = (next - now + 999) / 1000;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* pollfd 0 is the signalfd, 1 the listening socket, then one per connection. */
+static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap)
+{
+    size_t need = 2 + j->nconns;
+    if (need > *cap) {
+        struct pollfd *np = realloc(*pfd, need * sizeof *np);
+        if (!np) {
+            launcher_say("out of memory for %zu poll entries", need);
+            return -1;
+        }
+        *pfd = np;
+        *cap = need;
+    }
+    (*pfd)[0] = (struct pollfd){.fd = j->sfd, .events = POLLIN};
+    (*pfd)[1] = (struct pollfd){.fd = j->accept_paused ? -1 : j->lfd, .events = POLLIN};
+    for (size_t i = 0; i < j->nconns; i++) {
+        struct conn *c = j->conns[i];
+        (*pfd)[2 + i] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        if (c->outoff < c->outlen)
+            (*pfd)[2 + i].events |= POLLOUT;
+    }
+    return (int)need;
+}
+
+static int run(struct job *j)
+{
+    struct pollfd *pfd = NULL;
+    size_t cap = 0;
+    for (;;) {
+        int64_t now = launcher_now();
+        timers(j, now);
+        if (finished(j, now))
+            break;
+        int np = build_pollset(j, &pfd, &cap);
+        if (np < 0 || (poll(pfd, (nfds_t)np, poll_timeout(j, now)) < 0 && errno != EINTR)) {
+            if (np >= 0)
+                launcher_say("poll: %m");
+            job_fail(j, 1, "the launcher cannot go on");
+            break;
+        }
+        /* Links before child exits, so a DONE or ABORT is read before its sender's death. */
+        size_t nc = (size_t)np - 2;
+        for (size_t i = 0; i < nc; i++)
+            if (pfd[2 + i].revents)
+                ctrl_io(j, j->conns[i], pfd[2 + i].revents);
+        if (pfd[1].revents && j->lfd >= 0)
+            ctrl_accept(j);
+        if (pfd[0].revents)
+            on_signals(j);
+        ctrl_sweep(j);
+    }
+    free(pfd);
+    launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()),
+                     j->status);
+    return j->status;
+}
+
+int main(int argc, char **argv)
+{
+    struct job job = {.lfd = -1, .sfd = -1};
+    job.t0 = launcher_now();
+    int rc = parse_args(&job, argc, argv);
+    if (rc >= 0)
+        return rc;
+    int e = spawn_check_program(job.argv[0]);
+    if (e) {
+        errno = e;
+        launcher_say("cannot run '%s': %m", job.argv[0]);
+        return EXIT_NOEXEC;
+    }
+    if (setup(&job))
+        return 1;
+    spawn_all(&job);
+    return run(&job);
+}

@@ -1,0 +1,291 @@
+/*
+ * spawn.c - the ranks as processes: start them in a process group of their
+ * own, reap them, decide which exits are failures, and take the whole group
+ * down when the job stops.
+ *
+ * A rank's exit status and the end of its control link arrive in either
+ * order; a rank is judged only once both are in (or LINGER_US has passed),
+ * so an ABORT or DONE still sitting in the socket is never mistaken for a
+ * silent death.
+ */
+#define _GNU_SOURCE /* strchrnul */
+#include "launcher.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int exec_ok(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return errno;
+    if (!S_ISREG(st.st_mode))
+        return EACCES; /* what execve says for a directory */
+    return access(path, X_OK) ? errno : 0;
+}
+
+/*
+ * Find prog the way execvp will, so a typo is reported once by the launcher
+ * instead of once per rank.  Returns 0 or the errno execvp would give.
+ */
+int spawn_check_program(const char *prog)
+{
+    if (*prog == '\0')
+        return ENOENT;
+    if (strchr(prog, '/'))
+        return exec_ok(prog);
+    const char *p = getenv("PATH");
+    if (!p || !*p)
+        p = "/bin:/usr/bin";
+    int err = ENOENT;
+    for (;;) {
+        const char *end = strchrnul(p, ':');
+        char full[PATH_MAX];
+        int dirlen = (int)(end - p);
+        /* An empty entry means the current directory. */
+        int len = snprintf(full, sizeof full, "%.*s%s%s", dirlen, p, dirlen ? "/" : "", prog);
+        if (len > 0 && (size_t)len < sizeof full) {
+            int e = exec_ok(full);
+            if (e == 0)
+                return 0;
+            if (e == EACCES)
+                err = EACCES;
+        }
+        if (*end == '\0')
+            return err;
+        p = end + 1;
+    }
+}
+
+static __attribute__((noreturn)) void child(const struct job *j, int r)
+{
+    char num[16];
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* The launcher may have died before the line above took effect. */
+    if (getppid() != j->self)
+        _exit(127);
+    /* Also done by the parent: whichever runs first wins the race with exec. */
+    setpgid(0, j->pgid);
+    close(j->lfd);
+    close(j->sfd);
+    snprintf(num, sizeof num, "%d", r);
+    setenv("SDSM_RANK", num, 1);
+    if (j->restore_nofile)
+        setrlimit(RLIMIT_NOFILE, &j->child_nofile);
+    if (j->restore_sigpipe)
+        signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &j->child_mask, NULL);
+    execvp(j->argv[0], j->argv);
+    launcher_say("cannot run '%s': %m", j->argv[0]);
+    _exit(127);
+}
+
+/* Ranks that were never started count as gone, so the loop can end. */
+static void never_started(struct job *j, int from)
+{
+    for (int r = from; r < j->n; r++) {
+        j->ranks[r].reaped = j->ranks[r].judged = true;
+        j->nreaped++;
+        j->njudged++;
+    }
+}
+
+int spawn_all(struct job *j)
+{
+    for (int r = 0; r < j->n; r++) {
+        int64_t t = launcher_now();
+        pid_t pid = fork();
+        if (pid == 0)
+            child(j, r);
+        if (pid < 0) {
+            job_fail(j, 1, "cannot start rank %d: fork: %m", r);
+            never_started(j, r);
+            return -1;
+        }
+        if (!j->pgid)
+            j->pgid = pid;
+        setpgid(pid, j->pgid); /* EACCES once the child has exec'd: it did it itself */
+        j->ranks[r].pid = pid;
+        j->ranks[r].t_spawn = t;
+    }
+    for (int r = 0; r < j->n && j->verbose; r++)
+        launcher_verbose(j, "rank %d: pid %d started at %.1f ms", r, (int)j->ranks[r].pid,
+                         launcher_ms(j, j->ranks[r].t_spawn));
+    return 0;
+}
+
+static void describe(int st, char *buf, size_t len)
+{
+    if (WIFSIGNALED(st))
+        snprintf(buf, len, "killed by signal %d (%s)%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
+                 WCOREDUMP(st) ? ", core dumped" : "");
+    else
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+}
+
+static void judge(struct job *j, struct rank *rk)
+{
+    int r = (int)(rk - j->ranks), st = rk->wstatus, pid = (int)rk->pid;
+    char how[160];
+    if (rk->judged)
+        return;
+    rk->judged = true;
+    rk->linger = 0;
+    j->njudged++;
+    describe(st, how, sizeof how);
+    if (j->stopping || rk->aborted)
+        launcher_verbose(j, "rank %d (pid %d) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
+    else if (WIFSIGNALED(st))
+        job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %d) %s", r, pid, how);
+    else if (WEXITSTATUS(st))
+        job_fail(j, WEXITSTATUS(st), "rank %d (pid %d) %s", r, pid, how);
+    else if (rk->registered && j->table_sent && !rk->done)
+        job_fail(j, 1, "rank %d (pid %d) exited without calling sdsm_finalize", r, pid);
+    else if (!j->table_sent && (rk->registered || j->nregistered > 0))
+        job_fail(j, 1, "rank %d (pid %d) exited before sdsm_init completed", r, pid);
+    else {
+        if (!rk->registered)
+            j->nexited_unreg++;
+        launcher_verbose(j, "rank %d (pid %d) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
+    }
+}
+
+/*
+ * A rank that registers after another left without registering can never
+ * get its table: the one that left is the failure.
+ */
+void spawn_registered(struct job *j, struct rank *rk)
+{
+    (void)rk;
+    if (j->stopping || j->table_sent || j->nexited_unreg == 0)
+        return;
+    for (int r = 0; r < j->n; r++) {
+        struct rank *gone = &j->ranks[r];
+        if (gone->judged && !gone->registered && gone->pid > 0) {
+            job_fail(j, 1, "rank %d (pid %d) exited before sdsm_init completed", r, (int)gone->pid);
+            return;
+        }
+    }
+}
+
+void spawn_link_closed(struct job *j, struct rank *rk)
+{
+    if (rk->reaped)
+        judge(j, rk);
+    else if (!rk->done && !rk->aborted && !j->stopping)
+        rk->linger = launcher_now() + LINGER_US; /* expect its exit soon */
+}
+
+static struct rank *find_rank(struct job *j, pid_t pid)
+{
+    for (int r = 0; r < j->n; r++)
+        if (j->ranks[r].pid == pid && !j->ranks[r].reaped)
+            return &j->ranks[r];
+    return NULL;
+}
+
+static void stopped(struct job *j, struct rank *rk, int sig)
+{
+    int r = (int)(rk - j->ranks);
+    if (j->stopping)
+        launcher_verbose(j, "rank %d (pid %d) stopped by signal %d", r, (int)rk->pid, sig);
+    else
+        job_fail(j, 128 + sig, "rank %d (pid %d) stopped by signal %d (%s)", r, (int)rk->pid, sig,
+                 strsignal(sig));
+}
+
+void spawn_reap(struct job *j)
+{
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG | WUNTRACED);
+        if (pid == 0)
+            return;
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != ECHILD)
+                launcher_say("waitpid: %m");
+            return;
+        }
+        struct rank *rk = find_rank(j, pid);
+        if (!rk) { /* an orphan of a rank, reparented to us as subreaper */
+            launcher_verbose(j, "reaped pid %d, a descendant of a rank", (int)pid);
+            continue;
+        }
+        if (WIFSTOPPED(st)) {
+            stopped(j, rk, WSTOPSIG(st));
+            continue;
+        }
+        rk->reaped = true;
+        rk->wstatus = st;
+        rk->t_exit = launcher_now();
+        j->nreaped++;
+        if (rk->link && !j->stopping)
+            rk->linger = rk->t_exit + LINGER_US; /* let the link's last bytes arrive */
+        else
+            judge(j, rk);
+    }
+}
+
+void spawn_timers(struct job *j, int64_t now)
+{
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (!rk->linger || now < rk->linger || rk->judged)
+            continue;
+        rk->linger = 0;
+        if (rk->reaped && rk->link)
+            ctrl_close(j, rk->link); /* judges it */
+        else if (!rk->reaped && !rk->link && !j->stopping)
+            job_fail(j, 1, "rank %d (pid %d) closed its control link without calling sdsm_finalize",
+                     r, (int)rk->pid);
+    }
+    if (j->stopping && !j->killed && now >= j->stop_at + KILL_AFTER_US && !spawn_job_gone(j)) {
+        launcher_verbose(j, "sending SIGKILL to what is left of the job");
+        spawn_signal_job(j, SIGKILL);
+        j->killed = true;
+    }
+}
+
+int64_t spawn_next_deadline(const struct job *j)
+{
+    int64_t next = INT64_MAX;
+    for (int r = 0; r < j->n; r++)
+        if (j->ranks[r].linger && !j->ranks[r].judged && j->ranks[r].linger < next)
+            next = j->ranks[r].linger;
+    if (j->stopping && !j->killed && j->stop_at + KILL_AFTER_US < next)
+        next = j->stop_at + KILL_AFTER_US;
+    if (j->stopping && j->stop_at + GIVE_UP_AFTER_US < next)
+        next = j->stop_at + GIVE_UP_AFTER_US;
+    return next;
+}
+
+void spawn_signal_job(struct job *j, int sig)
+{
+    /* pgid 0 would mean our own group: never signal that. */
+    if (j->pgid > 0 && kill(-j->pgid, sig) && errno != ESRCH)
+        launcher_say("cannot signal the job's process group %d: %m", (int)j->pgid);
+    /* A rank may have moved itself to another group; it is still our child. */
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (!rk->reaped && rk->pid > 0 && getpgid(rk->pid) != j->pgid)
+            kill(rk->pid, sig);
+    }
+}
+
+/* Every rank reaped and nothing else left in the job's process group. */
+bool spawn_job_gone(const struct job *j)
+{
+    if (j->nreaped < j->n)
+        return false;
+    return j->pgid <= 0 || (kill(-j->pgid, 0) && errno == ESRCH);
+}
