@@ -165,6 +165,21 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int copyset_others(uint32_t pg)
+{
+    const sdsm_page_t *m = sdsm_page(pg);
+    if (!m->copyset)
+        return 0;
+    for (size_t w = 0; w < sdsm_region.copyset_words; w++) {
+        uint64_t bits = m->copyset[w];
+        if (w == (size_t)H.me / 64)
+            bits &= ~(1ull << (H.me % 64));
+        if (bits)
+            return 1;
+    }
+    return 0;
+}
+
 static void send_batch(int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
 {
     buf_t *b = &H.out[home];
@@ -197,7 +212,10 @@ static int hlrc_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t 
                 add_entry(&H.out[home], pg, sdsm_page_twin(pg));
             else if (eager)
                 add_entry(&H.out[home], pg, NULL);
-            written = 1;
+            /* A page written only at its home, of which nobody else holds a
+             * copy, needs no notice: whoever fetches it later gets it whole.
+             * (Copysets change under the page lock, which we hold.) */
+            written = home != H.me || copyset_others(pg);
         } else if (p->flags & SDSM_PGF_FLUSHED) {
             p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
             if (eager && home >= 0)
@@ -237,10 +255,14 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t pg = rd32(p);
     if (pg >= sdsm_region.npages || src == H.me)
         return -EPROTO;
+    /* Copy-holder and copy are recorded together, under the page lock, so a
+     * release at this home sees either both or neither. */
+    sdsm_page_lock(pg);
     if (sdsm_copyset_add(pg, src))
         sdsm_fatal("out of memory recording a copy holder");
     uint32_t hdr[2] = {pg, 0};
     sdsm_net_send(src, SDSM_MSG_FETCH_REP, 0, h->seq, hdr, 8, sdsm_page_rt(pg), H.ps);
+    sdsm_page_unlock(pg);
     sdsm_stat_add(SDSM_ST_PAGES_SERVED, 1);
     return 0;
 }
@@ -307,8 +329,11 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
             sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
         }
-        if (h->flags & SDSM_DIFF_EAGER)
+        if (h->flags & SDSM_DIFF_EAGER) {
+            sdsm_page_lock(pg);
             collect_copies(pg, src);
+            sdsm_page_unlock(pg);
+        }
         off += 8 + nb;
     }
     if (!(h->flags & SDSM_DIFF_EAGER)) {

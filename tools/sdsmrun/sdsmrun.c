@@ -287,20 +287,26 @@ static int setup_env(struct job *j)
 }
 
 /* Every rank's control link is a descriptor here; make sure there are enough. */
-static void setup_nofile(struct job *j)
+static int setup_nofile(struct job *j)
 {
     struct rlimit rl;
     rlim_t need = (rlim_t)j->n + 64;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
-        return;
+        return 0;
+    /* Short of fds the rendezvous would stall half-way: better say so now. */
+    if (rl.rlim_max < need) {
+        launcher_say("%d ranks need about %lu open files, but the limit is %lu (see ulimit -n)",
+                     j->n, (unsigned long)need, (unsigned long)rl.rlim_max);
+        return -1;
+    }
     j->child_nofile = rl;
-    j->restore_nofile = true;
-    rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
-    if (setrlimit(RLIMIT_NOFILE, &rl))
+    rl.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &rl)) {
         launcher_say("cannot raise the open-file limit to %lu: %m", (unsigned long)need);
-    else if (rl.rlim_cur < need)
-        launcher_say("warning: only %lu open files allowed; %d ranks need about %lu",
-                     (unsigned long)rl.rlim_cur, j->n, (unsigned long)need);
+        return -1;
+    }
+    j->restore_nofile = true;
+    return 0;
 }
 
 static int setup_signals(struct job *j)
@@ -342,8 +348,7 @@ static int setup(struct job *j)
         return -1;
     }
     sdsm_auth_key_parse(j->keyhex, j->key);
-    setup_nofile(j);
-    if (ctrl_listen(j) || setup_env(j) || setup_signals(j))
+    if (setup_nofile(j) || ctrl_listen(j) || setup_env(j) || setup_signals(j))
         return -1;
     if (j->timeout_s > 0)
         j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);

@@ -1,0 +1,39 @@
+# Thin wrapper over CMake.  `make run` builds and runs the example job on 4
+# processes; `make test` builds and runs the test suite.
+BUILD    ?= build
+PREFIX   ?= /usr/local
+NP       ?= 4
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build run test test-all asan install uninstall clean bench
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: heat diffusion on a shared grid, checked against a sequential run.
+run: build
+	$(BUILD)/tools/sdsmrun/sdsmrun -n $(NP) --stats $(BUILD)/examples/stencil 1024 512 200
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# Same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan:
+	cmake -S . -B $(BUILD)-asan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DSDSM_SANITIZE=address,undefined
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+
+bench: build
+	bench/micro --build $(BUILD)
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan
