@@ -191,6 +191,7 @@ int sdsm_finalize(void)
     sdsm_net_shutdown();
     sdsm_fault_uninstall();
     sdsm_boot_done();
+    sdsm_alloc_fini();
     sdsm_region_fini();
     state = ST_DONE;
     return 0;

@@ -70,6 +70,20 @@ int sdsm_alloc_init(void)
     return 0;
 }
 
+void sdsm_alloc_fini(void)
+{
+    uint32_t n = atomic_load(&nrecs);
+    for (uint32_t i = 0; i < n; i++)
+        if (recs[i].live && sdsm_alloc_on_free)
+            sdsm_alloc_on_free(recs[i].first, recs[i].npages);
+    atomic_store(&nrecs, 0);
+    munmap(recs, MAX_ALLOCS * sizeof *recs);
+    free(M.reqs);
+    free(M.seqs);
+    free(M.have);
+    memset(&M, 0, sizeof M);
+}
+
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
 {
     uint32_t n = atomic_load_explicit(&nrecs, memory_order_acquire);

@@ -20,6 +20,8 @@ typedef struct sdsm_alloc_rec {
 } sdsm_alloc_rec_t;
 
 int   sdsm_alloc_init(void);
+/* Drop every block (finalize). */
+void  sdsm_alloc_fini(void);
 /* Collective.  Returns the address or NULL with *err set (message logged by the caller). */
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen);
 int   sdsm_free_collective(void *p, char *why, size_t whylen);

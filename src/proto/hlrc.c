@@ -195,7 +195,8 @@ static int hlrc_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t 
     int eager = kind == SDSM_SYNC_LOCK;
     pthread_mutex_lock(&H.release_mtx);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
-    qsort(H.work, n, sizeof *H.work, cmp_u32);
+    if (n)
+        qsort(H.work, n, sizeof *H.work, cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
     for (uint32_t i = 0; i < n; i++) {

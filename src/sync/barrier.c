@@ -41,7 +41,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static void finish(void)
 {
-    qsort(M.pairs, M.n, sizeof *M.pairs, cmp_u64);
+    if (M.n)
+        qsort(M.pairs, M.n, sizeof *M.pairs, cmp_u64);
     uint32_t *out = malloc((M.n ? M.n : 1) * 8);
     size_t k = 0;
     if (!out)
