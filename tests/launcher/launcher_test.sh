@@ -32,6 +32,10 @@ run() {
     MS=$(((t1 - t0) / 1000000))
 }
 
+# run_job ARGS...: run, with a time limit first so a launcher that hangs fails
+# fast as 124 (a later --timeout among ARGS wins).
+run_job() { run --timeout 9 "$@"; }
+
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
 expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr lacks '$1'"; }
 expect_out() { grep -qF -- "$1" "$OUT" || fail "stdout lacks '$1'"; }
@@ -100,7 +104,7 @@ EOF
 
 case_ok_n() {
     local r
-    run -n "$1" "$FAKE" "tag=$TAG" ok
+    run_job -n "$1" "$FAKE" "tag=$TAG" ok
     expect_rc 0
     expect_quiet
     for ((r = 0; r < $1; r++)); do
@@ -113,30 +117,30 @@ case_ok_4() { case_ok_n 4; }
 case_ok_8() { case_ok_n 8; }
 
 case_plain() {
-    run -n 4 /bin/true
+    run_job -n 4 /bin/true
     expect_rc 0
     expect_quiet
-    run -n 3 sh -c 'exit 0'
+    run_job -n 3 sh -c 'exit 0'
     expect_rc 0
-    run -n 2 /bin/false
+    run_job -n 2 /bin/false
     expect_rc 1
     expect_err "exited with status 1"
 }
 
 case_env() {
-    run -n 3 --stats --protocol hlrc "$FAKE" printenv
+    run_job -n 3 --stats --protocol hlrc "$FAKE" printenv
     expect_rc 0
     for r in 0 1 2; do
         expect_out "rank $r of 3: SDSM_STATS=1 SDSM_PROTOCOL=hlrc"
     done
-    run -n 2 sh -c 'echo "$SDSM_RANK $SDSM_NPROCS $SDSM_RENDEZVOUS ${#SDSM_JOB_KEY}"'
+    run_job -n 2 sh -c 'echo "$SDSM_RANK $SDSM_NPROCS $SDSM_RENDEZVOUS ${#SDSM_JOB_KEY}"'
     expect_rc 0
     grep -qE '^0 2 127\.0\.0\.1:[0-9]+ 64$' "$OUT" || fail "rank 0's environment is wrong"
     grep -qE '^1 2 127\.0\.0\.1:[0-9]+ 64$' "$OUT" || fail "rank 1's environment is wrong"
 }
 
 case_verbose() {
-    run -v -n 2 "$FAKE" ok
+    run_job -v -n 2 "$FAKE" ok
     expect_rc 0
     expect_err "rank 0: pid "
     expect_err "rank 1: pid "
@@ -146,13 +150,13 @@ case_verbose() {
 }
 
 case_exec_fail() {
-    run -n 3 /nonexistent/program
+    run_job -n 3 /nonexistent/program
     expect_rc 127
     expect_err "sdsmrun: cannot run '/nonexistent/program': No such file or directory"
-    run -n 2 no-such-program-"$TAG"
+    run_job -n 2 no-such-program-"$TAG"
     expect_rc 127
     expect_err "cannot run 'no-such-program-"
-    run -n 2 "$TMP"
+    run_job -n 2 "$TMP"
     expect_rc 127
 }
 
@@ -160,7 +164,7 @@ case_exec_fail() {
 case_startup_fast() {
     local best=100000 i
     for i in 1 2 3 4 5; do
-        run -n 8 /bin/true
+        run_job -n 8 /bin/true
         expect_rc 0
         [ "$MS" -lt "$best" ] && best=$MS
     done
@@ -169,60 +173,60 @@ case_startup_fast() {
 }
 
 case_rank_exit() {
-    run -n 4 "$FAKE" "tag=$TAG" rankdo 2 exit 3
+    run_job -n 4 "$FAKE" "tag=$TAG" rankdo 2 exit 3
     expect_stop 3 "sdsmrun: rank 2 (pid "
     expect_err ") exited with status 3"
     expect_faster 1500 # ranks that honour SIGTERM need no SIGKILL
 }
 
 case_segv() {
-    run -n 3 "$FAKE" "tag=$TAG" rankdo 1 segv
+    run_job -n 3 "$FAKE" "tag=$TAG" rankdo 1 segv
     expect_stop 139 "sdsmrun: rank 1 (pid "
     expect_err "killed by signal 11 (Segmentation fault)"
 }
 
 case_abort() {
-    run -n 3 "$FAKE" "tag=$TAG" rankdo 2 abort 42 "disk on fire"
+    run_job -n 3 "$FAKE" "tag=$TAG" rankdo 2 abort 42 "disk on fire"
     expect_stop 42 "sdsmrun: rank 2 aborted (code 42): disk on fire"
     expect_no_err "exited with status 42"
-    run -n 2 "$FAKE" "tag=$TAG" rankdo 0 abort 0 "zero code"
+    run_job -n 2 "$FAKE" "tag=$TAG" rankdo 0 abort 0 "zero code"
     expect_rc 1
     expect_err "sdsmrun: rank 0 aborted (code 0): zero code"
 }
 
 case_timeout() {
-    run -n 2 --timeout 1 "$FAKE" "tag=$TAG" hang
+    run_job -n 2 --timeout 1 "$FAKE" "tag=$TAG" hang
     expect_stop 124 "sdsmrun: time limit of 1 s exceeded"
     [ "$MS" -ge 1000 ] || fail "stopped after $MS ms, before the time limit"
 }
 
 case_nofinalize() {
-    run -n 2 "$FAKE" "tag=$TAG" rankdo 1 nofinalize
+    run_job -n 2 "$FAKE" "tag=$TAG" rankdo 1 nofinalize
     expect_stop 1 "sdsmrun: rank 1 (pid "
     expect_err ") exited without calling sdsm_finalize"
 }
 
 case_early_exit() {
-    run -n 3 "$FAKE" "tag=$TAG" early 1 0
+    run_job -n 3 "$FAKE" "tag=$TAG" early 1 0
     expect_stop 1 "sdsmrun: rank 1 (pid "
     expect_err ") exited before sdsm_init completed"
-    run -n 3 "$FAKE" "tag=$TAG" early 2 5
+    run_job -n 3 "$FAKE" "tag=$TAG" early 2 5
     expect_stop 5 ") exited with status 5"
 }
 
 case_wrong_register() {
-    run -n 2 "$FAKE" "tag=$TAG" wrongreg 1
+    run_job -n 2 "$FAKE" "tag=$TAG" wrongreg 1
     expect_stop 1 "authenticated as rank 1 but registering as rank 2"
     expect_err "sdsmrun: refused registration from 127.0.0.1:"
 }
 
 case_bad_frame() {
-    run -n 2 "$FAKE" "tag=$TAG" rankdo 0 badframe
+    run_job -n 2 "$FAKE" "tag=$TAG" rankdo 0 badframe
     expect_stop 1 "sent a bad control message (type 77, length 0)"
 }
 
 case_stopped() {
-    run -n 3 "$FAKE" "tag=$TAG" rankdo 1 stop
+    run_job -n 3 "$FAKE" "tag=$TAG" rankdo 1 stop
     expect_stop 147 "sdsmrun: rank 1 (pid "
     expect_err "stopped by signal 19"
     expect_faster 1500 # SIGCONT lets the stopped rank take its SIGTERM
@@ -230,7 +234,7 @@ case_stopped() {
 
 # Ranks that ignore SIGTERM get SIGKILL after 2 s.
 case_kill_escalation() {
-    FAKE_IGNORE_TERM=1 run -n 3 "$FAKE" "tag=$TAG" rankdo 0 exit 4
+    FAKE_IGNORE_TERM=1 run_job -n 3 "$FAKE" "tag=$TAG" rankdo 0 exit 4
     expect_stop 4 "sdsmrun: rank 0 (pid "
     [ "$MS" -ge 1500 ] || fail "the stop took only $MS ms: SIGTERM was not ignored?"
     expect_faster 3500 # SIGKILL comes 2 s after SIGTERM
@@ -241,7 +245,7 @@ signal_launcher() {
     local pid t0 t1
     set -m # own process group, so a background job's SIGINT is not ignored
     t0=$(date +%s%N)
-    "$SDSMRUN" -n 3 "$FAKE" "tag=$TAG" hang >"$OUT" 2>"$ERR" </dev/null &
+    "$SDSMRUN" --timeout 9 -n 3 "$FAKE" "tag=$TAG" hang >"$OUT" 2>"$ERR" </dev/null &
     pid=$!
     sleep 0.5
     kill -"$1" "$pid"
@@ -274,7 +278,7 @@ case_launcher_killed() {
 # connection held open from before the ranks registered must not stall it.
 case_strangers() {
     FAKE_RANK0_PRE="$STRANGER silent-bg" \
-        run -n 4 "$FAKE" "tag=$TAG" run0 "$STRANGER" wrongkey garbage rawgarbage late-register badframe
+        run_job -n 4 "$FAKE" "tag=$TAG" run0 "$STRANGER" wrongkey garbage rawgarbage late-register badframe
     expect_rc 0
     expect_count 3 "(authentication failed)"
     expect_err "sdsmrun: refused connection from 127.0.0.1:"
@@ -285,7 +289,7 @@ case_strangers() {
 }
 
 case_silent_stranger() {
-    run -n 2 "$FAKE" run0 "$STRANGER" silent-check
+    run_job -n 2 "$FAKE" run0 "$STRANGER" silent-check
     expect_rc 0
     expect_err "(no authentication within 5 s)"
 }

@@ -386,8 +386,9 @@ static void timers(struct job *j, int64_t now)
 {
     ctrl_timers(j, now);
     spawn_timers(j, now);
-    if (!j->stopping && j->deadline && now >= j->deadline)
-        job_fail(j, EXIT_TIMEOUT, "time limit of %g s exceeded", j->timeout_s);
+    /* A job that has just ended in time is not failed by the clock. */
+    if (!j->stopping && j->deadline && now >= j->deadline && j->njudged < j->n)
+        job_fail(j, EXIT_TIMEOUT, "time limit of %.9g s exceeded", j->timeout_s);
 }
 
 static bool finished(struct job *j, int64_t now)
@@ -472,6 +473,11 @@ static int run(struct job *j)
     free(pfd);
     launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()),
                      j->status);
+    /* Strangers may still be connected; leak checkers should see a clean exit. */
+    ctrl_close_all(j);
+    ctrl_sweep(j);
+    free(j->conns);
+    free(j->ranks);
     return j->status;
 }
 
