@@ -69,7 +69,7 @@ int sdsm_config_parse_long(const char *s, long lo, long hi, long *out)
 int sdsm_config_parse_size(const char *s, size_t *out)
 {
     char *end;
-    if (!s || *s == '\0' || *s == '-')
+    if (!s || *s < '0' || *s > '9') /* strtoull would skip blanks and accept '-' */
         return -EINVAL;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -150,7 +150,7 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
         return -EINVAL;
     }
     if (cfg->heap_size < ps || cfg->heap_size / ps > UINT32_MAX) {
-        snprintf(err, errlen, "SDSM_HEAP_SIZE=%zu: must hold 1 to 2^32 pages", cfg->heap_size);
+        snprintf(err, errlen, "SDSM_HEAP_SIZE=%zu: must hold 1 to 2^32-1 pages", cfg->heap_size);
         return -EINVAL;
     }
     if (cfg->heap_base % ps) {

@@ -34,7 +34,7 @@ static const struct {
 
 /* legal[from][to]: 1 for every rank, 2 only at the home, 3 only elsewhere. */
 static const uint8_t legal[SDSM_PG_NSTATES][SDSM_PG_NSTATES] = {
-    [SDSM_PG_INVALID] = {[SDSM_PG_INVALID] = 1, [SDSM_PG_FETCHING] = 3,
+    [SDSM_PG_INVALID] = {[SDSM_PG_FETCHING] = 3,
                          [SDSM_PG_READ_ONLY] = 2, [SDSM_PG_READ_WRITE] = 2},
     [SDSM_PG_FETCHING] = {[SDSM_PG_INVALID] = 1, [SDSM_PG_READ_ONLY] = 1},
     [SDSM_PG_READ_ONLY] = {[SDSM_PG_INVALID] = 3, [SDSM_PG_READ_WRITE] = 1},
@@ -145,14 +145,19 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
     R->copyset_words = ((size_t)nprocs + 63) / 64;
     R->memfd = memfd_create("sdsm-heap", MFD_CLOEXEC);
     if (R->memfd < 0 || ftruncate(R->memfd, (off_t)size)) {
+        int e = -errno;
         sdsm_error_log("cannot create the %zu-byte shared heap file: %m", size);
-        return -errno;
+        if (R->memfd >= 0)
+            close(R->memfd);
+        return e;
     }
     R->app = reserve(size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE, R->memfd, (void *)base);
     if (!R->app) {
+        int e = -errno;
         sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
                        "or SDSM_HEAP_SIZE", (unsigned long)base, size);
-        return -errno;
+        close(R->memfd);
+        return e;
     }
     R->rt = reserve(size, PROT_READ | PROT_WRITE, MAP_SHARED, R->memfd, NULL);
     R->twin = reserve(size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);

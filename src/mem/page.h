@@ -18,6 +18,9 @@
  *     |                                            write fault  ^  (twin made
  *     +--- fault at the home (no fetch) ---> READ_ONLY / READ_WRITE  unless home)
  *
+ *   FETCHING -> INVALID: a first-touch claim made this rank the home; the
+ *   faulting thread then takes the "fault at the home" edge.
+ *
  * The home's copy is the master and is never invalidated.  Every change of
  * state goes through sdsm_page_set(), which checks it against the table.
  */

@@ -46,16 +46,16 @@ int sdsm_io_read_full(int fd, void *buf, size_t len, int64_t deadline_ms)
 {
     size_t got = 0;
     while (got < len) {
+        /* Poll first: the socket may be blocking, and the deadline must hold anyway. */
+        int e = wait_fd(fd, POLLIN, deadline_ms);
+        if (e)
+            return e;
         ssize_t r = read(fd, (char *)buf + got, len - got);
         if (r > 0) {
             got += (size_t)r;
         } else if (r == 0) {
             return -ECONNRESET;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            int e = wait_fd(fd, POLLIN, deadline_ms);
-            if (e)
-                return e;
-        } else if (errno != EINTR) {
+        } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
             return -errno;
         }
     }
@@ -66,14 +66,13 @@ int sdsm_io_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms)
 {
     size_t put = 0;
     while (put < len) {
+        int e = wait_fd(fd, POLLOUT, deadline_ms);
+        if (e)
+            return e;
         ssize_t r = send(fd, (const char *)buf + put, len - put, MSG_NOSIGNAL);
         if (r >= 0) {
             put += (size_t)r;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            int e = wait_fd(fd, POLLOUT, deadline_ms);
-            if (e)
-                return e;
-        } else if (errno != EINTR) {
+        } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
             return -errno;
         }
     }

@@ -6,7 +6,7 @@
 #include <errno.h>
 
 #define FIXED(n, len) [SDSM_MSG_##n] = {#n, len, len, 0, NULL}
-#define ARRAY(n, min, elem) [SDSM_MSG_##n] = {#n, min, 0, elem, NULL}
+#define ARRAY(n, min, elem) [SDSM_MSG_##n] = {#n, min, SDSM_MAX_PAYLOAD, elem, NULL}
 
 sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(FETCH, 4),
@@ -28,7 +28,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(COND_WAKE, 4),
     FIXED(ALLOC_REQ, 32),
     [SDSM_MSG_ALLOC_REP] = {"ALLOC_REP", 4, 4 + 512, 0, NULL},
-    [SDSM_MSG_STATS] = {"STATS", 0, 0, 8, NULL},
+    [SDSM_MSG_STATS] = {"STATS", 0, SDSM_MAX_PAYLOAD, 8, NULL},
     FIXED(BYE, 0),
 };
 
@@ -51,7 +51,7 @@ int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size)
     if (h->type == 0 || h->type >= SDSM_MSG_NTYPES)
         return -EPROTO;
     const sdsm_msg_info_t *m = &sdsm_msg_table[h->type];
-    if (h->len < m->min_len || (m->max_len && h->len > m->max_len))
+    if (h->len < m->min_len || h->len > m->max_len)
         return -EPROTO;
     if (m->multiple && (h->len - m->min_len) % m->multiple)
         return -EPROTO;

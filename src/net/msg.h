@@ -46,7 +46,7 @@ typedef int (*sdsm_msg_handler_t)(int src, const sdsm_hdr_t *h, const uint8_t *p
 typedef struct sdsm_msg_info {
     const char        *name;
     uint32_t           min_len;
-    uint32_t           max_len;   /* 0: bounded by SDSM_MAX_PAYLOAD */
+    uint32_t           max_len;   /* SDSM_MAX_PAYLOAD for arrays; 0 for empty messages */
     uint32_t           multiple;  /* payload length must be min_len + k * multiple (0: any) */
     sdsm_msg_handler_t handler;
 } sdsm_msg_info_t;

@@ -1,0 +1,226 @@
+/*
+ * test_msg.c - net/msg.c: the message table and header validation.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "net/msg.h"
+
+#define PS 4096
+
+static int check_len(unsigned type, uint32_t len, size_t ps)
+{
+    sdsm_hdr_t h = {.len = len, .type = (uint16_t)type, .flags = 0xFFFF, .epoch = 7, .seq = 9};
+    return sdsm_msg_check(&h, ps);
+}
+
+static void expect(unsigned type, uint32_t len, size_t ps, int want)
+{
+    if (!CHECK_I(check_len(type, len, ps), ==, want))
+        fprintf(stderr, "    type %u (%s), len %u, page size %zu\n", type,
+                sdsm_msg_name(type) ? sdsm_msg_name(type) : "?", len, ps);
+}
+
+#define ANY UINT32_MAX /* max: up to SDSM_MAX_PAYLOAD */
+
+/* The payloads as the protocol defines them (msg.h), written out again. */
+static const struct {
+    unsigned    type;
+    const char *name;
+    uint32_t    min, max, multiple; /* length = min + k * multiple <= max */
+} spec[] = {
+    {SDSM_MSG_FETCH, "FETCH", 4, 4, 0},
+    {SDSM_MSG_FETCH_REP, "FETCH_REP", 8, ANY, 0}, /* and exactly 8 + page size */
+    {SDSM_MSG_HOME_REQ, "HOME_REQ", 8, 8, 0},
+    {SDSM_MSG_HOME_REP, "HOME_REP", 8, 8, 0},
+    {SDSM_MSG_DIFF, "DIFF", 0, ANY, 0},
+    {SDSM_MSG_DIFF_ACK, "DIFF_ACK", 0, 0, 0},
+    {SDSM_MSG_INVAL, "INVAL", 4, ANY, 4},
+    {SDSM_MSG_INVAL_ACK, "INVAL_ACK", 0, 0, 0},
+    {SDSM_MSG_BAR_ARRIVE, "BAR_ARRIVE", 0, ANY, 4},
+    {SDSM_MSG_BAR_RELEASE, "BAR_RELEASE", 0, ANY, 8},
+    {SDSM_MSG_LOCK_REQ, "LOCK_REQ", 4, 4, 0},
+    {SDSM_MSG_LOCK_GRANT, "LOCK_GRANT", 4, 4, 0},
+    {SDSM_MSG_LOCK_REL, "LOCK_REL", 4, 4, 0},
+    {SDSM_MSG_COND_WAIT, "COND_WAIT", 8, 8, 0},
+    {SDSM_MSG_COND_ACK, "COND_ACK", 0, 0, 0},
+    {SDSM_MSG_COND_SIGNAL, "COND_SIGNAL", 8, 8, 0},
+    {SDSM_MSG_COND_WAKE, "COND_WAKE", 4, 4, 0},
+    {SDSM_MSG_ALLOC_REQ, "ALLOC_REQ", 32, 32, 0},
+    {SDSM_MSG_ALLOC_REP, "ALLOC_REP", 4, 4 + 512, 0},
+    {SDSM_MSG_STATS, "STATS", 0, ANY, 8},
+    {SDSM_MSG_BYE, "BYE", 0, 0, 0},
+};
+#define NSPEC (sizeof spec / sizeof spec[0])
+
+static void test_table(void)
+{
+    CHECK_U(NSPEC, ==, SDSM_MSG_NTYPES - 1);
+    for (size_t i = 0; i < NSPEC; i++) {
+        unsigned t = spec[i].type;
+        CHECK_U(t, ==, i + 1); /* the enum order */
+        CHECK_STR(sdsm_msg_table[t].name, spec[i].name);
+        CHECK_U(sdsm_msg_table[t].min_len, ==, spec[i].min);
+        CHECK_U(sdsm_msg_table[t].multiple, ==, spec[i].multiple);
+    }
+}
+
+static void test_names(void)
+{
+    for (size_t i = 0; i < NSPEC; i++)
+        CHECK_STR(sdsm_msg_name(spec[i].type), spec[i].name);
+    CHECK_STR(sdsm_msg_name(SDSM_MSG_NONE), NULL);
+    CHECK_STR(sdsm_msg_name(SDSM_MSG_NTYPES), NULL);
+    CHECK_STR(sdsm_msg_name(SDSM_MSG_NTYPES + 1), NULL);
+    CHECK_STR(sdsm_msg_name(0xFFFF), NULL);
+    CHECK_STR(sdsm_msg_name(~0u), NULL);
+}
+
+static void test_accepts_every_type(void)
+{
+    for (size_t i = 0; i < NSPEC; i++) {
+        unsigned t = spec[i].type;
+        uint32_t min = spec[i].min, max = spec[i].max, mul = spec[i].multiple;
+        if (t == SDSM_MSG_FETCH_REP) {
+            expect(t, 8 + PS, PS, 0);
+            expect(t, 8 + 16384, 16384, 0);
+            expect(t, 8 + (16u << 20), 16u << 20, 0);
+            continue;
+        }
+        expect(t, min, PS, 0);
+        if (max != ANY)
+            expect(t, max, PS, 0);
+        if (mul) {
+            expect(t, min + mul, PS, 0);
+            expect(t, min + 1000 * mul, PS, 0);
+            /* the largest whole number of elements under the ceiling */
+            expect(t, SDSM_MAX_PAYLOAD - (SDSM_MAX_PAYLOAD - min) % mul, PS, 0);
+        } else if (max == ANY) { /* any length: DIFF */
+            expect(t, 1, PS, 0);
+            expect(t, 12345, PS, 0);
+            expect(t, SDSM_MAX_PAYLOAD, PS, 0);
+        }
+    }
+    /* the header's other fields are not part of the check */
+    sdsm_hdr_t h = {.len = 4, .type = SDSM_MSG_FETCH};
+    CHECK_I(sdsm_msg_check(&h, PS), ==, 0);
+    /* ALLOC_REP carries 0 to 512 bytes of text */
+    expect(SDSM_MSG_ALLOC_REP, 4 + 1, PS, 0);
+    expect(SDSM_MSG_ALLOC_REP, 4 + 511, PS, 0);
+}
+
+static void test_rejects_bad_type(void)
+{
+    expect(0, 0, PS, -EPROTO);
+    expect(0, 4, PS, -EPROTO);
+    expect(SDSM_MSG_NTYPES, 0, PS, -EPROTO);
+    expect(SDSM_MSG_NTYPES + 1, 8, PS, -EPROTO);
+    expect(0x7FFF, 0, PS, -EPROTO);
+    expect(0xFFFF, 4, PS, -EPROTO);
+}
+
+static void test_rejects_bad_length(void)
+{
+    for (size_t i = 0; i < NSPEC; i++) {
+        unsigned t = spec[i].type;
+        uint32_t min = spec[i].min, max = spec[i].max, mul = spec[i].multiple;
+        if (t == SDSM_MSG_FETCH_REP || max == 0) /* empty types: test_rejects_payload_on_empty */
+            continue;
+        if (min > 0) { /* below min */
+            expect(t, min - 1, PS, -EPROTO);
+            expect(t, 0, PS, -EPROTO);
+        }
+        if (max != ANY) { /* above max */
+            expect(t, max + 1, PS, -EPROTO);
+            expect(t, max + 4, PS, -EPROTO);
+            expect(t, max + 8, PS, -EPROTO);
+            expect(t, SDSM_MAX_PAYLOAD, PS, -EPROTO);
+        }
+        if (mul) /* not a whole number of elements */
+            for (uint32_t r = 1; r < mul; r++) {
+                expect(t, min + r, PS, -EPROTO);
+                expect(t, min + 7 * mul + r, PS, -EPROTO);
+            }
+    }
+    /* the array types by name */
+    expect(SDSM_MSG_INVAL, 0, PS, -EPROTO);   /* at least one page */
+    expect(SDSM_MSG_INVAL, 6, PS, -EPROTO);
+    expect(SDSM_MSG_BAR_ARRIVE, 2, PS, -EPROTO);
+    expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO);
+    expect(SDSM_MSG_BAR_RELEASE, 12, PS, -EPROTO);
+    expect(SDSM_MSG_STATS, 12, PS, -EPROTO);
+    expect(SDSM_MSG_ALLOC_REQ, 31, PS, -EPROTO);
+    expect(SDSM_MSG_ALLOC_REQ, 33, PS, -EPROTO);
+    expect(SDSM_MSG_ALLOC_REP, 3, PS, -EPROTO);
+    expect(SDSM_MSG_ALLOC_REP, 517, PS, -EPROTO);
+
+    /* FETCH_REP is exactly 8 + page size */
+    expect(SDSM_MSG_FETCH_REP, 0, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, PS, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS - 1, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS + 1, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS + 8, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS, 2 * PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, 2 * PS, 0);
+}
+
+/* DIFF_ACK, INVAL_ACK, COND_ACK and BYE are empty: any payload is wrong. */
+static void test_rejects_payload_on_empty(void)
+{
+    for (size_t i = 0; i < NSPEC; i++) {
+        if (spec[i].max != 0)
+            continue;
+        expect(spec[i].type, 0, PS, 0);
+        expect(spec[i].type, 1, PS, -EPROTO);
+        expect(spec[i].type, 8, PS, -EPROTO);
+        expect(spec[i].type, SDSM_MAX_PAYLOAD, PS, -EPROTO);
+    }
+}
+
+static void test_rejects_oversize(void)
+{
+    CHECK_U(SDSM_MAX_PAYLOAD, ==, 64u << 20);
+    for (unsigned t = 0; t <= SDSM_MSG_NTYPES; t++) {
+        expect(t, SDSM_MAX_PAYLOAD + 1, PS, -EMSGSIZE);
+        expect(t, SDSM_MAX_PAYLOAD + 8, PS, -EMSGSIZE);
+        expect(t, UINT32_MAX, PS, -EMSGSIZE);
+        expect(t, 0x80000000u, PS, -EMSGSIZE);
+    }
+    expect(0xFFFF, UINT32_MAX, PS, -EMSGSIZE);
+    /* FETCH_REP of a page that would not fit is still oversize, not exact */
+    expect(SDSM_MSG_FETCH_REP, SDSM_MAX_PAYLOAD + 8, SDSM_MAX_PAYLOAD, -EMSGSIZE);
+}
+
+static int dummy_handler(int src, const sdsm_hdr_t *h, const uint8_t *p) { return src + 1; }
+
+static void test_set_handler(void)
+{
+    sdsm_msg_handler_t old = sdsm_msg_table[SDSM_MSG_LOCK_REQ].handler;
+    sdsm_msg_set_handler(SDSM_MSG_LOCK_REQ, dummy_handler);
+    CHECK(sdsm_msg_table[SDSM_MSG_LOCK_REQ].handler == dummy_handler);
+    CHECK(sdsm_msg_table[SDSM_MSG_LOCK_GRANT].handler != dummy_handler);
+    sdsm_msg_set_handler(SDSM_MSG_LOCK_REQ, old);
+    CHECK(sdsm_msg_table[SDSM_MSG_LOCK_REQ].handler == old);
+    /* the check depends on the table's bounds only, never on a handler */
+    expect(SDSM_MSG_LOCK_REQ, 4, PS, 0);
+}
+
+int main(void)
+{
+    RUN(test_table);
+    RUN(test_names);
+    RUN(test_accepts_every_type);
+    RUN(test_rejects_bad_type);
+    RUN(test_rejects_bad_length);
+    RUN_BUG(test_rejects_payload_on_empty,
+            "src/net/msg.c: FIXED(n, 0) sets max_len 0, which means unbounded, so the empty "
+            "types DIFF_ACK, INVAL_ACK, COND_ACK, BYE accept any payload up to SDSM_MAX_PAYLOAD");
+    RUN(test_rejects_oversize);
+    RUN(test_set_handler);
+    return ck_done("test_msg");
+}
