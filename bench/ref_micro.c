@@ -1,0 +1,245 @@
+/*
+ * ref_micro.c - the references of bench/micro, without sdsm.
+ *
+ *   ref_micro rtt REQ REP COUNT BATCHES  TCP loopback ping-pong between two
+ *                                        processes: REQ-byte request, REP-byte
+ *                                        reply, blocking sockets, TCP_NODELAY
+ *   ref_micro mprotect COUNT BATCHES     mprotect of one page of a memfd
+ *                                        shared mapping, toggling PROT_NONE /
+ *                                        PROT_READ (time per call)
+ *   ref_micro bw MBYTES BATCHES          TCP loopback streaming: one process
+ *                                        writes MBYTES in 1 MiB writes, the
+ *                                        other reads (MB/s)
+ *
+ * Like sdsm_micro: one warm-up batch, then one "sample <figure> <value>" line
+ * per batch (ns per operation, or MB/s).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static void nodelay(int fd)
+{
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
+        die("setsockopt");
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t n = read(fd, p, len);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n == 0) {
+            return -1;
+        } else if (errno != EINTR) {
+            die("read");
+        }
+    }
+    return 0;
+}
+
+static void write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n < 0 && errno != EINTR) {
+            die("write");
+        }
+    }
+}
+
+/* A connected loopback TCP pair: *parent_fd for us, the child runs serve(fd). */
+static pid_t fork_pair(int *parent_fd, void (*serve)(int fd, long a, long b), long a, long b)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 1) ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl))
+        die("listen");
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        close(lfd);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa))
+            die("connect");
+        nodelay(fd);
+        serve(fd, a, b);
+        _exit(0);
+    }
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        die("accept");
+    close(lfd);
+    nodelay(fd);
+    *parent_fd = fd;
+    return pid;
+}
+
+static void finish_child(int fd, pid_t pid)
+{
+    close(fd);
+    int st;
+    waitpid(pid, &st, 0);
+}
+
+/* ---------------------------------------------------------------- rtt */
+
+static void rtt_server(int fd, long req, long rep)
+{
+    char *in = calloc(1, (size_t)req), *out = calloc(1, (size_t)rep);
+    if (!in || !out)
+        die("calloc");
+    while (read_full(fd, in, (size_t)req) == 0)
+        write_full(fd, out, (size_t)rep);
+    free(in);
+    free(out);
+}
+
+static void bench_rtt(long req, long rep, long count, long batches)
+{
+    int fd;
+    pid_t pid = fork_pair(&fd, rtt_server, req, rep);
+    char *out = calloc(1, (size_t)req), *in = calloc(1, (size_t)rep);
+    if (!out || !in)
+        die("calloc");
+    for (long b = 0; b <= batches; b++) {
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < count; i++) {
+            write_full(fd, out, (size_t)req);
+            if (read_full(fd, in, (size_t)rep))
+                die("rtt: server closed");
+        }
+        uint64_t t1 = now_ns();
+        if (b > 0)
+            printf("sample rtt_%ld_%ld %.1f\n", req, rep, (double)(t1 - t0) / (double)count);
+    }
+    finish_child(fd, pid);
+    free(out);
+    free(in);
+}
+
+/* ----------------------------------------------------------- mprotect */
+
+static void bench_mprotect(long count, long batches)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    int mfd = memfd_create("ref-micro", MFD_CLOEXEC);
+    if (mfd < 0 || ftruncate(mfd, ps * 64))
+        die("memfd");
+    volatile char *p = mmap(NULL, (size_t)ps * 64, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (p == MAP_FAILED)
+        die("mmap");
+    p[ps * 32] = 1; /* a present page in the middle of the mapping */
+    void *pg = (void *)(p + ps * 32);
+    for (long b = 0; b <= batches; b++) {
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < count; i++) {
+            if (mprotect(pg, (size_t)ps, PROT_NONE) || mprotect(pg, (size_t)ps, PROT_READ))
+                die("mprotect");
+        }
+        uint64_t t1 = now_ns();
+        if (b > 0)
+            printf("sample mprotect %.1f\n", (double)(t1 - t0) / (double)(2 * count));
+    }
+    munmap((void *)p, (size_t)ps * 64);
+    close(mfd);
+}
+
+/* ----------------------------------------------------------------- bw */
+
+#define CHUNK (1 << 20)
+
+static void bw_server(int fd, long mbytes, long unused)
+{
+    char *buf = malloc(CHUNK), go;
+    if (!buf)
+        die("malloc");
+    memset(buf, 7, CHUNK);
+    while (read_full(fd, &go, 1) == 0)
+        for (long i = 0; i < mbytes; i++)
+            write_full(fd, buf, CHUNK);
+    free(buf);
+}
+
+static void bench_bw(long mbytes, long batches)
+{
+    int fd;
+    pid_t pid = fork_pair(&fd, bw_server, mbytes, 0);
+    char *buf = malloc(CHUNK);
+    if (!buf)
+        die("malloc");
+    for (long b = 0; b <= batches; b++) {
+        uint64_t t0 = now_ns();
+        write_full(fd, "g", 1);
+        size_t left = (size_t)mbytes * CHUNK;
+        while (left) {
+            ssize_t n = read(fd, buf, left < CHUNK ? left : CHUNK);
+            if (n <= 0 && !(n < 0 && errno == EINTR))
+                die("bw: read");
+            if (n > 0)
+                left -= (size_t)n;
+        }
+        uint64_t t1 = now_ns();
+        if (b > 0)
+            printf("sample tcpbw %.2f\n", (double)mbytes * CHUNK / 1e6 / ((double)(t1 - t0) * 1e-9));
+    }
+    finish_child(fd, pid);
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    long a[4] = {0};
+    for (int i = 2; i < argc && i < 6; i++)
+        a[i - 2] = strtol(argv[i], NULL, 0);
+    const char *what = argc > 1 ? argv[1] : "";
+    if (strcmp(what, "rtt") == 0 && argc == 6)
+        bench_rtt(a[0], a[1], a[2], a[3]);
+    else if (strcmp(what, "mprotect") == 0 && argc == 4)
+        bench_mprotect(a[0], a[1]);
+    else if (strcmp(what, "bw") == 0 && argc == 4)
+        bench_bw(a[0], a[1]);
+    else {
+        fprintf(stderr, "usage: ref_micro rtt REQ REP COUNT BATCHES | mprotect COUNT BATCHES | "
+                        "bw MBYTES BATCHES\n");
+        return 2;
+    }
+    return 0;
+}
