@@ -223,6 +223,7 @@ int sdsm_boot_start(sdsm_boot_t *b)
         if (r != b->rank)
             fcntl(b->peer_fds[r], F_SETFL, O_NONBLOCK);
     fcntl(b->listen_fd, F_SETFL, O_NONBLOCK);
+    fcntl(ctrl_fd, F_SETFL, O_NONBLOCK); /* polled by any thread making progress */
     b->ctrl_fd = ctrl_fd;
 out:
     free(table);

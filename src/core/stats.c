@@ -4,11 +4,15 @@
  * terminal; message rows are printed only for types that were used.
  */
 #include "stats.h"
+#include "wait.h"
 
 #include <string.h>
 #include <time.h>
 
 sdsm_stats_t sdsm_stats;
+_Atomic int  sdsm_sleepers;
+int (*sdsm_wait_progress)(void);
+void (*sdsm_wait_spin)(int begin);
 
 uint64_t sdsm_now_ns(void)
 {

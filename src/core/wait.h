@@ -21,9 +21,23 @@
 #include "core/config.h"
 #include "core/stats.h"
 
+/* Threads asleep in futex_wait, so wakers skip the system call when none is. */
+extern _Atomic int sdsm_sleepers;
+/*
+ * Installed by the transport: receive and handle whatever has arrived, if no
+ * other thread is doing so.  A waiting thread calls it while it spins, so the
+ * reply it waits for is handled by the thread that needs it, without the
+ * extra wake-up of a hand-off from the service thread.  Returns > 0 if it
+ * handled something.
+ */
+extern int (*sdsm_wait_progress)(void);
+/* Bracket a spin phase (the service thread stays off the sockets meanwhile). */
+extern void (*sdsm_wait_spin)(int begin);
+
 static inline void sdsm_wake_all(_Atomic uint32_t *w)
 {
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    if (atomic_load(&sdsm_sleepers) > 0)
+        syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* Block while *w == old.  Returns the new value. */
@@ -34,15 +48,25 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
         return v;
     if (sdsm_cfg.spin_us > 0) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
+        void (*spin)(int) = sdsm_wait_spin;
+        if (spin)
+            spin(1);
         do {
-            sched_yield();
+            if (!sdsm_wait_progress || sdsm_wait_progress() <= 0)
+                sched_yield();
             v = atomic_load_explicit(w, memory_order_acquire);
-            if (v != old)
-                return v;
-        } while (sdsm_now_ns() < until);
+        } while (v == old && sdsm_now_ns() < until);
+        if (spin)
+            spin(0);
+        if (v != old)
+            return v;
     }
     for (;;) {
+        /* Dekker with the waker: it stores *w then reads sdsm_sleepers; we
+         * count ourselves then let the kernel re-check *w.  (seq_cst both.) */
+        atomic_fetch_add(&sdsm_sleepers, 1);
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, old, NULL, NULL, 0);
+        atomic_fetch_sub(&sdsm_sleepers, 1);
         v = atomic_load_explicit(w, memory_order_acquire);
         if (v != old)
             return v;
@@ -59,7 +83,7 @@ static inline void sdsm_count_wait_zero(_Atomic uint32_t *c)
 
 static inline void sdsm_count_done(_Atomic uint32_t *c)
 {
-    if (atomic_fetch_sub_explicit(c, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub(c, 1) == 1)
         sdsm_wake_all(c);
 }
 

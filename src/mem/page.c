@@ -76,7 +76,7 @@ void sdsm_page_set(uint32_t pg, sdsm_pstate_t to, int is_home, int protect)
 
 void sdsm_page_wake(void)
 {
-    atomic_fetch_add_explicit(&sdsm_page_gen, 1, memory_order_acq_rel);
+    atomic_fetch_add(&sdsm_page_gen, 1);
     sdsm_wake_all(&sdsm_page_gen);
 }
 

@@ -43,6 +43,8 @@ typedef enum sdsm_pstate {
 enum {
     SDSM_PGF_DIRTY   = 1 << 0, /* on this rank's dirty list */
     SDSM_PGF_FLUSHED = 1 << 1, /* written this interval, diff already sent (invalidated while dirty) */
+    SDSM_PGF_STALE   = 1 << 2, /* FETCHING across a barrier that saw others write it: drop the reply */
+    SDSM_PGF_PENDING = 1 << 3, /* its diff is in a release batch not sent yet: no fetch may overtake it */
 };
 
 typedef struct sdsm_page {

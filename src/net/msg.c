@@ -9,7 +9,7 @@
 #define ARRAY(n, min, elem) [SDSM_MSG_##n] = {#n, min, SDSM_MAX_PAYLOAD, elem, NULL}
 
 sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
-    FIXED(FETCH, 4),
+    FIXED(FETCH, 8),
     ARRAY(FETCH_REP, 8, 0),        /* exact size checked against the page size */
     FIXED(HOME_REQ, 8),
     FIXED(HOME_REP, 8),

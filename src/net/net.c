@@ -11,8 +11,11 @@
  * at least one whole frame; the header is validated against the type table
  * before the payload is looked at, then the handler runs.
  *
- * Invariant: handlers run only in the service thread, one at a time, so the
- * state they own (copysets, lock queues, barrier counts) needs no lock.
+ * Invariant: handlers run one at a time, under the progress lock, so the
+ * state they own (lock queues, barrier counts, pending operations) needs no
+ * other lock.  The service thread takes the progress lock when epoll wakes
+ * it; a thread waiting for a reply takes it (if free) while it spins, and
+ * handles the reply itself, which saves a thread hand-off per operation.
  */
 #include "net.h"
 
@@ -67,7 +70,10 @@ static struct {
     _Atomic uint32_t  epoch;
     _Atomic int       stopping;
     _Atomic uint32_t  byes;        /* peers that said BYE (service thread writes) */
-    int               epoch_moved; /* service thread: rescan stalled peers */
+    int               epoch_moved; /* rescan stalled peers (progress lock held) */
+    pthread_mutex_t   progress;
+    _Atomic int       spinners;    /* threads polling for progress right now */
+    _Atomic uint32_t  park;        /* the service thread sleeps here meanwhile */
     int               started;
 } N;
 
@@ -300,11 +306,14 @@ static void read_peer(int r)
                 sdsm_fatal("out of memory receiving from rank %d", r);
             p->rcap = cap;
         }
-        ssize_t n = read(p->fd, p->rbuf + p->rlen, p->rcap - p->rlen);
+        size_t room = p->rcap - p->rlen;
+        ssize_t n = read(p->fd, p->rbuf + p->rlen, room);
         if (n > 0) {
             p->rlen += (size_t)n;
             if (!p->stalled)
                 parse(r);
+            if ((size_t)n < room) /* drained: epoll is level-triggered, no need to read EAGAIN */
+                return;
             continue;
         }
         if (n == 0) {
@@ -366,18 +375,9 @@ static void ctrl_event(void)
     }
 }
 
-static void *service_main(void *arg)
+/* Progress lock held. */
+static void handle(const struct epoll_event *evs, int n)
 {
-    (void)arg;
-    in_service = 1;
-    struct epoll_event evs[64];
-    while (!atomic_load(&N.stopping)) {
-        int n = epoll_wait(N.ep, evs, 64, -1);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            sdsm_fatal("epoll_wait: %m");
-        }
         for (int i = 0; i < n; i++) {
             int tag = (int)(int64_t)evs[i].data.u64;
             if (tag == TAG_WAKE)
@@ -399,6 +399,58 @@ static void *service_main(void *arg)
                 if (N.peers[r].stalled)
                     parse(r);
         }
+}
+
+static int poll_progress(void)
+{
+    if (!N.started || atomic_load(&N.stopping) || pthread_mutex_trylock(&N.progress))
+        return 0;
+    struct epoll_event evs[64];
+    int n = epoll_wait(N.ep, evs, 64, 0);
+    if (n > 0)
+        handle(evs, n);
+    pthread_mutex_unlock(&N.progress);
+    return n;
+}
+
+/*
+ * While some thread spins for a reply it also receives, so the service
+ * thread parks instead of sleeping in epoll: otherwise every arriving frame
+ * would wake both, and on a busy machine the extra wake-up costs more than
+ * the round trip.  The last spinner to stop unparks it.
+ */
+static void spin_phase(int begin)
+{
+    if (begin) {
+        atomic_fetch_add(&N.spinners, 1);
+    } else if (atomic_fetch_sub(&N.spinners, 1) == 1) {
+        atomic_fetch_add(&N.park, 1);
+        syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
+static void *service_main(void *arg)
+{
+    (void)arg;
+    in_service = 1;
+    struct epoll_event evs[64];
+    while (!atomic_load(&N.stopping)) {
+        uint32_t pk = atomic_load(&N.park);
+        if (atomic_load(&N.spinners) > 0) {
+            syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAIT_PRIVATE, pk, NULL, NULL, 0);
+            continue;
+        }
+        int n = epoll_wait(N.ep, evs, 64, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            sdsm_fatal("epoll_wait: %m");
+        }
+        /* A spinning waiter may have handled these events already: every
+         * handler below copes with finding nothing (non-blocking fds). */
+        pthread_mutex_lock(&N.progress);
+        handle(evs, n);
+        pthread_mutex_unlock(&N.progress);
     }
     return NULL;
 }
@@ -418,6 +470,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;
     pthread_mutex_init(&N.qmtx, NULL);
+    pthread_mutex_init(&N.progress, NULL);
     N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
     N.ep = epoll_create1(EPOLL_CLOEXEC);
     N.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -448,6 +501,8 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         goto fail;
     }
     N.started = 1;
+    sdsm_wait_progress = poll_progress;
+    sdsm_wait_spin = spin_phase;
     return 0;
 fail:
     sdsm_error_log("cannot start the service thread: %m");
@@ -481,7 +536,13 @@ void sdsm_net_shutdown(void)
             sched_yield();
         }
     }
+    sdsm_wait_progress = NULL;
+    sdsm_wait_spin = NULL;
     atomic_store(&N.stopping, 1);
+    atomic_fetch_add(&N.park, 1);
+    syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_mutex_lock(&N.progress); /* no waiter is inside a handler any more */
+    pthread_mutex_unlock(&N.progress);
     uint64_t one = 1;
     ssize_t w = write(N.wake_fd, &one, sizeof one);
     (void)w;

@@ -106,13 +106,54 @@ static void add_entry(buf_t *b, uint32_t pg, const uint8_t *twin)
 
 /* ---------------------------------------------------------------- faults */
 
+/*
+ * Sequential prefetch.  A fault on the page right after the last window
+ * fetched doubles the window (up to PREFETCH_MAX pages); any other fault
+ * resets it.  Extra pages must be invalid, in the same block and at the same
+ * home, and their locks free (trylock: we already hold one stripe lock, and
+ * stripes wrap, so waiting could deadlock).
+ */
+#define PREFETCH_MAX 32u
+static _Atomic uint32_t seq_next = UINT32_MAX, seq_win;
+
+static uint32_t prefetch_window(uint32_t pg, int home)
+{
+    uint32_t win = 0;
+    if (pg == atomic_load(&seq_next)) {
+        win = atomic_load(&seq_win);
+        win = win ? 2 * win : 1;
+        if (win > PREFETCH_MAX)
+            win = PREFETCH_MAX;
+    }
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    uint32_t k = 0;
+    while (k < win && a && pg + k + 1 < a->first + a->npages) {
+        uint32_t q = pg + k + 1;
+        if (pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
+            break;
+        int ok = sdsm_page(q)->state == SDSM_PG_INVALID && sdsm_page_home(q) == home;
+        if (ok)
+            sdsm_page_set(q, SDSM_PG_FETCHING, 0, 0);
+        sdsm_page_unlock(q);
+        if (!ok)
+            break;
+        k++;
+    }
+    atomic_store(&seq_win, win);
+    atomic_store(&seq_next, pg + k + 1);
+    return k;
+}
+
 static void start_fetch(uint32_t pg, int home)
 {
     sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
-    if (home < 0)
-        sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, &pg, 4, &(uint32_t){1}, 4);
-    else
-        sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, &pg, 4, NULL, 0);
+    if (home < 0) {
+        uint32_t q[2] = {pg, 1};
+        sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
+        return;
+    }
+    uint32_t q[2] = {pg, 1 + prefetch_window(pg, home)};
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
 }
 
 static int hlrc_fault(uint32_t pg, int is_write)
@@ -130,9 +171,9 @@ static int hlrc_fault(uint32_t pg, int is_write)
                 sdsm_page_mark_dirty(pg);
             break;
         }
-        if (p->state == SDSM_PG_INVALID)
+        if (p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING))
             start_fetch(pg, home);
-        if (p->state == SDSM_PG_FETCHING) {
+        if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID) {
             uint32_t g = atomic_load(&sdsm_page_gen);
             sdsm_page_unlock(pg);
             sdsm_wait_change(&sdsm_page_gen, g);
@@ -195,8 +236,15 @@ static int hlrc_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t 
     int eager = kind == SDSM_SYNC_LOCK;
     pthread_mutex_lock(&H.release_mtx);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
-    if (n)
-        qsort(H.work, n, sizeof *H.work, cmp_u32);
+    if (n == 0) { /* the common case of a lock or barrier without writes */
+        pthread_mutex_unlock(&H.release_mtx);
+        if (pages) {
+            *pages = H.notices;
+            *npages = 0;
+        }
+        return 0;
+    }
+    qsort(H.work, n, sizeof *H.work, cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
     for (uint32_t i = 0; i < n; i++) {
@@ -209,8 +257,10 @@ static int hlrc_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t 
             /* Protect first: a write by another thread after this faults
              * and waits for the lock instead of racing with the diff. */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
-            if (home != H.me)
+            if (home != H.me) {
                 add_entry(&H.out[home], pg, sdsm_page_twin(pg));
+                p->flags |= SDSM_PGF_PENDING;
+            }
             else if (eager)
                 add_entry(&H.out[home], pg, NULL);
             /* A page written only at its home, of which nobody else holds a
@@ -231,6 +281,20 @@ static int hlrc_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t 
     }
     for (int h = 0; h < H.n; h++)
         send_batch(h, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+    /* The diffs are queued on their connections: a fetch sent from now on
+     * reaches each home after them, so the pages may be fetched again. */
+    int woke = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sdsm_page_t *p = sdsm_page(H.work[i]);
+        if (!(p->flags & SDSM_PGF_PENDING))
+            continue;
+        sdsm_page_lock(H.work[i]);
+        p->flags &= (uint8_t)~SDSM_PGF_PENDING;
+        woke |= p->state == SDSM_PG_INVALID;
+        sdsm_page_unlock(H.work[i]);
+    }
+    if (woke)
+        sdsm_page_wake();
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
@@ -253,18 +317,21 @@ static void hlrc_acquire(sdsm_sync_kind_t kind)
 
 static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    uint32_t pg = rd32(p);
-    if (pg >= sdsm_region.npages || src == H.me)
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    if (first >= sdsm_region.npages || count == 0 || count > 1 + PREFETCH_MAX ||
+        count > sdsm_region.npages - first || src == H.me)
         return -EPROTO;
-    /* Copy-holder and copy are recorded together, under the page lock, so a
-     * release at this home sees either both or neither. */
-    sdsm_page_lock(pg);
-    if (sdsm_copyset_add(pg, src))
-        sdsm_fatal("out of memory recording a copy holder");
-    uint32_t hdr[2] = {pg, 0};
-    sdsm_net_send(src, SDSM_MSG_FETCH_REP, 0, h->seq, hdr, 8, sdsm_page_rt(pg), H.ps);
-    sdsm_page_unlock(pg);
-    sdsm_stat_add(SDSM_ST_PAGES_SERVED, 1);
+    for (uint32_t pg = first; pg < first + count; pg++) {
+        /* Copy-holder and copy are recorded together, under the page lock,
+         * so a release at this home sees either both or neither. */
+        sdsm_page_lock(pg);
+        if (sdsm_copyset_add(pg, src))
+            sdsm_fatal("out of memory recording a copy holder");
+        uint32_t hdr[2] = {pg, 0};
+        sdsm_net_send(src, SDSM_MSG_FETCH_REP, 0, h->seq, hdr, 8, sdsm_page_rt(pg), H.ps);
+        sdsm_page_unlock(pg);
+    }
+    sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
     return 0;
 }
 
@@ -385,9 +452,17 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (pg >= sdsm_region.npages)
         return -EPROTO;
     sdsm_page_lock(pg);
-    if (sdsm_page(pg)->state != SDSM_PG_FETCHING) {
+    sdsm_page_t *m = sdsm_page(pg);
+    if (m->state != SDSM_PG_FETCHING) { /* a prefetch overtaken by sdsm_free: drop it */
         sdsm_page_unlock(pg);
-        return -EPROTO;
+        return 0;
+    }
+    if (m->flags & SDSM_PGF_STALE) { /* served before a barrier that made it stale */
+        m->flags &= (uint8_t)~SDSM_PGF_STALE;
+        sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
+        sdsm_page_unlock(pg);
+        sdsm_page_wake();
+        return 0;
     }
     memcpy(sdsm_page_rt(pg), p + 8, H.ps);
     sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
@@ -419,7 +494,8 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_page_wake();
         return 0;
     }
-    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, &pg, 4, NULL, 0);
+    uint32_t q[2] = {pg, 1};
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
     sdsm_page_unlock(pg);
     return 0;
 }
@@ -452,15 +528,17 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
             int dirty = m->state == SDSM_PG_READ_WRITE;
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
             if (dirty) {
+                /* Send before unlocking: a fetch of this page by one of our
+                 * threads must reach the home after our own writes. */
+                early.len = 0;
                 add_entry(&early, pg, sdsm_page_twin(pg));
                 m->flags |= SDSM_PGF_FLUSHED;
+                sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
             }
             sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
         }
         sdsm_page_unlock(pg);
     }
-    if (early.len) /* same connection, so the home applies it before our ack */
-        sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
     free(early.p);
     sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
     return 0;
@@ -493,6 +571,8 @@ static int hlrc_barrier_done(const uint8_t *pairs, uint32_t n)
         } else if (m->state == SDSM_PG_READ_ONLY && writer != H.me && sdsm_page_home(pg) != H.me) {
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
             sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
+        } else if (m->state == SDSM_PG_FETCHING && writer != H.me) {
+            m->flags |= SDSM_PGF_STALE; /* a prefetch in flight may hold old data */
         }
         sdsm_page_unlock(pg);
     }

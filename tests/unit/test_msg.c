@@ -32,7 +32,7 @@ static const struct {
     const char *name;
     uint32_t    min, max, multiple; /* length = min + k * multiple <= max */
 } spec[] = {
-    {SDSM_MSG_FETCH, "FETCH", 4, 4, 0},
+    {SDSM_MSG_FETCH, "FETCH", 8, 8, 0}, /* page, count (prefetch) */
     {SDSM_MSG_FETCH_REP, "FETCH_REP", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_HOME_REQ, "HOME_REQ", 8, 8, 0},
     {SDSM_MSG_HOME_REP, "HOME_REP", 8, 8, 0},
@@ -105,7 +105,7 @@ static void test_accepts_every_type(void)
         }
     }
     /* the header's other fields are not part of the check */
-    sdsm_hdr_t h = {.len = 4, .type = SDSM_MSG_FETCH};
+    sdsm_hdr_t h = {.len = 8, .type = SDSM_MSG_FETCH};
     CHECK_I(sdsm_msg_check(&h, PS), ==, 0);
     /* ALLOC_REP carries 0 to 512 bytes of text */
     expect(SDSM_MSG_ALLOC_REP, 4 + 1, PS, 0);
