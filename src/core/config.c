@@ -52,6 +52,8 @@ static const var_t vars[] = {
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
      "microseconds a waiting thread polls (yielding) before it sleeps"},
+    {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
+     "most pages fetched ahead when faults are sequential (0: one page per fault)"},
 };
 #define NVARS (sizeof vars / sizeof vars[0])
 

@@ -28,6 +28,7 @@ typedef struct sdsm_config {
     long        barrier_manager; /* rank that runs the barrier */
     long        timeout;         /* seconds to wait for set-up and for a silent peer */
     long        spin_us;         /* microseconds a waiter spins before sleeping */
+    long        prefetch;        /* most pages fetched ahead on sequential faults */
 } sdsm_config_t;
 
 extern sdsm_config_t sdsm_cfg;

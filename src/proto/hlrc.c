@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
@@ -122,8 +123,8 @@ static uint32_t prefetch_window(uint32_t pg, int home)
     if (pg == atomic_load(&seq_next)) {
         win = atomic_load(&seq_win);
         win = win ? 2 * win : 1;
-        if (win > PREFETCH_MAX)
-            win = PREFETCH_MAX;
+        if (win > (uint32_t)sdsm_cfg.prefetch)
+            win = (uint32_t)sdsm_cfg.prefetch;
     }
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     uint32_t k = 0;

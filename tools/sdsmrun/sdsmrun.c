@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* same feature set in every file of the launcher */
 #include "launcher.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -46,7 +47,7 @@ static const char vars_text[] =
     "  SDSM_PROTOCOL=NAME     with --protocol\n"
     "\n"
     "Variables users commonly set themselves (passed to the ranks unchanged):\n"
-    "  SDSM_STATS=0|1         1: every rank prints statistics at sdsm_finalize\n"
+    "  SDSM_STATS=0|1         1: rank 0 prints every rank's statistics at sdsm_finalize\n"
     "  SDSM_ERRORS=abort|return  abort (default): a failing sdsm call prints the error\n"
     "                         and stops the whole job; return: the call returns a\n"
     "                         negative SDSM_E* code to the program\n"
@@ -221,7 +222,7 @@ static int option(struct job *j, int c, char **argv)
 {
     static char version[64];
     static const char *const help[] = {usage_line, help_text, vars_text, status_text, NULL};
-    static const char *const info[] = {vars_text, NULL};
+    static const char *const info[] = {"\n", vars_text, NULL};
     static const char *const vers[] = {version, NULL};
     switch (c) {
     case 'n': return parse_nprocs(j, optarg);
@@ -234,7 +235,19 @@ static int option(struct job *j, int c, char **argv)
         j->protocol = optarg;
         return -1;
     case 'h': return print_texts(help);
-    case 'I': return print_texts(info);
+    case 'I': {
+        /* The runtime's own table, so this list can never drift from it. */
+        sdsm_config_t cfg;
+        char err[256];
+        extern char **environ;
+        int bad = sdsm_config_load(&cfg, environ, err, sizeof err, NULL);
+        if (bad)
+            sdsm_config_load(&cfg, NULL, err, sizeof err, NULL);
+        printf("Every SDSM_* variable the runtime reads (value here: %s):\n",
+               bad ? "defaults; the environment has an invalid one" : "from this environment");
+        sdsm_config_print(&cfg, stdout);
+        return print_texts(info);
+    }
     case 'V':
         snprintf(version, sizeof version, "sdsmrun (sdsm) %d.%d.%d\n", SDSM_VERSION_MAJOR,
                  SDSM_VERSION_MINOR, SDSM_VERSION_PATCH);
