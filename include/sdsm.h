@@ -177,6 +177,48 @@ SDSM_API int sdsm_cond_signal(int cond);
 /* Wake every waiter of `cond`.  Returns 0 or SDSM_EINVAL. */
 SDSM_API int sdsm_cond_broadcast(int cond);
 
+/* ---------------------------------------------------------------------
+ * Placement, managers and explicit consistency control (SMS, SCASH).
+ * Protocols: SDSM_PROTOCOL=hlrc (default) | update | ibec, or
+ * `sdsmrun --protocol NAME`; see README.md for what each does.
+ */
+
+/*
+ * Move the home (page manager) of the pages covering [addr, addr + len) to
+ * `rank`, effective at the next barrier (SMS sms_change_page_manager).  Any
+ * rank may call it; the moves of all ranks are applied together when the
+ * next barrier completes (that barrier then takes one more round trip, and
+ * the page contents travel from the old home to the new one).  Returns 0,
+ * SDSM_EINVAL for a range outside live shared blocks or a bad rank.
+ */
+SDSM_API int sdsm_set_home(void *addr, size_t len, int rank);
+
+/*
+ * Barrier managed by rank `manager` (SMS sms_barrier(pid)); otherwise
+ * identical to sdsm_barrier.  Every rank must name the same manager.
+ */
+SDSM_API int sdsm_barrier_at(int manager);
+
+/*
+ * Send this rank's changes to [addr, addr + len) to their homes now and wait
+ * until they are applied there (SCASH's flush).  Does not synchronize with
+ * anybody; a later acquire elsewhere is still needed to read them safely.
+ */
+SDSM_API int sdsm_flush(const void *addr, size_t len);
+
+/*
+ * Drop this rank's copies of [addr, addr + len) (changes are flushed first),
+ * so the next access fetches the home's current contents (SCASH's fetch).
+ */
+SDSM_API int sdsm_refresh(void *addr, size_t len);
+
+/*
+ * Collective: make root's contents of [addr, addr + len), as they are when
+ * root calls it, current on every rank, overriding concurrent writes of the
+ * range by other ranks.  Includes two barriers.
+ */
+SDSM_API int sdsm_bcast(void *addr, size_t len, int root);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,9 +12,9 @@
 
 sdsm_config_t sdsm_cfg;
 
-const char *const sdsm_proto_names[SDSM_PROTO_COUNT] = {"hlrc"};
+const char *const sdsm_proto_names[SDSM_PROTO_COUNT] = {"hlrc", "update", "ibec"};
 static const char *const errmode_names[] = {"abort", "return", NULL};
-static const char *const proto_names[] = {"hlrc", NULL};
+static const char *const proto_names[] = {"hlrc", "update", "ibec", NULL};
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
 
 typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR } vtype_t;
@@ -45,7 +45,8 @@ static const var_t vars[] = {
     {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,
      "abort: a failing call stops the job; return: calls return negative codes"},
     {"SDSM_PROTOCOL", T_ENUM, OFF(protocol), "hlrc", 0, 0, proto_names,
-     "coherence protocol: hlrc (home-based release consistency, invalidate)"},
+     "coherence protocol: hlrc (home-based release consistency, invalidate), update (SCASH: "
+     "barriers push new contents to copy holders), ibec (SMS: lock-bound diffs, barrier updates)"},
     {"SDSM_LOG", T_ENUM, OFF(log_level), "warn", 0, 0, log_names, "log level: error, warn, info, debug"},
     {"SDSM_BARRIER_MANAGER", T_LONG, OFF(barrier_manager), "0", 0, 1 << 20, NULL, "rank that manages barriers"},
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
@@ -54,6 +55,8 @@ static const var_t vars[] = {
      "microseconds a waiting thread polls (yielding) before it sleeps"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when faults are sequential (0: one page per fault)"},
+    {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
+     "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
 };
 #define NVARS (sizeof vars / sizeof vars[0])
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 typedef enum { SDSM_ERRMODE_ABORT, SDSM_ERRMODE_RETURN } sdsm_errmode_t;
-typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
+typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_UPDATE, SDSM_PROTO_IBEC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
 typedef enum { SDSM_LOG_ERROR, SDSM_LOG_WARN, SDSM_LOG_INFO, SDSM_LOG_DEBUG } sdsm_loglevel_t;
 
 typedef struct sdsm_config {
@@ -29,6 +29,7 @@ typedef struct sdsm_config {
     long        timeout;         /* seconds to wait for set-up and for a silent peer */
     long        spin_us;         /* microseconds a waiter spins before sleeping */
     long        prefetch;        /* most pages fetched ahead on sequential faults */
+    long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */
 } sdsm_config_t;
 
 extern sdsm_config_t sdsm_cfg;

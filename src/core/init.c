@@ -21,6 +21,7 @@
 #include "mem/fault.h"
 #include "mem/page.h"
 #include "net/net.h"
+#include "proto/home.h"
 #include "proto/proto.h"
 #include "sdsm.h"
 #include "sync/sync.h"
@@ -304,4 +305,78 @@ int sdsm_cond_broadcast(int cond)
     if (cond < 0)
         return report("sdsm_cond_broadcast", SDSM_EINVAL, "cond id %d is negative", cond);
     return sdsm_cond_signal_run(cond, 1);
+}
+
+/* Pages covering [addr, addr + len), all in live blocks.  0 or SDSM_EINVAL. */
+static int range_pages(const void *addr, size_t len, uint32_t *first, uint32_t *count)
+{
+    uint32_t a, b;
+    if (len == 0 || !sdsm_region_page_of(addr, &a) ||
+        !sdsm_region_page_of((const uint8_t *)addr + len - 1, &b))
+        return SDSM_EINVAL;
+    for (uint32_t pg = a; pg <= b;) {
+        const sdsm_alloc_rec_t *r = sdsm_alloc_find(pg);
+        if (!r)
+            return SDSM_EINVAL;
+        pg = r->first + r->npages;
+    }
+    *first = a;
+    *count = b - a + 1;
+    return 0;
+}
+
+int sdsm_set_home(void *addr, size_t len, int rank)
+{
+    REQUIRE_RUNNING("sdsm_set_home");
+    uint32_t first, count;
+    if (range_pages(addr, len, &first, &count))
+        return report("sdsm_set_home", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks",
+                      addr, len);
+    if (rank < 0 || rank >= boot.nprocs)
+        return report("sdsm_set_home", SDSM_EINVAL, "rank %d is not in [0, %d)", rank, boot.nprocs);
+    return sdsm_barrier_add_move(first, count, rank) ? report("sdsm_set_home", SDSM_ENOMEM, "no memory") : 0;
+}
+
+int sdsm_barrier_at(int manager)
+{
+    REQUIRE_RUNNING("sdsm_barrier_at");
+    if (manager < 0 || manager >= boot.nprocs)
+        return report("sdsm_barrier_at", SDSM_EINVAL, "manager %d is not a rank in [0, %d)", manager,
+                      boot.nprocs);
+    return sdsm_barrier_run_at(manager);
+}
+
+static int flush_common(const char *call, const void *addr, size_t len, int drop)
+{
+    REQUIRE_RUNNING(call);
+    uint32_t first, count;
+    if (range_pages(addr, len, &first, &count))
+        return report(call, SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks", addr, len);
+    return sdsm_proto->flush(first, count, drop) ? report(call, SDSM_EPROTO, "a home rejected the diffs") : 0;
+}
+
+int sdsm_flush(const void *addr, size_t len) { return flush_common("sdsm_flush", addr, len, 0); }
+int sdsm_refresh(void *addr, size_t len) { return flush_common("sdsm_refresh", addr, len, 1); }
+
+int sdsm_bcast(void *addr, size_t len, int root)
+{
+    REQUIRE_RUNNING("sdsm_bcast");
+    uint32_t first, count;
+    if (range_pages(addr, len, &first, &count))
+        return report("sdsm_bcast", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks", addr, len);
+    if (root < 0 || root >= boot.nprocs)
+        return report("sdsm_bcast", SDSM_EINVAL, "root %d is not a rank in [0, %d)", root, boot.nprocs);
+    uint8_t *snap = NULL;
+    if (boot.rank == root) { /* root's contents as of the call */
+        if (!(snap = malloc(len)))
+            return report("sdsm_bcast", SDSM_ENOMEM, "no memory for a %zu-byte snapshot", len);
+        memcpy(snap, addr, len);
+    }
+    sdsm_barrier_run(); /* everybody's earlier writes are home... */
+    int rc = 0;
+    if (snap) /* ...so root's overwrite comes after them, and invalidates all other copies */
+        rc = sdsm_home_overwrite(addr, len, snap);
+    free(snap);
+    sdsm_barrier_run();
+    return rc ? report("sdsm_bcast", SDSM_EPROTO, "a home rejected the data") : 0;
 }

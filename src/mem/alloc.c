@@ -84,6 +84,9 @@ void sdsm_alloc_fini(void)
     memset(&M, 0, sizeof M);
 }
 
+uint32_t sdsm_alloc_count(void) { return atomic_load_explicit(&nrecs, memory_order_acquire); }
+const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i) { return &recs[i]; }
+
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
 {
     uint32_t n = atomic_load_explicit(&nrecs, memory_order_acquire);

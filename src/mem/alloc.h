@@ -26,6 +26,9 @@ void  sdsm_alloc_fini(void);
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen);
 int   sdsm_free_collective(void *p, char *why, size_t whylen);
 
+/* All records in address order (live or freed: check ->live). */
+uint32_t sdsm_alloc_count(void);
+const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);
 /* The live allocation holding pg, or NULL.  Safe in the fault handler. */
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg);
 /* Home of pg: a rank, or -1 for a first-touch page whose home is not known here. */

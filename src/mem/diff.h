@@ -20,6 +20,8 @@
 
 #define SDSM_DIFF_EAGER 1u /* DIFF flag: the home invalidates other copies before acking */
 #define SDSM_DIFF_NOACK 2u /* DIFF flag: no acknowledgement wanted */
+#define SDSM_DIFF_LOCK 8u /* DIFF flag: ibec diffL; the home keeps it to forward at the barrier */
+#define SDSM_DIFF_FORWARD 4u /* DIFF flag: the home forwards it to the other copies (update, not invalidate) */
 
 /* Upper bound of the encoded size of one page's diff. */
 static inline size_t sdsm_diff_bound(size_t page_size) { return page_size + page_size / 2 + 32; }

@@ -20,6 +20,8 @@
  *
  *   FETCHING -> INVALID: a first-touch claim made this rank the home; the
  *   faulting thread then takes the "fault at the home" edge.
+ *   READ_ONLY -> FETCHING: update protocol, a barrier said others wrote the
+ *   page; the home pushes the new contents (no request).
  *
  * The home's copy is the master and is never invalidated.  Every change of
  * state goes through sdsm_page_set(), which checks it against the table.
@@ -45,6 +47,10 @@ enum {
     SDSM_PGF_FLUSHED = 1 << 1, /* written this interval, diff already sent (invalidated while dirty) */
     SDSM_PGF_STALE   = 1 << 2, /* FETCHING across a barrier that saw others write it: drop the reply */
     SDSM_PGF_PENDING = 1 << 3, /* its diff is in a release batch not sent yet: no fetch may overtake it */
+    SDSM_PGF_TWIN    = 1 << 4, /* the twin holds the page as of the last release */
+    SDSM_PGF_TWINL   = 1 << 5, /* ibec: written in the current critical section (twinL made) */
+    SDSM_PGF_IDLE    = 1 << 6, /* ibec: protected to see whether it is still used (unmap time-out) */
+    SDSM_PGF_AWAIT_PUSH = 1 << 7, /* update: FETCHING until the home pushes the new contents */
 };
 
 typedef struct sdsm_page {

@@ -17,11 +17,11 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(DIFF_ACK, 0),
     ARRAY(INVAL, 4, 4),
     FIXED(INVAL_ACK, 0),
-    ARRAY(BAR_ARRIVE, 0, 4),
-    ARRAY(BAR_RELEASE, 0, 8),
-    FIXED(LOCK_REQ, 4),
-    FIXED(LOCK_GRANT, 4),
-    FIXED(LOCK_REL, 4),
+    ARRAY(BAR_ARRIVE, 8, 4),
+    ARRAY(BAR_RELEASE, 8, 4),
+    FIXED(LOCK_REQ, 8),
+    ARRAY(LOCK_GRANT, 4, 0),       /* diffL chain checked by the lock code */
+    ARRAY(LOCK_REL, 8, 0),
     FIXED(COND_WAIT, 8),
     FIXED(COND_ACK, 0),
     FIXED(COND_SIGNAL, 8),
@@ -30,6 +30,10 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     [SDSM_MSG_ALLOC_REP] = {"ALLOC_REP", 4, 4 + 512, 0, NULL},
     [SDSM_MSG_STATS] = {"STATS", 0, SDSM_MAX_PAYLOAD, 8, NULL},
     FIXED(BYE, 0),
+    ARRAY(FWD_DIFF, 0, 0),
+    ARRAY(PUSH, 8, 0),
+    ARRAY(LEAVE, 4, 4),
+    ARRAY(HOME_DATA, 8, 0),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)
@@ -55,7 +59,8 @@ int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size)
         return -EPROTO;
     if (m->multiple && (h->len - m->min_len) % m->multiple)
         return -EPROTO;
-    if (h->type == SDSM_MSG_FETCH_REP && h->len != 8 + page_size)
+    if ((h->type == SDSM_MSG_FETCH_REP || h->type == SDSM_MSG_PUSH || h->type == SDSM_MSG_HOME_DATA) &&
+        h->len != 8 + page_size)
         return -EPROTO;
     return 0;
 }

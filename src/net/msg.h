@@ -23,11 +23,11 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_DIFF_ACK,    /* empty */
     SDSM_MSG_INVAL,       /* u32 pages[]                    -> INVAL_ACK */
     SDSM_MSG_INVAL_ACK,   /* empty */
-    SDSM_MSG_BAR_ARRIVE,  /* u32 pages[] written since the last release */
-    SDSM_MSG_BAR_RELEASE, /* {u32 page, i32 writer}[] union of the notices */
-    SDSM_MSG_LOCK_REQ,    /* u32 lock */
-    SDSM_MSG_LOCK_GRANT,  /* u32 lock */
-    SDSM_MSG_LOCK_REL,    /* u32 lock */
+    SDSM_MSG_BAR_ARRIVE,  /* u32 n, u32 pages[n] written, {u32 first, u32 count, i32 home}[] moves */
+    SDSM_MSG_BAR_RELEASE, /* u32 n, {u32 page, i32 writer}[n] merged notices, moves[] */
+    SDSM_MSG_LOCK_REQ,    /* u32 lock, u32 stamp (ibec) */
+    SDSM_MSG_LOCK_GRANT,  /* u32 lock, then ibec's {u32 stamp, u32 len, diff batch}[] */
+    SDSM_MSG_LOCK_REL,    /* u32 lock, u32 stamp, then ibec's diff batch */
     SDSM_MSG_COND_WAIT,   /* u32 cond, u32 wake id                     -> COND_ACK */
     SDSM_MSG_COND_ACK,    /* empty */
     SDSM_MSG_COND_SIGNAL, /* u32 cond, u32 all */
@@ -36,6 +36,10 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_ALLOC_REP,   /* i32 status, text */
     SDSM_MSG_STATS,       /* sdsm_stats_snap_t, at finalize */
     SDSM_MSG_BYE,         /* empty: orderly close follows */
+    SDSM_MSG_FWD_DIFF,    /* diff batch forwarded by a home to a copy holder -> INVAL_ACK */
+    SDSM_MSG_PUSH,        /* u32 page, u32 0, page bytes: update protocol */
+    SDSM_MSG_LEAVE,       /* u32 pages[]: drop the sender from these copysets */
+    SDSM_MSG_HOME_DATA,   /* u32 page, u32 0, page bytes: contents for a new home */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

@@ -6,6 +6,7 @@
 #ifndef SDSM_PROTO_PROTO_H
 #define SDSM_PROTO_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum { SDSM_SYNC_LOCK, SDSM_SYNC_BARRIER } sdsm_sync_kind_t;
@@ -25,12 +26,31 @@ typedef struct sdsm_proto_ops {
     void (*acquire)(sdsm_sync_kind_t kind);
     /* Service thread, barrier completion: {u32 page, i32 writer (-1: several)}[n]. 0 or -EPROTO. */
     int (*barrier_done)(const uint8_t *pairs, uint32_t n);
+    /* What this rank adds to the barrier's flags (ORed over all ranks). */
+    uint32_t (*barrier_flags)(void);
+    /* Application thread, when the barrier's flags say so: a second phase,
+     * followed by one more barrier round (ibec forwards diffL here). */
+    void (*barrier_second)(void);
+    /* Service thread, after the epoch moved past the barrier (update pushes here). */
+    void (*barrier_after)(const uint8_t *pairs, uint32_t n);
     /* Collective free of [first, first + n). */
     void (*free_range)(uint32_t first, uint32_t n);
+    /* sdsm_flush (drop 0) and sdsm_refresh (drop 1) of [first, first + n). */
+    int (*flush)(uint32_t first, uint32_t n, int drop);
+    /*
+     * Locks.  lock_stamp: what this rank has seen of lock id (ibec's per-lock
+     * time stamp; 0 elsewhere).  release_lock: make the critical section's
+     * writes available; may return a payload (malloc'd) for the lock manager
+     * to hand to later acquirers with its stamp.  acquire_lock: apply what
+     * the grant carried: {u32 stamp, u32 len, bytes}[] (0 or -EPROTO).
+     */
+    uint32_t (*lock_stamp)(int id);
+    int (*release_lock)(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
+    int (*acquire_lock)(int id, const uint8_t *chain, size_t len);
 } sdsm_proto_ops_t;
 
 extern const sdsm_proto_ops_t *sdsm_proto;
-extern const sdsm_proto_ops_t  sdsm_proto_hlrc;
+extern const sdsm_proto_ops_t  sdsm_proto_hlrc, sdsm_proto_update, sdsm_proto_ibec;
 
 /* Home of a first-touch page, asked of its manager without claiming it:
  * a rank or SDSM_ENOHOME. */

@@ -33,7 +33,7 @@ typedef struct mcond {
 
 static mcond_t *table[BUCKETS];
 
-static int cond_manager(uint32_t c) { return (int)(c % (uint32_t)sdsm_net_nprocs()); }
+#define cond_manager sdsm_sync_manager /* with the lock managers, as in SMS */
 
 static mcond_t *mcond_get(uint32_t id)
 {

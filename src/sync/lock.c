@@ -7,13 +7,18 @@
  * by each thread (so misuse is reported, not silently accepted).
  *
  * Unlock flushes first (the protocol's release), then tells the manager, so
- * the next holder is granted only after the writes are visible.
+ * the next holder is granted only after the writes are visible.  A protocol
+ * that binds data to locks (ibec) hands the manager a payload with a time
+ * stamp at each release; the manager keeps the chain of them for the current
+ * barrier epoch and gives each acquirer the entries newer than the stamp it
+ * sent with its request.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
@@ -24,18 +29,28 @@
 
 #define BUCKETS 1024
 
+typedef struct qent {
+    int      rank;
+    uint32_t stamp;
+} qent_t;
+
 typedef struct mlock { /* manager's record of one lock */
     struct mlock *next;
     uint32_t      id;
     int           holder; /* rank, -1 if free */
-    int          *queue;
+    qent_t       *queue;
     uint32_t      qhead, qlen, qcap;
+    uint8_t      *chain;  /* {u32 stamp, u32 len, bytes}[] of chain_epoch */
+    size_t        chain_len;
+    uint32_t      chain_epoch;
 } mlock_t;
 
 typedef struct waiter { /* a local thread waiting for a grant */
     struct waiter   *next;
     uint32_t         id;
     _Atomic uint32_t granted;
+    uint8_t         *chain; /* what the grant carried (malloc'd) */
+    size_t           chain_len;
 } waiter_t;
 
 typedef struct held {
@@ -49,7 +64,18 @@ static pthread_mutex_t local_mtx = PTHREAD_MUTEX_INITIALIZER;
 static waiter_t       *waiters;
 static held_t         *helds;
 
-static int lock_manager(uint32_t id) { return (int)(id % (uint32_t)sdsm_net_nprocs()); }
+/* Spread over the ranks, skipping the barrier manager when there is a
+ * choice (SMS §5.3: the two jobs do not pile up on one rank). */
+int sdsm_sync_manager(uint32_t id)
+{
+    uint32_t n = (uint32_t)sdsm_net_nprocs();
+    if (n == 1)
+        return 0;
+    uint32_t bm = (uint32_t)(sdsm_cfg.barrier_manager % n), m = id % (n - 1);
+    return (int)(m >= bm ? m + 1 : m);
+}
+
+#define lock_manager sdsm_sync_manager
 
 static mlock_t *mlock_get(uint32_t id)
 {
@@ -67,26 +93,48 @@ static mlock_t *mlock_get(uint32_t id)
     return l;
 }
 
-static void grant(mlock_t *l, int r)
+/* The chain as seen from the current epoch (a barrier empties it). */
+static void chain_fresh(mlock_t *l)
+{
+    if (l->chain_epoch != sdsm_net_epoch()) {
+        free(l->chain);
+        l->chain = NULL;
+        l->chain_len = 0;
+        l->chain_epoch = sdsm_net_epoch();
+    }
+}
+
+static void grant(mlock_t *l, int r, uint32_t stamp)
 {
     l->holder = r;
-    sdsm_net_send(r, SDSM_MSG_LOCK_GRANT, 0, 0, &l->id, 4, NULL, 0);
+    chain_fresh(l);
+    size_t from = 0; /* entries are in stamp order: skip what r has seen */
+    while (from < l->chain_len) {
+        uint32_t st, len;
+        memcpy(&st, l->chain + from, 4);
+        memcpy(&len, l->chain + from + 4, 4);
+        if (st > stamp)
+            break;
+        from += 8 + len;
+    }
+    sdsm_net_send(r, SDSM_MSG_LOCK_GRANT, 0, 0, &l->id, 4, l->chain + from, l->chain_len - from);
 }
 
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    uint32_t id;
+    uint32_t id, stamp;
     memcpy(&id, p, 4);
+    memcpy(&stamp, p + 4, 4);
     if (id > INT32_MAX || lock_manager(id) != sdsm_net_rank())
         return -EPROTO;
     mlock_t *l = mlock_get(id);
     if (l->holder < 0) {
-        grant(l, src);
+        grant(l, src, stamp);
         return 0;
     }
     if (l->qlen == l->qcap) { /* grow the ring, unrolling it */
         uint32_t cap = l->qcap ? 2 * l->qcap : 8;
-        int *q = malloc(cap * sizeof *q);
+        qent_t *q = malloc(cap * sizeof *q);
         if (!q)
             sdsm_fatal("out of memory queueing for lock %u", id);
         for (uint32_t i = 0; i < l->qlen; i++)
@@ -96,25 +144,39 @@ static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
         l->qhead = 0;
         l->qcap = cap;
     }
-    l->queue[(l->qhead + l->qlen++) % l->qcap] = src;
+    l->queue[(l->qhead + l->qlen++) % l->qcap] = (qent_t){src, stamp};
     return 0;
 }
 
 static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    uint32_t id;
+    uint32_t id, stamp;
     memcpy(&id, p, 4);
+    memcpy(&stamp, p + 4, 4);
     if (id > INT32_MAX || lock_manager(id) != sdsm_net_rank())
         return -EPROTO;
     mlock_t *l = mlock_get(id);
     if (l->holder != src)
         return -EPROTO;
+    chain_fresh(l);
+    /* A release from before the last barrier carries nothing still needed. */
+    if (h->len > 8 && h->epoch == sdsm_net_epoch()) {
+        uint32_t len = h->len - 8;
+        uint8_t *c = realloc(l->chain, l->chain_len + 8 + len);
+        if (!c)
+            sdsm_fatal("out of memory keeping lock %u's updates", id);
+        memcpy(c + l->chain_len, &stamp, 4);
+        memcpy(c + l->chain_len + 4, &len, 4);
+        memcpy(c + l->chain_len + 8, p + 8, len);
+        l->chain = c;
+        l->chain_len += 8 + len;
+    }
     l->holder = -1;
     if (l->qlen) {
-        int next = l->queue[l->qhead];
+        qent_t next = l->queue[l->qhead];
         l->qhead = (l->qhead + 1) % l->qcap;
         l->qlen--;
-        grant(l, next);
+        grant(l, next.rank, next.stamp);
     }
     return 0;
 }
@@ -130,6 +192,13 @@ static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
     for (; w; w = w->next) /* the list is newest first: take the oldest */
         if (w->id == id && !atomic_load(&w->granted))
             first = w;
+    if (first && h->len > 4) {
+        first->chain = malloc(h->len - 4);
+        if (!first->chain)
+            sdsm_fatal("out of memory receiving lock %u's updates", id);
+        memcpy(first->chain, p + 4, h->len - 4);
+        first->chain_len = h->len - 4;
+    }
     if (first) {
         atomic_store(&first->granted, 1);
         sdsm_wake_all(&first->granted);
@@ -159,7 +228,8 @@ int sdsm_lock_acquire(int id)
     w.next = waiters;
     waiters = &w;
     pthread_mutex_unlock(&local_mtx);
-    sdsm_net_send(lock_manager(w.id), SDSM_MSG_LOCK_REQ, 0, 0, &w.id, 4, NULL, 0);
+    uint32_t req[2] = {w.id, sdsm_proto->lock_stamp(id)};
+    sdsm_net_send(lock_manager(w.id), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
     while (!atomic_load(&w.granted))
         sdsm_wait_change(&w.granted, 0);
     pthread_mutex_lock(&local_mtx);
@@ -171,7 +241,10 @@ int sdsm_lock_acquire(int id)
     *h = (held_t){.next = helds, .id = w.id, .thread = pthread_self()};
     helds = h;
     pthread_mutex_unlock(&local_mtx);
-    sdsm_proto->acquire(SDSM_SYNC_LOCK);
+    int rc = sdsm_proto->acquire_lock(id, w.chain, w.chain_len);
+    free(w.chain);
+    if (rc)
+        sdsm_fatal("lock %d's manager sent invalid updates", id);
     sdsm_stat_add(SDSM_ST_LOCK_ACQUIRES, 1);
     sdsm_stat_add(SDSM_ST_LOCK_WAIT_NS, sdsm_now_ns() - t0);
     return 0;
@@ -179,8 +252,11 @@ int sdsm_lock_acquire(int id)
 
 int sdsm_lock_release(int id, int flush)
 {
+    uint8_t *payload = NULL;
+    size_t plen = 0;
+    uint32_t stamp = 0;
     if (flush)
-        sdsm_proto->release(SDSM_SYNC_LOCK, NULL, NULL);
+        sdsm_proto->release_lock(id, &payload, &plen, &stamp);
     pthread_mutex_lock(&local_mtx);
     held_t *h = NULL;
     for (held_t **pp = &helds; *pp; pp = &(*pp)->next)
@@ -190,11 +266,14 @@ int sdsm_lock_release(int id, int flush)
             break;
         }
     pthread_mutex_unlock(&local_mtx);
-    if (!h)
+    if (!h) {
+        free(payload);
         return -ENOENT;
+    }
     free(h);
-    uint32_t u = (uint32_t)id;
-    sdsm_net_send(lock_manager(u), SDSM_MSG_LOCK_REL, 0, 0, &u, 4, NULL, 0);
+    uint32_t rel[2] = {(uint32_t)id, stamp};
+    sdsm_net_send(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
+    free(payload);
     return 0;
 }
 

@@ -13,6 +13,11 @@
 int sdsm_sync_init(void); /* install handlers; before the service thread starts */
 
 int sdsm_barrier_run(void);
+int sdsm_barrier_run_at(int manager);
+/* Queue a home move, announced at this rank's next barrier. */
+int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
+/* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */
+int sdsm_sync_manager(uint32_t id);
 int sdsm_lock_acquire(int id);
 /* Release; with `flush` 0 the caller has already made its writes visible. */
 int sdsm_lock_release(int id, int flush);

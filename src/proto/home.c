@@ -1,0 +1,964 @@
+/*
+ * home.c - what the home-based protocols share: fetching pages from their
+ * homes (with sequential prefetch), twins and diff batches, and the home's
+ * side (serving pages, applying diffs, then invalidating other copies or
+ * forwarding the diffs to them).  hlrc.c, update.c and ibec.c build their
+ * operations tables from these pieces; each keeps its own state.
+ *
+ * The HLRC release lives here too, because hlrc and update share it:
+ *  - Lock release (eager, SCASH's ERC): the diffs go to the homes flagged
+ *    EAGER; each home applies them, invalidates every other copy of those
+ *    pages and only then acknowledges.  When unlock returns no stale copy
+ *    exists anywhere, so any acquire ordered after it - through any chain of
+ *    locks or barriers - sees the writes.  A rank asked to drop a page it is
+ *    itself writing first sends its own diff (never losing a byte) and
+ *    remembers the page as written-and-flushed.
+ *  - Barrier: the diffs go to the homes (no invalidation round), and the
+ *    list of pages each rank wrote rides on the barrier messages; the
+ *    manager merges them and each protocol applies the merged list at
+ *    barrier completion (hlrc drops stale copies, update refreshes them).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
+#include "mem/alloc.h"
+#include "mem/diff.h"
+#include "mem/page.h"
+#include "net/msg.h"
+#include "net/net.h"
+#include "net/rpc.h"
+#include "proto/home.h"
+#include "proto/proto.h"
+
+#define BATCH_LIMIT (1u << 20) /* flush a per-home diff batch past this size */
+
+/* A home waiting for invalidation acks before it acknowledges an EAGER diff. */
+typedef struct pending {
+    struct pending *next;
+    uint32_t        id, seq;
+    int             src;
+    uint32_t        remaining;
+} pending_t;
+
+static struct {
+    int             me, n;
+    size_t          ps;
+    pthread_mutex_t release_mtx;  /* one release at a time per rank */
+    uint32_t       *work;         /* release: dirty pages (npages capacity) */
+    uint32_t       *notices;      /* release: pages written, for the barrier */
+    buf_t          *out;          /* release: per-home batches */
+    /* service thread only */
+    uint32_t      **tgt;          /* per-rank invalidation lists */
+    uint32_t       *tgt_n, *tgt_cap;
+    buf_t          *fwd;          /* per-rank forwarded diffs (ibec) */
+    pending_t      *pending;
+    uint32_t        next_id;
+    _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
+    pthread_mutex_t lockfwd_mtx;
+    buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order */
+} H;
+
+sdsm_write_hook_t sdsm_home_write_hook;
+int               sdsm_home_twins_at_home;
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+void sdsm_buf_reserve(buf_t *b, size_t more)
+{
+    if (b->len + more <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap < b->len + more)
+        cap *= 2;
+    if (!(b->p = realloc(b->p, cap)))
+        sdsm_fatal("out of memory building a diff batch");
+    b->cap = cap;
+}
+
+/* Append pg's diff (or, with twin == NULL, a bare write notice) to b. */
+void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
+{
+    sdsm_buf_reserve(b, 8 + sdsm_diff_bound(H.ps));
+    uint8_t *e = b->p + b->len;
+    uint32_t nb = 0;
+    if (twin) {
+        const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+        size_t gran = a ? a->elem : 1, nruns, ndata;
+        size_t phase = a && gran > 1 ? ((size_t)(pg - a->first) * H.ps) % gran : 0;
+        nb = (uint32_t)sdsm_diff_encode(twin, sdsm_page_rt(pg), H.ps, gran, phase, e + 8, &nruns,
+                                        &ndata);
+        sdsm_stat_add(SDSM_ST_DIFFS_MADE, 1);
+        sdsm_stat_add(SDSM_ST_DIFF_BYTES_MADE, ndata);
+        sdsm_stat_add(SDSM_ST_DIFF_RUNS_MADE, nruns);
+    }
+    memcpy(e, &pg, 4);
+    memcpy(e + 4, &nb, 4);
+    b->len += 8 + nb;
+}
+
+/* ---------------------------------------------------------------- faults */
+
+/*
+ * Sequential prefetch.  A fault on the page right after the last window
+ * fetched doubles the window (up to PREFETCH_MAX pages); any other fault
+ * resets it.  Extra pages must be invalid, in the same block and at the same
+ * home, and their locks free (trylock: we already hold one stripe lock, and
+ * stripes wrap, so waiting could deadlock).
+ */
+#define PREFETCH_MAX 32u
+static _Atomic uint32_t seq_next = UINT32_MAX, seq_win;
+
+static uint32_t prefetch_window(uint32_t pg, int home)
+{
+    uint32_t win = 0;
+    if (pg == atomic_load(&seq_next)) {
+        win = atomic_load(&seq_win);
+        win = win ? 2 * win : 1;
+        if (win > (uint32_t)sdsm_cfg.prefetch)
+            win = (uint32_t)sdsm_cfg.prefetch;
+    }
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    uint32_t k = 0;
+    while (k < win && a && pg + k + 1 < a->first + a->npages) {
+        uint32_t q = pg + k + 1;
+        if (pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
+            break;
+        int ok = sdsm_page(q)->state == SDSM_PG_INVALID && sdsm_page_home(q) == home;
+        if (ok)
+            sdsm_page_set(q, SDSM_PG_FETCHING, 0, 0);
+        sdsm_page_unlock(q);
+        if (!ok)
+            break;
+        k++;
+    }
+    atomic_store(&seq_win, win);
+    atomic_store(&seq_next, pg + k + 1);
+    return k;
+}
+
+static void start_fetch(uint32_t pg, int home)
+{
+    sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
+    if (home < 0) {
+        uint32_t q[2] = {pg, 1};
+        sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
+        return;
+    }
+    uint32_t q[2] = {pg, 1 + prefetch_window(pg, home)};
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+}
+
+int sdsm_home_fault(uint32_t pg, int is_write)
+{
+    if (!sdsm_alloc_find(pg))
+        return -1;
+    sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
+    sdsm_page_lock(pg);
+    for (;;) {
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg);
+        if (p->state == SDSM_PG_INVALID && home == H.me) {
+            /* First touch at the home: read-only first, so a write takes the
+             * write path below (twins and hooks in one place). */
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, !is_write);
+            continue;
+        }
+        p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
+        if (p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING))
+            start_fetch(pg, home);
+        if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID) {
+            uint32_t g = atomic_load(&sdsm_page_gen);
+            sdsm_page_unlock(pg);
+            sdsm_wait_change(&sdsm_page_gen, g);
+            sdsm_page_lock(pg);
+            continue;
+        }
+        if (p->state == SDSM_PG_READ_ONLY && is_write) {
+            if ((home != H.me || sdsm_home_twins_at_home) && !(p->flags & SDSM_PGF_TWIN)) {
+                memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
+                p->flags |= SDSM_PGF_TWIN;
+                sdsm_stat_add(SDSM_ST_TWINS, 1);
+            }
+            if (sdsm_home_write_hook)
+                sdsm_home_write_hook(pg);
+            sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 1);
+            sdsm_page_mark_dirty(pg);
+            break;
+        }
+        /* The access is allowed by the state: another thread resolved it, or
+         * a batched protection change is still on its way.  Repair it. */
+        sdsm_page_protect(pg, 1, p->state);
+        break;
+    }
+    sdsm_page_unlock(pg);
+    return 0;
+}
+
+/* -------------------------------------------------------------- releases */
+
+int sdsm_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int sdsm_copyset_others(uint32_t pg)
+{
+    const sdsm_page_t *m = sdsm_page(pg);
+    if (!m->copyset)
+        return 0;
+    for (size_t w = 0; w < sdsm_region.copyset_words; w++) {
+        uint64_t bits = m->copyset[w];
+        if (w == (size_t)H.me / 64)
+            bits &= ~(1ull << (H.me % 64));
+        if (bits)
+            return 1;
+    }
+    return 0;
+}
+
+void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
+{
+    if (!b->len)
+        return;
+    sdsm_rpc_expect(r, 1);
+    sdsm_net_send(home, SDSM_MSG_DIFF, flags, id, b->p, b->len, NULL, 0);
+    b->len = 0;
+}
+
+int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
+{
+    int eager = kind == SDSM_SYNC_LOCK;
+    pthread_mutex_lock(&H.release_mtx);
+    uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
+    if (n == 0) { /* the common case of a lock or barrier without writes */
+        pthread_mutex_unlock(&H.release_mtx);
+        if (pages) {
+            *pages = H.notices;
+            *npages = 0;
+        }
+        return 0;
+    }
+    qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = H.work[i];
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg), written = 0;
+        p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
+        if (p->state == SDSM_PG_READ_WRITE) {
+            /* Protect first: a write by another thread after this faults
+             * and waits for the lock instead of racing with the diff. */
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
+            p->flags &= (uint8_t)~SDSM_PGF_TWIN;
+            if (home != H.me) {
+                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+                p->flags |= SDSM_PGF_PENDING;
+            }
+            else if (eager)
+                sdsm_batch_add(&H.out[home], pg, NULL);
+            /* A page written only at its home, of which nobody else holds a
+             * copy, needs no notice: whoever fetches it later gets it whole.
+             * (Copysets change under the page lock, which we hold.) */
+            written = home != H.me || sdsm_copyset_others(pg);
+        } else if (p->flags & SDSM_PGF_FLUSHED) {
+            p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
+            if (eager && home >= 0)
+                sdsm_batch_add(&H.out[home], pg, NULL);
+            written = 1;
+        }
+        sdsm_page_unlock(pg);
+        if (written)
+            H.notices[nn++] = pg;
+        if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
+            sdsm_batch_send(&H.out[home], home, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+    }
+    for (int h = 0; h < H.n; h++)
+        sdsm_batch_send(&H.out[h], h, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+    /* The diffs are queued on their connections: a fetch sent from now on
+     * reaches each home after them, so the pages may be fetched again. */
+    int woke = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sdsm_page_t *p = sdsm_page(H.work[i]);
+        if (!(p->flags & SDSM_PGF_PENDING))
+            continue;
+        sdsm_page_lock(H.work[i]);
+        p->flags &= (uint8_t)~SDSM_PGF_PENDING;
+        woke |= p->state == SDSM_PG_INVALID;
+        sdsm_page_unlock(H.work[i]);
+    }
+    if (woke)
+        sdsm_page_wake();
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    pthread_mutex_unlock(&H.release_mtx);
+    if (r.status)
+        sdsm_fatal("a home rejected this rank's diffs (protocol error)");
+    if (pages) {
+        *pages = H.notices;
+        *npages = nn;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------ home-side handlers */
+
+static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    if (first >= sdsm_region.npages || count == 0 || count > 1 + PREFETCH_MAX ||
+        count > sdsm_region.npages - first || src == H.me)
+        return -EPROTO;
+    for (uint32_t pg = first; pg < first + count; pg++) {
+        /* Copy-holder and copy are recorded together, under the page lock,
+         * so a release at this home sees either both or neither. */
+        sdsm_page_lock(pg);
+        if (sdsm_copyset_add(pg, src))
+            sdsm_fatal("out of memory recording a copy holder");
+        uint32_t hdr[2] = {pg, 0};
+        sdsm_net_send(src, SDSM_MSG_FETCH_REP, 0, h->seq, hdr, 8, sdsm_page_rt(pg), H.ps);
+        sdsm_page_unlock(pg);
+    }
+    sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
+    return 0;
+}
+
+static int on_home_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t pg = rd32(p);
+    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != H.me)
+        return -EPROTO;
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    if (a && a->home != -3 /* SDSM_HOME_FIRST_TOUCH */)
+        return -EPROTO;
+    sdsm_page_lock(pg);
+    sdsm_page_t *m = sdsm_page(pg);
+    if (!m->home1 && rd32(p + 4))
+        m->home1 = src + 1; /* the first claim wins */
+    int32_t rep[2] = {(int32_t)pg, m->home1 - 1};
+    sdsm_page_unlock(pg);
+    sdsm_net_send(src, SDSM_MSG_HOME_REP, 0, h->seq, rep, 8, NULL, 0);
+    return 0;
+}
+
+static void add_target(int r, uint32_t pg)
+{
+    if (H.tgt_n[r] == H.tgt_cap[r]) {
+        H.tgt_cap[r] = H.tgt_cap[r] ? 2 * H.tgt_cap[r] : 256;
+        if (!(H.tgt[r] = realloc(H.tgt[r], H.tgt_cap[r] * sizeof(uint32_t))))
+            sdsm_fatal("out of memory");
+    }
+    H.tgt[r][H.tgt_n[r]++] = pg;
+}
+
+/* Collect and remove every copy holder of pg except the writer. */
+static void collect_copies(uint32_t pg, int writer)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (!m->copyset)
+        return;
+    for (size_t w = 0; w < sdsm_region.copyset_words; w++) {
+        uint64_t bits = m->copyset[w];
+        while (bits) {
+            int r = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (r != writer && r != H.me) {
+                add_target(r, pg);
+                m->copyset[w] &= ~(1ull << (r % 64));
+            }
+        }
+    }
+}
+
+/* Forward mode (ibec): every other holder of pg gets the entry, keeps its copy. */
+static void forward_targets(uint32_t pg, int writer, const uint8_t *entry, size_t len)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (!m->copyset)
+        return;
+    for (int r = 0; r < H.n; r++) {
+        if (r == writer || r == H.me || !sdsm_copyset_has(pg, r))
+            continue;
+        sdsm_buf_reserve(&H.fwd[r], len);
+        memcpy(H.fwd[r].p + H.fwd[r].len, entry, len);
+        H.fwd[r].len += len;
+        H.tgt_n[r] = 1; /* marks r as a target */
+    }
+}
+
+static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    int ack = !(h->flags & SDSM_DIFF_NOACK);
+    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps)) {
+        if (ack)
+            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
+        return -EPROTO;
+    }
+    for (size_t off = 0; off < h->len;) {
+        uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
+        if (nb) {
+            size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
+            if (sdsm_page(pg)->flags & SDSM_PGF_TWIN) { /* a home that twins its pages (ibec) */
+                sdsm_page_lock(pg);
+                if (sdsm_page(pg)->flags & SDSM_PGF_TWIN)
+                    sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
+                sdsm_page_unlock(pg);
+            }
+            sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
+            sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
+        }
+        if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) {
+            sdsm_page_lock(pg);
+            if (h->flags & SDSM_DIFF_FORWARD)
+                forward_targets(pg, src, p + off, 8 + nb);
+            else
+                collect_copies(pg, src);
+            sdsm_page_unlock(pg);
+        }
+        off += 8 + nb;
+    }
+    if (h->flags & SDSM_DIFF_LOCK) { /* kept, in arrival (= lock) order, for the barrier */
+        pthread_mutex_lock(&H.lockfwd_mtx);
+        sdsm_buf_reserve(&H.lockfwd, h->len);
+        memcpy(H.lockfwd.p + H.lockfwd.len, p, h->len);
+        H.lockfwd.len += h->len;
+        pthread_mutex_unlock(&H.lockfwd_mtx);
+    }
+    if (!(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))) {
+        if (ack)
+            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
+        return 0;
+    }
+    pending_t *op = NULL;
+    for (int r = 0; r < H.n; r++) {
+        if (!H.tgt_n[r])
+            continue;
+        if (!op) {
+            if (!(op = calloc(1, sizeof *op)))
+                sdsm_fatal("out of memory");
+            *op = (pending_t){.next = H.pending, .id = ++H.next_id, .seq = h->seq, .src = src};
+            H.pending = op;
+        }
+        op->remaining++;
+        if (h->flags & SDSM_DIFF_FORWARD)
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 0, op->id, H.fwd[r].p, H.fwd[r].len, NULL, 0);
+        else
+            sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, H.tgt[r], H.tgt_n[r] * 4u, NULL, 0);
+        H.tgt_n[r] = 0;
+        H.fwd[r].len = 0;
+    }
+    if (!op)
+        sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    for (pending_t **pp = &H.pending; *pp; pp = &(*pp)->next) {
+        pending_t *op = *pp;
+        if (op->id != h->seq)
+            continue;
+        if (--op->remaining == 0) {
+            sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
+            *pp = op->next;
+            free(op);
+        }
+        return 0;
+    }
+    return -EPROTO;
+}
+
+/* ------------------------------------------------- copy-holder handlers */
+
+static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t pg = rd32(p);
+    if (pg >= sdsm_region.npages)
+        return -EPROTO;
+    sdsm_page_lock(pg);
+    sdsm_page_t *m = sdsm_page(pg);
+    if (m->state != SDSM_PG_FETCHING) { /* a prefetch overtaken by sdsm_free: drop it */
+        sdsm_page_unlock(pg);
+        return 0;
+    }
+    if (m->flags & SDSM_PGF_STALE) { /* served before a barrier that made it stale */
+        m->flags &= (uint8_t)~SDSM_PGF_STALE;
+        sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
+        sdsm_page_unlock(pg);
+        sdsm_page_wake();
+        return 0;
+    }
+    memcpy(sdsm_page_rt(pg), p + 8, H.ps);
+    sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
+    sdsm_page_unlock(pg);
+    sdsm_stat_add(SDSM_ST_PAGES_FETCHED, 1);
+    sdsm_stat_add(SDSM_ST_BYTES_FETCHED, H.ps);
+    sdsm_page_wake();
+    return 0;
+}
+
+static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t pg = rd32(p);
+    int32_t home = (int32_t)rd32(p + 4);
+    if (h->seq) /* answer to sdsm_proto_home_query */
+        return home < -1 || home >= H.n ? -EPROTO : sdsm_rpc_reply(h->seq, 0, &home, 4);
+    if (pg >= sdsm_region.npages || home < 0 || home >= H.n || src != sdsm_page_manager(pg, H.n))
+        return -EPROTO;
+    sdsm_page_lock(pg);
+    sdsm_page_t *m = sdsm_page(pg);
+    if (m->state != SDSM_PG_FETCHING) {
+        sdsm_page_unlock(pg);
+        return -EPROTO;
+    }
+    m->home1 = home + 1;
+    if (home == H.me) { /* we won the claim: the page is ours, and zero */
+        sdsm_page_set(pg, SDSM_PG_INVALID, 1, 0);
+        sdsm_page_unlock(pg);
+        sdsm_page_wake();
+        return 0;
+    }
+    uint32_t q[2] = {pg, 1};
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    sdsm_page_unlock(pg);
+    return 0;
+}
+
+int sdsm_proto_home_query(uint32_t pg)
+{
+    int32_t home = -1;
+    uint32_t q[2] = {pg, 0};
+    sdsm_rpc_t r = {.buf = &home, .cap = 4};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, id, q, 8, NULL, 0);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    return home >= 0 ? home : -13 /* SDSM_ENOHOME */;
+}
+
+/* Drop our copies; a page we are writing first sends its diff home. */
+static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t n = h->len / 4;
+    for (uint32_t i = 0; i < n; i++)
+        if (rd32(p + 4 * i) >= sdsm_region.npages)
+            return -EPROTO;
+    buf_t early = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = rd32(p + 4 * i);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE) {
+            int dirty = m->state == SDSM_PG_READ_WRITE;
+            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+            if (dirty) {
+                /* Send before unlocking: a fetch of this page by one of our
+                 * threads must reach the home after our own writes. */
+                early.len = 0;
+                sdsm_batch_add(&early, pg, sdsm_page_twin(pg));
+                m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
+                sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
+            }
+            sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
+        }
+        sdsm_page_unlock(pg);
+    }
+    free(early.p);
+    sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int on_diff_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (h->flags == 2) {
+        if (atomic_load(&sdsm_home_lock_fwd_pending) == 0)
+            return -EPROTO;
+        sdsm_count_done(&sdsm_home_lock_fwd_pending);
+        return 0;
+    }
+    return sdsm_rpc_reply(h->seq, h->flags ? -EPROTO : 0, NULL, 0);
+}
+
+/* Apply a diff batch to our copies (and their twins, so the bytes are not
+ * sent again as our own writes).  Pages we do not hold are skipped. */
+void sdsm_home_apply_to_copies(const uint8_t *p, size_t len, uint8_t *twin2_base)
+{
+    for (size_t off = 0; off < len;) {
+        uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (nb && (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE)) {
+            size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
+            if (m->flags & SDSM_PGF_TWIN)
+                sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
+            if (twin2_base && (m->flags & SDSM_PGF_TWINL))
+                sdsm_diff_apply(twin2_base + ((size_t)pg << sdsm_region.shift), p + off + 8, nb);
+            sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
+            sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
+        }
+        sdsm_page_unlock(pg);
+        off += 8 + nb;
+    }
+}
+
+uint8_t *sdsm_home_twin2; /* ibec's second twin area, for forwarded diffs */
+
+static int on_fwd_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps))
+        return -EPROTO;
+    sdsm_home_apply_to_copies(p, h->len, sdsm_home_twin2);
+    if (h->flags & 2) /* lock diffs forwarded at a barrier */
+        sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 2, 0, NULL, 0, NULL, 0);
+    else
+        sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+/*
+ * ibec, at barrier completion (service thread, epoch already moved on): send
+ * the diffL this home applied since the last barrier, in the order it
+ * applied them, to every other holder of each page.  They are acknowledged
+ * to sdsm_home_lock_fwd_pending, which barrier_second waits for.  Sent
+ * before any frame of the new epoch is handled, so they reach each holder
+ * ahead of the diffB forwarded in the second phase.
+ */
+_Atomic uint32_t sdsm_home_lock_fwd_pending;
+
+void sdsm_home_forward_lock_diffs(void)
+{
+    pthread_mutex_lock(&H.lockfwd_mtx);
+    buf_t in = H.lockfwd;
+    H.lockfwd = (buf_t){0};
+    pthread_mutex_unlock(&H.lockfwd_mtx);
+    if (!in.len)
+        return;
+    for (size_t off = 0; off < in.len;) {
+        uint32_t pg = rd32(in.p + off), nb = rd32(in.p + off + 4);
+        sdsm_page_lock(pg);
+        for (int r = 0; r < H.n; r++)
+            if (r != H.me && sdsm_copyset_has(pg, r)) {
+                sdsm_buf_reserve(&H.fwd[r], 8 + nb);
+                memcpy(H.fwd[r].p + H.fwd[r].len, in.p + off, 8 + nb);
+                H.fwd[r].len += 8 + nb;
+            }
+        sdsm_page_unlock(pg);
+        off += 8 + nb;
+    }
+    for (int r = 0; r < H.n; r++)
+        if (H.fwd[r].len) {
+            atomic_fetch_add(&sdsm_home_lock_fwd_pending, 1);
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 2, 0, H.fwd[r].p, H.fwd[r].len, NULL, 0);
+            H.fwd[r].len = 0;
+        }
+    free(in.p);
+}
+
+/* update: a home's new contents for a copy we were told to wait for. */
+static int on_push(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t pg = rd32(p);
+    if (pg >= sdsm_region.npages)
+        return -EPROTO;
+    sdsm_page_lock(pg);
+    sdsm_page_t *m = sdsm_page(pg);
+    if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
+        m->flags &= (uint8_t)~SDSM_PGF_AWAIT_PUSH;
+        memcpy(sdsm_page_rt(pg), p + 8, H.ps);
+        sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
+        sdsm_stat_add(SDSM_ST_PAGES_UPDATED, 1);
+        sdsm_page_unlock(pg);
+        sdsm_page_wake();
+        return 0;
+    }
+    sdsm_page_unlock(pg);
+    return 0; /* our copy went away meanwhile (prefetch made stale): nothing to do */
+}
+
+void sdsm_home_push(uint32_t pg, int to)
+{
+    uint32_t hdr[2] = {pg, 0};
+    sdsm_net_send(to, SDSM_MSG_PUSH, 0, 0, hdr, 8, sdsm_page_rt(pg), H.ps);
+}
+
+static int on_leave(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t n = h->len / 4;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = rd32(p + 4 * i);
+        if (pg >= sdsm_region.npages)
+            return -EPROTO;
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->copyset)
+            m->copyset[src / 64] &= ~(1ull << (src % 64));
+        sdsm_page_unlock(pg);
+    }
+    return 0;
+}
+
+static int on_home_data(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t pg = rd32(p);
+    if (pg >= sdsm_region.npages)
+        return -EPROTO;
+    memcpy(sdsm_page_rt(pg), p + 8, H.ps);
+    atomic_fetch_add(&H.home_data_in, 1);
+    sdsm_wake_all(&H.home_data_in);
+    return 0;
+}
+
+/* ----------------------------------------------------------------- barrier */
+
+/* Check a merged notice list: {u32 page, i32 writer}[n]. */
+int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t w = (int32_t)rd32(pairs + 8 * i + 4);
+        if (rd32(pairs + 8 * i) >= sdsm_region.npages || w < -1 || w >= H.n)
+            return -EPROTO;
+    }
+    return 0;
+}
+
+/*
+ * Barrier completion for hlrc (push == 0) and update (push == 1).  Homes:
+ * hlrc keeps only the sole writer in the copyset; update keeps everyone.
+ * Other ranks: a stale copy is dropped (hlrc) or waits for the home's push
+ * (update: it becomes FETCHING; the push comes after the epoch moved on).
+ */
+int sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push)
+{
+    if (sdsm_home_check_pairs(pairs, n))
+        return -EPROTO;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = rd32(pairs + 8 * i);
+        int writer = (int32_t)rd32(pairs + 8 * i + 4);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->copyset) {
+            if (!push) {
+                int keep = writer >= 0 && sdsm_copyset_has(pg, writer);
+                sdsm_copyset_clear(pg);
+                if (keep)
+                    sdsm_copyset_add(pg, writer);
+            }
+        } else if (m->state == SDSM_PG_READ_ONLY && writer != H.me && sdsm_page_home(pg) != H.me) {
+            if (push) {
+                sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 1);
+                m->flags |= SDSM_PGF_AWAIT_PUSH;
+            } else {
+                sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+                sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
+            }
+        } else if (m->state == SDSM_PG_FETCHING && writer != H.me && !(m->flags & SDSM_PGF_AWAIT_PUSH)) {
+            m->flags |= SDSM_PGF_STALE; /* a prefetch in flight may hold old data */
+        }
+        sdsm_page_unlock(pg);
+    }
+    return 0;
+}
+
+/* update, after the epoch moved on: homes push new contents to copy holders. */
+void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = rd32(pairs + 8 * i);
+        int writer = (int32_t)rd32(pairs + 8 * i + 4);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->copyset)
+            for (int r = 0; r < H.n; r++)
+                if (r != H.me && r != writer && sdsm_copyset_has(pg, r))
+                    sdsm_home_push(pg, r);
+        sdsm_page_unlock(pg);
+    }
+}
+
+/* --------------------------------------------- explicit consistency control */
+
+/*
+ * Send our changes to [first, first + n) to their homes now (flags: 0, or
+ * SDSM_DIFF_FORWARD for ibec) and wait; with drop, also give up our copies.
+ * The pages stay on the dirty list marked FLUSHED, so the next barrier still
+ * announces them.
+ */
+int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
+{
+    pthread_mutex_lock(&H.release_mtx);
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    for (uint32_t pg = first; pg < first + n; pg++) {
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg);
+        if (p->state == SDSM_PG_READ_WRITE && (home != H.me || (flags & SDSM_DIFF_FORWARD))) {
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
+            if (p->flags & SDSM_PGF_TWIN) {
+                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+                /* Send now, under the lock: no fetch of ours may overtake it. */
+                sdsm_batch_send(&H.out[home], home, flags, &r, id);
+            }
+            p->flags = (uint8_t)((p->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
+        }
+        if (drop && home != H.me && p->state == SDSM_PG_READ_ONLY) {
+            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+            /* Tell the home we left (ibec/update keep copysets long-lived). */
+            sdsm_net_send(home, SDSM_MSG_LEAVE, 0, 0, &pg, 4, NULL, 0);
+        }
+        sdsm_page_unlock(pg);
+    }
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    pthread_mutex_unlock(&H.release_mtx);
+    return r.status;
+}
+
+/*
+ * Overwrite the homes' copies of [addr, addr + len) with data (a snapshot of
+ * the same range) and invalidate every other copy (EAGER), then wait.
+ */
+int sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data)
+{
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    buf_t b = {0};
+    size_t done = 0;
+    while (done < len) {
+        uint32_t pg = 0;
+        sdsm_region_page_of(addr + done, &pg);
+        size_t off = (size_t)((addr + done) - sdsm_page_app(pg));
+        size_t chunk = H.ps - off < len - done ? H.ps - off : len - done;
+        int home = sdsm_page_home(pg);
+        if (home < 0) /* first touch nobody claimed: claim it by touching it */
+            home = (sdsm_home_fault(pg, 0), sdsm_page_home(pg));
+        uint8_t run[12], *q = run;
+        for (size_t v = off; ; v >>= 7) { /* varint gap */
+            *q++ = (uint8_t)(v >= 0x80 ? (v | 0x80) : v);
+            if (v < 0x80)
+                break;
+        }
+        for (size_t v = chunk; ; v >>= 7) { /* varint length */
+            *q++ = (uint8_t)(v >= 0x80 ? (v | 0x80) : v);
+            if (v < 0x80)
+                break;
+        }
+        uint32_t hdr[2] = {pg, (uint32_t)((size_t)(q - run) + chunk)};
+        sdsm_buf_reserve(&b, 8 + (size_t)(q - run) + chunk);
+        memcpy(b.p, hdr, 8);
+        memcpy(b.p + 8, run, (size_t)(q - run));
+        memcpy(b.p + 8 + (q - run), data + done, chunk);
+        b.len = 8 + (size_t)(q - run) + chunk;
+        sdsm_batch_send(&b, home, SDSM_DIFF_EAGER, &r, id);
+        done += chunk;
+    }
+    free(b.p);
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    return r.status;
+}
+
+/*
+ * Apply home moves decided at a barrier: {u32 first, u32 count, i32 rank}[n],
+ * already validated.  Every rank records the new homes and drops its copies;
+ * old homes send the contents to the new ones; then wait for what we expect.
+ */
+void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
+{
+    uint32_t expect = atomic_load(&H.home_data_in);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t first = rd32(moves + 12 * i), count = rd32(moves + 12 * i + 4);
+        int to = (int32_t)rd32(moves + 12 * i + 8);
+        for (uint32_t pg = first; pg < first + count; pg++) {
+            sdsm_page_lock(pg);
+            sdsm_page_t *m = sdsm_page(pg);
+            int old = sdsm_page_home(pg);
+            if (old == to) {
+                sdsm_page_unlock(pg);
+                continue;
+            }
+            if (old == H.me) {
+                uint32_t hdr[2] = {pg, 0};
+                sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, sdsm_page_rt(pg), H.ps);
+                free(m->copyset);
+                m->copyset = NULL;
+            }
+            if (m->state != SDSM_PG_INVALID) { /* every copy restarts from the new home */
+                m->state = SDSM_PG_INVALID;
+                sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
+            }
+            m->flags &= (uint8_t)~(SDSM_PGF_TWIN | SDSM_PGF_IDLE);
+            m->home1 = to + 1;
+            if (to == H.me)
+                expect++;
+            sdsm_page_unlock(pg);
+        }
+    }
+    uint32_t v;
+    while ((int32_t)((v = atomic_load(&H.home_data_in)) - expect) < 0)
+        sdsm_wait_change(&H.home_data_in, v);
+}
+
+void sdsm_home_free_range(uint32_t first, uint32_t n)
+{
+    for (uint32_t pg = first; pg < first + n; pg++) {
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        free(m->copyset);
+        memset(m, 0, sizeof *m);
+        sdsm_page_unlock(pg);
+    }
+    sdsm_page_protect(first, n, SDSM_PG_INVALID);
+}
+
+int sdsm_home_init(void)
+{
+    H.me = sdsm_region.rank;
+    H.n = sdsm_region.nprocs;
+    H.ps = sdsm_region.page_size;
+    pthread_mutex_init(&H.release_mtx, NULL);
+    pthread_mutex_init(&H.lockfwd_mtx, NULL);
+    size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
+    H.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.out = calloc((size_t)H.n, sizeof *H.out);
+    H.fwd = calloc((size_t)H.n, sizeof *H.fwd);
+    H.tgt = calloc((size_t)H.n, sizeof *H.tgt);
+    H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
+    H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
+    if (H.work == MAP_FAILED || H.notices == MAP_FAILED || !H.out || !H.fwd || !H.tgt || !H.tgt_n ||
+        !H.tgt_cap)
+        return -ENOMEM;
+    sdsm_home_write_hook = NULL;
+    sdsm_home_twins_at_home = 0;
+    sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch);
+    sdsm_msg_set_handler(SDSM_MSG_FETCH_REP, on_fetch_rep);
+    sdsm_msg_set_handler(SDSM_MSG_HOME_REQ, on_home_req);
+    sdsm_msg_set_handler(SDSM_MSG_HOME_REP, on_home_rep);
+    sdsm_msg_set_handler(SDSM_MSG_DIFF, on_diff);
+    sdsm_msg_set_handler(SDSM_MSG_DIFF_ACK, on_diff_ack);
+    sdsm_msg_set_handler(SDSM_MSG_INVAL, on_inval);
+    sdsm_msg_set_handler(SDSM_MSG_INVAL_ACK, on_inval_ack);
+    sdsm_msg_set_handler(SDSM_MSG_FWD_DIFF, on_fwd_diff);
+    sdsm_msg_set_handler(SDSM_MSG_PUSH, on_push);
+    sdsm_msg_set_handler(SDSM_MSG_LEAVE, on_leave);
+    sdsm_msg_set_handler(SDSM_MSG_HOME_DATA, on_home_data);
+    sdsm_alloc_on_free = sdsm_home_free_range;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * home.h - the pieces the home-based protocols (hlrc, update, ibec) share;
+ * see home.c.  Internal to src/proto.
+ */
+#ifndef SDSM_PROTO_HOME_H
+#define SDSM_PROTO_HOME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/rpc.h"
+#include "proto/proto.h"
+
+typedef struct buf {
+    uint8_t *p;
+    size_t   len, cap;
+} buf_t;
+
+/* Called when a page becomes writable (stripe lock held); ibec makes twinL. */
+typedef void (*sdsm_write_hook_t)(uint32_t pg);
+extern sdsm_write_hook_t sdsm_home_write_hook;
+/* ibec: homes twin their own pages too (to forward diffs of their writes). */
+extern int sdsm_home_twins_at_home;
+/* ibec: second twin area; forwarded diffs are applied to it as well. */
+extern uint8_t *sdsm_home_twin2;
+
+int  sdsm_home_init(void);
+int  sdsm_home_fault(uint32_t pg, int is_write);
+int  sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages);
+int  sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
+int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
+void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n);
+int  sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags);
+int  sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data);
+void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n);
+void sdsm_home_apply_to_copies(const uint8_t *p, size_t len, uint8_t *twin2_base);
+void sdsm_home_free_range(uint32_t first, uint32_t n);
+void sdsm_home_push(uint32_t pg, int to);
+void sdsm_home_forward_lock_diffs(void);
+extern _Atomic uint32_t sdsm_home_lock_fwd_pending;
+
+void sdsm_buf_reserve(buf_t *b, size_t more);
+void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin);
+void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t id);
+int  sdsm_cmp_u32(const void *a, const void *b);
+int  sdsm_copyset_others(uint32_t pg);
+
+#endif

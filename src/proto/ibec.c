@@ -1,0 +1,438 @@
+/*
+ * ibec.c - SMS's Implicit Binding Entry Consistency (seed 000 §3.2, §5.1-5.6).
+ *
+ * Writes made between sdsm_lock(L) and sdsm_unlock(L) are bound to L: the
+ * first write to a page after the acquire makes twinL, and the release
+ * turns the changes into diffL, stamped with L's next time stamp.  The lock
+ * manager keeps L's chain of diffL and hands the acquirer the ones newer
+ * than the acquirer's own stamp for L; the acquirer applies them (fetching a
+ * page it does not hold first).  There is no global interval clock: each lock
+ * has its own stamps, reset at every barrier.
+ *
+ * At a barrier all memory becomes consistent: every rank sends diffB (twinB,
+ * made at the first write after the barrier, against the page) for every
+ * page it wrote to the page's home - the page manager - which applies it and
+ * forwards it to every rank in the page's copyset (update, not invalidate)
+ * before acknowledging.  Homes twin their own pages so their writes travel
+ * the same way.  diffL writes are also in diffB, so nothing else needs to be
+ * published at a barrier; the chains and stamps start again from empty.
+ *
+ * Unmap time-out: every SDSM_UNMAP_BARRIERS barriers the copies are
+ * protected; a copy not touched again by the next sweep is dropped and its
+ * rank leaves the copyset, so barriers stop sending it updates.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
+#include "mem/alloc.h"
+#include "mem/diff.h"
+#include "mem/page.h"
+#include "net/msg.h"
+#include "net/net.h"
+#include "net/rpc.h"
+#include "proto/home.h"
+
+#define MAX_DEPTH 64
+#define STAMP_BUCKETS 256
+
+typedef struct stamp {
+    struct stamp *next;
+    uint32_t      id, stamp, epoch;
+} stamp_t;
+
+static struct {
+    int             me, n;
+    size_t          ps;
+    uint8_t        *twinl;
+    pthread_mutex_t mtx;          /* cs list, stamps, held stack */
+    uint32_t       *cs, ncs;      /* pages with twinL in the current segment */
+    uint32_t       *work;         /* scratch page list (npages capacity) */
+    stamp_t        *stamps[STAMP_BUCKETS];
+    struct {
+        int   id;
+        buf_t diff;
+    } held[MAX_DEPTH];
+    int             depth;
+    uint32_t        barriers;
+    buf_t          *out;          /* per-home diffB batches */
+    _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
+} I;
+
+static uint8_t *twinl(uint32_t pg) { return I.twinl + ((size_t)pg << sdsm_region.shift); }
+
+/* mtx held.  Stamps of an earlier barrier epoch count as 0. */
+static stamp_t *stamp_of(uint32_t id)
+{
+    uint32_t ep = sdsm_net_epoch();
+    stamp_t **b = &I.stamps[id % STAMP_BUCKETS];
+    for (stamp_t *s = *b; s; s = s->next)
+        if (s->id == id) {
+            if (s->epoch != ep)
+                *s = (stamp_t){.next = s->next, .id = id, .epoch = ep};
+            return s;
+        }
+    stamp_t *s = calloc(1, sizeof *s);
+    if (!s)
+        sdsm_fatal("out of memory");
+    *s = (stamp_t){.next = *b, .id = id, .epoch = ep};
+    *b = s;
+    return s;
+}
+
+/* Fault path, stripe lock held: the first write in a critical section. */
+static void write_hook(uint32_t pg)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    pthread_mutex_lock(&I.mtx);
+    if (I.depth > 0 && !(p->flags & SDSM_PGF_TWINL)) {
+        memcpy(twinl(pg), sdsm_page_rt(pg), I.ps);
+        p->flags |= SDSM_PGF_TWINL;
+        I.cs[I.ncs++] = pg;
+    }
+    pthread_mutex_unlock(&I.mtx);
+}
+
+/* Write-protect every writable page, so the next write in a new segment
+ * faults and makes its twinL.  twinB stays. */
+static void protect_writable(void)
+{
+    pthread_mutex_lock(&sdsm_region.dirty_mtx);
+    uint32_t n = sdsm_region.ndirty;
+    memcpy(I.work, sdsm_region.dirty, (size_t)n * 4);
+    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = I.work[i];
+        sdsm_page_lock(pg);
+        if (sdsm_page(pg)->state == SDSM_PG_READ_WRITE)
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
+        sdsm_page_unlock(pg);
+    }
+}
+
+/* mtx held: turn the current segment's writes into diffL appended to the
+ * innermost held lock's buffer. */
+static void close_segment(void)
+{
+    buf_t *b = I.depth > 0 ? &I.held[I.depth - 1].diff : NULL;
+    for (uint32_t i = 0; i < I.ncs; i++) {
+        uint32_t pg = I.cs[i];
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        if (p->flags & SDSM_PGF_TWINL) {
+            if (p->state == SDSM_PG_READ_WRITE)
+                sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
+            if (b && p->state != SDSM_PG_INVALID) {
+                size_t at = b->len;
+                sdsm_batch_add(b, pg, twinl(pg));
+                uint32_t nb;
+                memcpy(&nb, b->p + at + 4, 4);
+                /* These bytes travel as diffL: keep them out of diffB. */
+                if (nb && (p->flags & SDSM_PGF_TWIN))
+                    sdsm_diff_apply(sdsm_page_twin(pg), b->p + at + 8, nb);
+                if (!nb)
+                    b->len = at; /* written back to the same bytes: nothing to say */
+            }
+            p->flags &= (uint8_t)~SDSM_PGF_TWINL;
+        }
+        sdsm_page_unlock(pg);
+    }
+    I.ncs = 0;
+}
+
+static uint32_t ibec_lock_stamp(int id)
+{
+    pthread_mutex_lock(&I.mtx);
+    uint32_t s = stamp_of((uint32_t)id)->stamp;
+    pthread_mutex_unlock(&I.mtx);
+    return s;
+}
+
+/* Apply the grant's diffL chain: {u32 stamp, u32 len, batch}[]. */
+static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
+{
+    uint32_t top = 0;
+    for (size_t off = 0; off < len;) { /* check everything before using anything */
+        uint32_t st, bl;
+        if (len - off < 8)
+            return -EPROTO;
+        memcpy(&st, chain + off, 4);
+        memcpy(&bl, chain + off + 4, 4);
+        if (bl > len - off - 8 || sdsm_diff_batch_check(chain + off + 8, bl, sdsm_region.npages, I.ps))
+            return -EPROTO;
+        off += 8 + bl;
+    }
+    for (size_t off = 0; off < len;) {
+        uint32_t st, bl;
+        memcpy(&st, chain + off, 4);
+        memcpy(&bl, chain + off + 4, 4);
+        const uint8_t *b = chain + off + 8;
+        for (size_t e = 0; e < bl;) { /* a page we do not hold is fetched first */
+            uint32_t pg, nb;
+            memcpy(&pg, b + e, 4);
+            memcpy(&nb, b + e + 4, 4);
+            uint8_t st_now = sdsm_page(pg)->state;
+            if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg))
+                sdsm_home_fault(pg, 0);
+            e += 8 + nb;
+        }
+        sdsm_home_apply_to_copies(b, bl, I.twinl);
+        if (st > top)
+            top = st;
+        off += 8 + bl;
+    }
+    pthread_mutex_lock(&I.mtx);
+    stamp_t *s = stamp_of((uint32_t)id);
+    if (top > s->stamp)
+        s->stamp = top;
+    if (I.depth == MAX_DEPTH) {
+        pthread_mutex_unlock(&I.mtx);
+        sdsm_fatal("more than %d locks held at once", MAX_DEPTH);
+    }
+    close_segment(); /* writes so far belong to the enclosing lock, if any */
+    I.held[I.depth].id = id;
+    I.held[I.depth].diff.len = 0;
+    I.depth++;
+    pthread_mutex_unlock(&I.mtx);
+    protect_writable();
+    return 0;
+}
+
+/*
+ * The homes get every diffL too, and acknowledge it before the lock moves
+ * on, so each home applies a lock's diffL in lock order; at the barrier it
+ * forwards them, in that order, to the copy holders (barrier_second).
+ */
+static void send_to_homes(const uint8_t *b, size_t len)
+{
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    for (size_t off = 0; off < len;) {
+        uint32_t pg, nb;
+        memcpy(&pg, b + off, 4);
+        memcpy(&nb, b + off + 4, 4);
+        int home = sdsm_page_home(pg);
+        sdsm_buf_reserve(&I.out[home], 8 + nb);
+        memcpy(I.out[home].p + I.out[home].len, b + off, 8 + nb);
+        I.out[home].len += 8 + nb;
+        off += 8 + nb;
+    }
+    for (int h = 0; h < I.n; h++)
+        sdsm_batch_send(&I.out[h], h, SDSM_DIFF_LOCK, &r, id);
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    atomic_store(&I.lock_diffs, 1);
+}
+
+static int ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp)
+{
+    pthread_mutex_lock(&I.mtx);
+    close_segment();
+    int k = I.depth - 1;
+    while (k >= 0 && I.held[k].id != id)
+        k--;
+    *payload = NULL;
+    *len = 0;
+    stamp_t *s = stamp_of((uint32_t)id);
+    if (k >= 0) {
+        buf_t d = I.held[k].diff;
+        for (int j = k; j < I.depth - 1; j++)
+            I.held[j] = I.held[j + 1];
+        I.depth--;
+        I.held[I.depth].diff = (buf_t){0};
+        if (d.len) {
+            *payload = d.p;
+            *len = d.len;
+            s->stamp++;
+        } else {
+            free(d.p);
+        }
+    }
+    *stamp = s->stamp;
+    pthread_mutex_unlock(&I.mtx);
+    if (*len)
+        send_to_homes(*payload, *len);
+    return 0;
+}
+
+/* Barrier, first round: nothing to send yet (see barrier_second). */
+static int ibec_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
+{
+    (void)kind;
+    if (pages) {
+        *pages = I.work;
+        *npages = 0;
+    }
+    return 0;
+}
+
+/*
+ * Barrier, second phase (after the first round, before the second):
+ * diffB of every page written since the last barrier goes to its home,
+ * which applies it and forwards it to the copy holders before acking.  The
+ * homes' forwarded diffL went out at the end of the first round, ahead of
+ * these on every connection, so a later write wins over an earlier one.
+ */
+static void send_diffb(void)
+{
+    uint32_t n = sdsm_page_take_dirty(I.work);
+    if (n)
+        qsort(I.work, n, sizeof *I.work, sdsm_cmp_u32);
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = I.work[i];
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg);
+        p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
+        if (p->state == SDSM_PG_READ_WRITE)
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == I.me, 1);
+        if ((p->flags & SDSM_PGF_TWIN) && home >= 0) {
+            /* A page only its home holds has nobody to tell. */
+            if (home != I.me || sdsm_copyset_others(pg))
+                sdsm_batch_add(&I.out[home], pg, sdsm_page_twin(pg));
+            p->flags &= (uint8_t)~SDSM_PGF_TWIN;
+            if (I.out[home].len >= (1u << 20)) /* under the lock: no fetch may overtake it */
+                sdsm_batch_send(&I.out[home], home, SDSM_DIFF_FORWARD, &r, id);
+        }
+        sdsm_page_unlock(pg);
+    }
+    for (int h = 0; h < I.n; h++)
+        sdsm_batch_send(&I.out[h], h, SDSM_DIFF_FORWARD, &r, id);
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    if (r.status)
+        sdsm_fatal("a home rejected this rank's diffs (protocol error)");
+}
+
+/* Unmap time-out sweep (after a barrier): drop copies left idle since the
+ * last sweep, arm the others. */
+static void sweep(void)
+{
+    buf_t *leave = calloc((size_t)I.n, sizeof *leave);
+    if (!leave)
+        return;
+    uint32_t na = sdsm_alloc_count();
+    for (uint32_t a = 0; a < na; a++) {
+        const sdsm_alloc_rec_t *rec = sdsm_alloc_get(a);
+        if (!rec->live)
+            continue;
+        for (uint32_t pg = rec->first; pg < rec->first + rec->npages; pg++) {
+            sdsm_page_t *p = sdsm_page(pg);
+            if (p->state != SDSM_PG_READ_ONLY || !p->home1 || p->home1 - 1 == I.me)
+                continue;
+            sdsm_page_lock(pg);
+            int home = p->home1 - 1;
+            if (p->state == SDSM_PG_READ_ONLY && !(p->flags & SDSM_PGF_DIRTY)) {
+                if (p->flags & SDSM_PGF_IDLE) {
+                    p->flags &= (uint8_t)~SDSM_PGF_IDLE;
+                    sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+                    sdsm_buf_reserve(&leave[home], 4);
+                    memcpy(leave[home].p + leave[home].len, &pg, 4);
+                    leave[home].len += 4;
+                    sdsm_stat_add(SDSM_ST_PAGES_UNMAPPED, 1);
+                } else {
+                    p->flags |= SDSM_PGF_IDLE;
+                    sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* the next touch tells us */
+                }
+            }
+            sdsm_page_unlock(pg);
+        }
+    }
+    for (int h = 0; h < I.n; h++) {
+        if (leave[h].len)
+            sdsm_net_send(h, SDSM_MSG_LEAVE, 0, 0, leave[h].p, leave[h].len, NULL, 0);
+        free(leave[h].p);
+    }
+    free(leave);
+}
+
+static void ibec_acquire(sdsm_sync_kind_t kind)
+{
+    if (kind != SDSM_SYNC_BARRIER)
+        return;
+    I.barriers++;
+    if (sdsm_cfg.unmap_barriers > 0 && I.barriers % (uint32_t)sdsm_cfg.unmap_barriers == 0)
+        sweep();
+}
+
+/* A second phase is needed when anybody wrote anything. */
+static uint32_t ibec_barrier_flags(void)
+{
+    uint32_t wrote = (uint32_t)atomic_exchange(&I.lock_diffs, 0);
+    pthread_mutex_lock(&sdsm_region.dirty_mtx);
+    wrote |= sdsm_region.ndirty > 0;
+    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
+    return wrote;
+}
+
+static void ibec_barrier_second(void)
+{
+    sdsm_count_wait_zero(&sdsm_home_lock_fwd_pending);
+    send_diffb();
+}
+
+static int ibec_barrier_done(const uint8_t *pairs, uint32_t n)
+{
+    return sdsm_home_check_pairs(pairs, n); /* ibec sends no notices; stamps reset by epoch */
+}
+
+static void ibec_barrier_after(const uint8_t *pairs, uint32_t n)
+{
+    (void)pairs, (void)n;
+    sdsm_home_forward_lock_diffs();
+}
+
+static int ibec_flush(uint32_t first, uint32_t n, int drop)
+{
+    return sdsm_home_flush_range(first, n, drop, SDSM_DIFF_FORWARD);
+}
+
+static int ibec_init(void)
+{
+    int rc = sdsm_home_init();
+    if (rc)
+        return rc;
+    I.me = sdsm_region.rank;
+    I.n = sdsm_region.nprocs;
+    I.ps = sdsm_region.page_size;
+    pthread_mutex_init(&I.mtx, NULL);
+    size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
+    int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    I.twinl = mmap(NULL, sdsm_region.size, PROT_READ | PROT_WRITE, fl, -1, 0);
+    I.cs = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+    I.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+    I.out = calloc((size_t)I.n, sizeof *I.out);
+    if (I.twinl == MAP_FAILED || I.cs == MAP_FAILED || I.work == MAP_FAILED || !I.out)
+        return -ENOMEM;
+    sdsm_home_write_hook = write_hook;
+    sdsm_home_twins_at_home = 1;
+    sdsm_home_twin2 = I.twinl;
+    return 0;
+}
+
+const sdsm_proto_ops_t sdsm_proto_ibec = {
+    .name = "ibec",
+    .init = ibec_init,
+    .fault = sdsm_home_fault,
+    .release = ibec_release,
+    .acquire = ibec_acquire,
+    .barrier_done = ibec_barrier_done,
+    .barrier_flags = ibec_barrier_flags,
+    .barrier_second = ibec_barrier_second,
+    .barrier_after = ibec_barrier_after,
+    .free_range = sdsm_home_free_range,
+    .flush = ibec_flush,
+    .lock_stamp = ibec_lock_stamp,
+    .release_lock = ibec_release_lock,
+    .acquire_lock = ibec_acquire_lock,
+};
