@@ -374,8 +374,11 @@ int sdsm_bcast(void *addr, size_t len, int root)
     }
     sdsm_barrier_run(); /* everybody's earlier writes are home... */
     int rc = 0;
-    if (snap) /* ...so root's overwrite comes after them, and invalidates all other copies */
+    if (snap) { /* ...so root's overwrite comes after them, and invalidates all other copies */
         rc = sdsm_home_overwrite(addr, len, snap);
+        if (!rc) /* and root's own copies, which a barrier may have refreshed since */
+            rc = sdsm_proto->flush(first, count, 1);
+    }
     free(snap);
     sdsm_barrier_run();
     return rc ? report("sdsm_bcast", SDSM_EPROTO, "a home rejected the data") : 0;

@@ -60,6 +60,7 @@ static struct {
     pending_t      *pending;
     uint32_t        next_id;
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
+    uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
     pthread_mutex_t lockfwd_mtx;
     buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order */
 } H;
@@ -881,7 +882,6 @@ int sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data)
  */
 void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
 {
-    uint32_t expect = atomic_load(&H.home_data_in);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t first = rd32(moves + 12 * i), count = rd32(moves + 12 * i + 4);
         int to = (int32_t)rd32(moves + 12 * i + 8);
@@ -906,12 +906,12 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
             m->flags &= (uint8_t)~(SDSM_PGF_TWIN | SDSM_PGF_IDLE);
             m->home1 = to + 1;
             if (to == H.me)
-                expect++;
+                H.home_data_expected++; /* may have arrived already: counts only grow */
             sdsm_page_unlock(pg);
         }
     }
     uint32_t v;
-    while ((int32_t)((v = atomic_load(&H.home_data_in)) - expect) < 0)
+    while ((int32_t)((v = atomic_load(&H.home_data_in)) - H.home_data_expected) < 0)
         sdsm_wait_change(&H.home_data_in, v);
 }
 

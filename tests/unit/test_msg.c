@@ -40,11 +40,11 @@ static const struct {
     {SDSM_MSG_DIFF_ACK, "DIFF_ACK", 0, 0, 0},
     {SDSM_MSG_INVAL, "INVAL", 4, ANY, 4},
     {SDSM_MSG_INVAL_ACK, "INVAL_ACK", 0, 0, 0},
-    {SDSM_MSG_BAR_ARRIVE, "BAR_ARRIVE", 0, ANY, 4},
-    {SDSM_MSG_BAR_RELEASE, "BAR_RELEASE", 0, ANY, 8},
-    {SDSM_MSG_LOCK_REQ, "LOCK_REQ", 4, 4, 0},
-    {SDSM_MSG_LOCK_GRANT, "LOCK_GRANT", 4, 4, 0},
-    {SDSM_MSG_LOCK_REL, "LOCK_REL", 4, 4, 0},
+    {SDSM_MSG_BAR_ARRIVE, "BAR_ARRIVE", 8, ANY, 4},   /* flags, n, pages, moves */
+    {SDSM_MSG_BAR_RELEASE, "BAR_RELEASE", 8, ANY, 4}, /* flags, n, pairs, moves */
+    {SDSM_MSG_LOCK_REQ, "LOCK_REQ", 8, 8, 0},         /* lock, stamp */
+    {SDSM_MSG_LOCK_GRANT, "LOCK_GRANT", 4, ANY, 0},   /* lock, ibec diffL chain */
+    {SDSM_MSG_LOCK_REL, "LOCK_REL", 8, ANY, 0},       /* lock, stamp, ibec diffL */
     {SDSM_MSG_COND_WAIT, "COND_WAIT", 8, 8, 0},
     {SDSM_MSG_COND_ACK, "COND_ACK", 0, 0, 0},
     {SDSM_MSG_COND_SIGNAL, "COND_SIGNAL", 8, 8, 0},
@@ -53,6 +53,10 @@ static const struct {
     {SDSM_MSG_ALLOC_REP, "ALLOC_REP", 4, 4 + 512, 0},
     {SDSM_MSG_STATS, "STATS", 0, ANY, 8},
     {SDSM_MSG_BYE, "BYE", 0, 0, 0},
+    {SDSM_MSG_FWD_DIFF, "FWD_DIFF", 0, ANY, 0},
+    {SDSM_MSG_PUSH, "PUSH", 8, ANY, 0},          /* and exactly 8 + page size */
+    {SDSM_MSG_LEAVE, "LEAVE", 4, ANY, 4},
+    {SDSM_MSG_HOME_DATA, "HOME_DATA", 8, ANY, 0}, /* and exactly 8 + page size */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
@@ -84,7 +88,7 @@ static void test_accepts_every_type(void)
     for (size_t i = 0; i < NSPEC; i++) {
         unsigned t = spec[i].type;
         uint32_t min = spec[i].min, max = spec[i].max, mul = spec[i].multiple;
-        if (t == SDSM_MSG_FETCH_REP) {
+        if (t == SDSM_MSG_FETCH_REP || t == SDSM_MSG_PUSH || t == SDSM_MSG_HOME_DATA) {
             expect(t, 8 + PS, PS, 0);
             expect(t, 8 + 16384, 16384, 0);
             expect(t, 8 + (16u << 20), 16u << 20, 0);
@@ -98,9 +102,9 @@ static void test_accepts_every_type(void)
             expect(t, min + 1000 * mul, PS, 0);
             /* the largest whole number of elements under the ceiling */
             expect(t, SDSM_MAX_PAYLOAD - (SDSM_MAX_PAYLOAD - min) % mul, PS, 0);
-        } else if (max == ANY) { /* any length: DIFF */
-            expect(t, 1, PS, 0);
-            expect(t, 12345, PS, 0);
+        } else if (max == ANY) { /* any length from min: DIFF, LOCK_GRANT, ... */
+            expect(t, min + 1, PS, 0);
+            expect(t, min + 12345, PS, 0);
             expect(t, SDSM_MAX_PAYLOAD, PS, 0);
         }
     }
@@ -127,7 +131,7 @@ static void test_rejects_bad_length(void)
     for (size_t i = 0; i < NSPEC; i++) {
         unsigned t = spec[i].type;
         uint32_t min = spec[i].min, max = spec[i].max, mul = spec[i].multiple;
-        if (t == SDSM_MSG_FETCH_REP || max == 0) /* empty types: test_rejects_payload_on_empty */
+        if (t == SDSM_MSG_FETCH_REP || t == SDSM_MSG_PUSH || t == SDSM_MSG_HOME_DATA || max == 0)
             continue;
         if (min > 0) { /* below min */
             expect(t, min - 1, PS, -EPROTO);
@@ -149,8 +153,8 @@ static void test_rejects_bad_length(void)
     expect(SDSM_MSG_INVAL, 0, PS, -EPROTO);   /* at least one page */
     expect(SDSM_MSG_INVAL, 6, PS, -EPROTO);
     expect(SDSM_MSG_BAR_ARRIVE, 2, PS, -EPROTO);
-    expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO);
-    expect(SDSM_MSG_BAR_RELEASE, 12, PS, -EPROTO);
+    expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO);  /* flags and count at least */
+    expect(SDSM_MSG_BAR_RELEASE, 13, PS, -EPROTO);
     expect(SDSM_MSG_STATS, 12, PS, -EPROTO);
     expect(SDSM_MSG_ALLOC_REQ, 31, PS, -EPROTO);
     expect(SDSM_MSG_ALLOC_REQ, 33, PS, -EPROTO);
@@ -207,7 +211,7 @@ static void test_set_handler(void)
     sdsm_msg_set_handler(SDSM_MSG_LOCK_REQ, old);
     CHECK(sdsm_msg_table[SDSM_MSG_LOCK_REQ].handler == old);
     /* the check depends on the table's bounds only, never on a handler */
-    expect(SDSM_MSG_LOCK_REQ, 4, PS, 0);
+    expect(SDSM_MSG_LOCK_REQ, 8, PS, 0);
 }
 
 int main(void)
