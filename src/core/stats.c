@@ -46,6 +46,7 @@ static const struct {
     [SDSM_ST_DIFFS_MADE] = {"diffs made", 0},
     [SDSM_ST_DIFF_BYTES_MADE] = {"diff bytes made", 0},
     [SDSM_ST_DIFF_RUNS_MADE] = {"diff runs made", 0},
+    [SDSM_ST_DIFF_WIRE_BYTES] = {"diff bytes encoded", 0},
     [SDSM_ST_DIFFS_APPLIED] = {"diffs applied (home)", 0},
     [SDSM_ST_DIFF_BYTES_APPLIED] = {"diff bytes applied", 0},
     [SDSM_ST_INVALIDATIONS] = {"pages invalidated", 0},

@@ -102,6 +102,7 @@ void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
         sdsm_stat_add(SDSM_ST_DIFFS_MADE, 1);
         sdsm_stat_add(SDSM_ST_DIFF_BYTES_MADE, ndata);
         sdsm_stat_add(SDSM_ST_DIFF_RUNS_MADE, nruns);
+        sdsm_stat_add(SDSM_ST_DIFF_WIRE_BYTES, 8 + (uint64_t)nb);
     }
     memcpy(e, &pg, 4);
     memcpy(e + 4, &nb, 4);

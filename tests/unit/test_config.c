@@ -18,14 +18,14 @@ static void size_ok(const char *s, size_t want)
 {
     size_t v = 0xdeadbeef;
     if (!CHECK_I(sdsm_config_parse_size(s, &v), ==, 0) | !CHECK_U(v, ==, want))
-        fprintf(stderr, "    input \"%s\"\n", s);
+        fprintf(stderr, "    input \"%s\"\n", s ? s : "(null)");
 }
 
 static void size_bad(const char *s)
 {
     size_t v = 0xdeadbeef;
     if (!CHECK_I(sdsm_config_parse_size(s, &v), ==, -EINVAL))
-        fprintf(stderr, "    input \"%s\" gave %zu\n", s, v);
+        fprintf(stderr, "    input \"%s\" gave %zu\n", s ? s : "(null)", v);
 }
 
 static void test_parse_size(void)
