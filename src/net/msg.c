@@ -34,6 +34,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     ARRAY(PUSH, 8, 0),
     ARRAY(LEAVE, 4, 4),
     ARRAY(HOME_DATA, 8, 0),
+    ARRAY(FETCH_REPZ, 8, 0),       /* runs checked by the receiver */
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

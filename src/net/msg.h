@@ -40,6 +40,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_PUSH,        /* u32 page, u32 0, page bytes: update protocol */
     SDSM_MSG_LEAVE,       /* u32 pages[]: drop the sender from these copysets */
     SDSM_MSG_HOME_DATA,   /* u32 page, u32 0, page bytes: contents for a new home */
+    SDSM_MSG_FETCH_REPZ,  /* u32 page, u32 0, runs: a mostly-zero page as a diff against zeros */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

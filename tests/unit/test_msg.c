@@ -57,6 +57,7 @@ static const struct {
     {SDSM_MSG_PUSH, "PUSH", 8, ANY, 0},          /* and exactly 8 + page size */
     {SDSM_MSG_LEAVE, "LEAVE", 4, ANY, 4},
     {SDSM_MSG_HOME_DATA, "HOME_DATA", 8, ANY, 0}, /* and exactly 8 + page size */
+    {SDSM_MSG_FETCH_REPZ, "FETCH_REPZ", 8, ANY, 0},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
