@@ -1,0 +1,78 @@
+/*
+ * fft_kernel.h - the 3-D complex FFT benchmark (the shape of NPB FT), plain C.
+ *
+ * Problem: a complex nx*ny*nz array u (nx, ny, nz powers of two) filled with
+ * deterministic random numbers is transformed forward once; then, for
+ * t = 1..iters, the spectrum is "evolved" (multiplied elementwise by
+ * exp(-4 alpha pi^2 t |k|^2), scaled by 1/(nx ny nz)), transformed back, and
+ * a checksum of 1024 sampled elements of the result is recorded.
+ * A 3-D FFT is 1-D FFTs (our own iterative radix-2) along x, y and z.
+ *
+ * Every version uses the functions here, so the floating-point operations on
+ * each element are the same ones, in the same order, in every version.
+ */
+#ifndef FFT_KERNEL_H
+#define FFT_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    double re, im;
+} cplx;
+
+/* A 1-D transform of length n: twiddles and bit reversal. */
+typedef struct {
+    int     n, logn;
+    cplx   *w;   /* w[k] = exp(-2 pi i k / n), k < n/2 */
+    int    *rev; /* bit reversal permutation */
+} fft_plan;
+
+typedef struct {
+    int      nx, ny, nz, iters;
+    double   alpha;
+    uint64_t seed;
+    fft_plan px, py, pz;
+} fft_prob;
+
+#define FFT_NCHECK 1024 /* sampled elements per checksum (NPB FT's 1024) */
+
+/* Sizes: small / medium / paper presets; the paper size is seed 002's
+ * "128 x 128 x 128, 6 iterations" (table 3). */
+int  fft_prob_init(fft_prob *p, int nx, int ny, int nz, int iters); /* 0 or -1 (not powers of 2) */
+void fft_prob_free(fft_prob *p);
+
+/*
+ * FFT of `count` lines: element k of line c is at data[c * cstride + k * stride].
+ * dir = -1 forward, +1 backward (no scaling).  When cstride == 1 and count > 1
+ * the butterflies run across the lines (rows of `count` contiguous elements),
+ * which keeps strided transforms cache friendly.
+ */
+void fft_lines(const fft_plan *pl, cplx *data, size_t stride, size_t count, size_t cstride, int dir);
+
+/* Initial values of plane z: element (x, y) is written to base[y * ystride + x]. */
+void fft_init_plane(const fft_prob *p, int z, cplx *base, size_t ystride);
+
+/* Evolve factors for time step t (1..iters): ex_d[i] = exp(-4 alpha pi^2 t i'^2)
+ * with i' the signed frequency of index i.  Each table has n_d entries. */
+void fft_evolve_tables(const fft_prob *p, int t, double *exx, double *exy, double *exz);
+/* out[x] = in[x] * (ex_z[z] * ex_y[y] / N) * ex_x[x] for one x row. */
+void fft_evolve_row(const fft_prob *p, const double *exx, const double *exy, const double *exz,
+                    int y, int z, const cplx *in, cplx *out);
+
+/* Sample j (1..FFT_NCHECK) of the checksum is element (x, y, z) below. */
+static inline void fft_check_point(const fft_prob *p, int j, int *x, int *y, int *z)
+{
+    *x = j % p->nx;
+    *y = (3 * j) % p->ny;
+    *z = (5 * j) % p->nz;
+}
+
+/*
+ * The sequential algorithm on natural layout u[z][y][x] (x fastest).
+ * Fills sums[t-1] (t = 1..iters) with the checksums and, if `final` is not
+ * NULL, the result of the last iteration (nx*ny*nz elements, natural layout).
+ */
+void fft_seq_run(const fft_prob *p, cplx *sums, cplx *final);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * laplace_kernel.c - the sequential Jacobi algorithm (see laplace_kernel.h).
+ */
+#include "laplace_kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+void laplace_init_row(long i, long n, double *row)
+{
+    app_rng_t r;
+    app_rng_seed(&r, 0x1a91ace00ull + (uint64_t)i);
+    for (long j = 0; j < n; j++)
+        row[j] = app_rng_double(&r);
+}
+
+void laplace_sweep(double *const *src, double *const *dst, long n, long lo, long hi)
+{
+    for (long i = lo; i < hi; i++) {
+        const double *up = src[i - 1], *me = src[i], *dn = src[i + 1];
+        double *out = dst[i];
+        for (long j = 1; j < n - 1; j++)
+            out[j] = 0.25 * (up[j] + dn[j] + me[j - 1] + me[j + 1]);
+    }
+}
+
+double laplace_row_change(const double *a, const double *b, long n)
+{
+    double m = 0;
+    for (long j = 1; j < n - 1; j++)
+        m = fmax(m, fabs(a[j] - b[j]));
+    return m;
+}
+
+uint64_t laplace_row_digest(const double *row, long n, double *sum)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    double s = 0;
+    for (long j = 0; j < n; j++) {
+        uint64_t w;
+        memcpy(&w, &row[j], sizeof w);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+        s += row[j];
+    }
+    *sum = s;
+    return h;
+}
+
+double *laplace_run(long n, long iters, double *resid, double *seconds)
+{
+    size_t nn = (size_t)n * (size_t)n;
+    double *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
+    double **ra = malloc((size_t)n * sizeof *ra), **rb = malloc((size_t)n * sizeof *rb);
+    if (!a || !b || !ra || !rb) {
+        fprintf(stderr, "laplace: out of memory\n");
+        exit(1);
+    }
+    for (long i = 0; i < n; i++) {
+        ra[i] = a + (size_t)i * n;
+        rb[i] = b + (size_t)i * n;
+        laplace_init_row(i, n, ra[i]);
+        memcpy(rb[i], ra[i], (size_t)n * sizeof *a);
+    }
+    double t0 = app_now();
+    for (long it = 0; it < iters; it++) {
+        laplace_sweep(ra, rb, n, 1, n - 1);
+        double **t = ra;
+        ra = rb;
+        rb = t;
+    }
+    if (seconds)
+        *seconds = app_now() - t0;
+    double m = 0;
+    for (long i = 1; i < n - 1; i++)
+        m = fmax(m, laplace_row_change(ra[i], rb[i], n));
+    *resid = m;
+    double *res = ra[0], *other = rb[0];
+    free(other);
+    free(ra);
+    free(rb);
+    return res;
+}
