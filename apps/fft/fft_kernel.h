@@ -70,9 +70,14 @@ static inline void fft_check_point(const fft_prob *p, int j, int *x, int *y, int
 
 /*
  * The sequential algorithm on natural layout u[z][y][x] (x fastest).
- * Fills sums[t-1] (t = 1..iters) with the checksums and, if `final` is not
- * NULL, the result of the last iteration (nx*ny*nz elements, natural layout).
+ * fft_seq_init fills u with the initial values; fft_seq_compute transforms
+ * u forward in place, runs the iterations into v (both nx*ny*nz elements) and
+ * fills sums[t-1] (t = 1..iters) with the checksums: v ends as the result of
+ * the last iteration.  fft_seq_run does both on arrays of its own and copies
+ * the result to `final` if it is not NULL.
  */
+void fft_seq_init(const fft_prob *p, cplx *u);
+void fft_seq_compute(const fft_prob *p, cplx *u, cplx *v, cplx *sums);
 void fft_seq_run(const fft_prob *p, cplx *sums, cplx *final);
 
 #endif

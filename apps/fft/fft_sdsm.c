@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     int nx = (int)app_pick(argc, argv, "nx", 32, 256, 128);
     int ny = (int)app_pick(argc, argv, "ny", 32, 256, 128);
     int nz = (int)app_pick(argc, argv, "nz", 32, 128, 128);
-    int iters = (int)app_pick(argc, argv, "iters", 4, 40, 6);
+    int iters = (int)app_pick(argc, argv, "iters", 4, 50, 6);
     int fail = (int)app_opt_long(argc, argv, "fail", 0);
     fft_prob p;
     if (fft_prob_init(&p, nx, ny, nz, iters))
