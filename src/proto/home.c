@@ -947,6 +947,28 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
         sdsm_wait_change(&H.home_data_in, v);
 }
 
+/* Operations hlrc and update share (no lock-bound data, no second phase). */
+uint32_t sdsm_home_no_stamp(int id) { (void)id; return 0; }
+uint32_t sdsm_home_no_flags(void) { return 0; }
+void sdsm_home_no_second(void) {}
+void sdsm_home_no_acquire(sdsm_sync_kind_t kind) { (void)kind; }
+int sdsm_home_flush(uint32_t first, uint32_t n, int drop) { return sdsm_home_flush_range(first, n, drop, 0); }
+
+int sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp)
+{
+    (void)id;
+    *payload = NULL;
+    *len = 0;
+    *stamp = 0;
+    return sdsm_home_release(SDSM_SYNC_LOCK, NULL, NULL);
+}
+
+int sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len)
+{
+    (void)id, (void)chain;
+    return len ? -EPROTO : 0; /* their grants carry nothing */
+}
+
 void sdsm_home_free_range(uint32_t first, uint32_t n)
 {
     for (uint32_t pg = first; pg < first + n; pg++) {

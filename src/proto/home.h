@@ -39,6 +39,15 @@ void sdsm_home_push(uint32_t pg, int to);
 void sdsm_home_forward_lock_diffs(void);
 extern _Atomic uint32_t sdsm_home_lock_fwd_pending;
 
+/* Shared by the hlrc and update operations tables. */
+uint32_t sdsm_home_no_stamp(int id);
+uint32_t sdsm_home_no_flags(void);
+void     sdsm_home_no_second(void);
+void     sdsm_home_no_acquire(sdsm_sync_kind_t kind);
+int      sdsm_home_flush(uint32_t first, uint32_t n, int drop);
+int      sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
+int      sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len);
+
 void sdsm_buf_reserve(buf_t *b, size_t more);
 void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin);
 void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t id);
