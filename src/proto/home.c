@@ -263,7 +263,11 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg), written = 0;
         p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
-        if (p->state == SDSM_PG_READ_WRITE) {
+        if (p->state == SDSM_PG_READ_WRITE && home == H.me && !sdsm_copyset_others(pg)) {
+            /* Nobody else holds this home page: nothing to announce, and it
+             * stays writable, so the next interval's writes cost no fault.
+             * A fetch of it (on_fetch) write-protects it again first. */
+        } else if (p->state == SDSM_PG_READ_WRITE) {
             /* Protect first: a write by another thread after this faults
              * and waits for the lock instead of racing with the diff. */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
@@ -355,6 +359,14 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         /* Copy-holder and copy are recorded together, under the page lock,
          * so a release at this home sees either both or neither. */
         sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_READ_WRITE && !sdsm_home_twins_at_home) {
+            /* A home page kept writable while nobody else held it: from now
+             * on its writes must be seen, and this interval's announced. */
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
+            m->flags |= SDSM_PGF_FLUSHED;
+            sdsm_page_mark_dirty(pg);
+        }
         if (sdsm_copyset_add(pg, src))
             sdsm_fatal("out of memory recording a copy holder");
         send_page(src, pg, h->seq);
