@@ -20,9 +20,11 @@ void sor_init_row(long i, long w, float *red, float *black)
 }
 
 /* Interior points j in [jlo, jhi) of out: left neighbour mid[j - 1 + s],
- * right neighbour mid[j + s]. */
-static void relax(float *out, const float *up, const float *mid, const float *dn, long jlo,
-                  long jhi, long s)
+ * right neighbour mid[j + s].  out is a row of one colour and up, mid, dn
+ * rows of the other, so they never overlap; saying so (restrict) lets the
+ * compiler vectorize the loop (same arithmetic, element by element). */
+static void relax(float *restrict out, const float *restrict up, const float *restrict mid,
+                  const float *restrict dn, long jlo, long jhi, long s)
 {
     const float a = 1.0f - SOR_OMEGA, b = SOR_OMEGA / 4.0f;
     for (long j = jlo; j < jhi; j++) {
