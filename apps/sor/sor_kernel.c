@@ -78,12 +78,22 @@ uint64_t sor_row_digest(const float *red, const float *black, long w, double *su
     return h;
 }
 
+long sor_black_offset(long n, long w)
+{
+    return (n + n / 2) * w;
+}
+
+long sor_block_floats(long n, long w)
+{
+    return sor_black_offset(n, w) + n * w;
+}
+
 void sor_run(long r, long w, long iters, float **red, float **black, double *seconds)
 {
-    size_t nn = (size_t)r * (size_t)w;
-    float *rd = malloc(nn * sizeof *rd), *bk = malloc(nn * sizeof *bk);
+    float *rd = malloc((size_t)sor_block_floats(r, w) * sizeof *rd);
+    float *bk = rd ? rd + sor_black_offset(r, w) : NULL;
     float **rr = malloc((size_t)r * sizeof *rr), **rb = malloc((size_t)r * sizeof *rb);
-    if (!rd || !bk || !rr || !rb) {
+    if (!rd || !rr || !rb) {
         fprintf(stderr, "sor: out of memory\n");
         exit(1);
     }

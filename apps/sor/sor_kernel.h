@@ -49,9 +49,24 @@ void sor_phase(int color, float *const *red, float *const *black, long w, long l
 /* Digest of a row (both colours): 64-bit hash of the bits, and the sum. */
 uint64_t sor_row_digest(const float *red, const float *black, long w, double *sum);
 
-/* The whole algorithm, sequentially: returns red (R*W) and black (R*W)
- * grids, malloc'ed, in *red / *black; *seconds (if not NULL) gets the time
- * of the iterations alone. */
+/*
+ * Memory layout of a block of n rows of both colours, used by every
+ * version for the rows it updates: the n red rows first, then a gap of
+ * n/2 rows, then the n black rows; sor_block_floats(n, w) floats in all,
+ * black row i at sor_black_offset(n, w) + i * w.  The kernel writes a row of
+ * one colour while it reads the same columns of the other; when the two
+ * arrays are a multiple of 32 MB apart (two 32 MB grids allocated one after
+ * the other at the medium size) every sweep on the AMD machine this was
+ * measured on ran 1.6x slower than at 40 or 48 MB.  The gap keeps the
+ * distance 1.5 x the block, away from any power of two, whatever the size.
+ */
+long sor_black_offset(long n, long w);
+long sor_block_floats(long n, long w);
+
+/* The whole algorithm, sequentially: returns the red (R*W) and the black
+ * (R*W) grid in *red / *black, both in one malloc'ed block laid out as
+ * above (free(*red) frees both); *seconds (if not NULL) gets the time of the
+ * iterations alone. */
 void sor_run(long r, long w, long iters, float **red, float **black, double *seconds);
 
 #endif

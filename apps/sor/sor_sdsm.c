@@ -27,31 +27,28 @@ typedef struct {
     double   sum;
 } digest_t;
 
-/* Row pointers to the red and the black grid (nrows x rowbytes each): the
+/* Row pointers to the red and the black grid (nrows x w floats each): the
  * rows [lo, hi) of rank r (app_block) of both colours are one shared block
- * homed at r, its red rows followed by its black rows, so a rank's data is
- * contiguous, as in the MPI version.  (Allocating all red blocks and then all
- * black ones puts a rank's red and black rows exactly nrows * rowbytes apart;
- * at the medium size that is 32 MB, and on the AMD machine this was measured
- * on, such a power-of-two distance between the arrays the kernel reads and
- * writes together made every rank's sweep ~45% slower.) */
-static void alloc_grids(long nrows, size_t rowbytes, int nprocs, float ***red, float ***black)
+ * homed at r, laid out as sor_black_offset says (red rows, a gap, black
+ * rows), so a rank's data is contiguous and its two colours are never a
+ * power-of-two distance apart. */
+static void alloc_grids(long nrows, long w, int nprocs, float ***red, float ***black)
 {
-    char **rd = malloc((size_t)nrows * sizeof *rd), **bk = malloc((size_t)nrows * sizeof *bk);
+    float **rd = malloc((size_t)nrows * sizeof *rd), **bk = malloc((size_t)nrows * sizeof *bk);
     if (!rd || !bk)
         sdsm_abort(1, "out of memory");
     for (int r = 0; r < nprocs; r++) {
         long lo, hi;
         app_block(nrows, nprocs, r, &lo, &hi);
-        size_t bytes = (size_t)(hi - lo) * rowbytes;
-        char *c = sdsm_alloc(bytes ? 2 * bytes : 1, r);
+        size_t bytes = (size_t)sor_block_floats(hi - lo, w) * sizeof(float);
+        float *c = sdsm_alloc(bytes ? bytes : 1, r);
         for (long i = lo; i < hi; i++) {
-            rd[i] = c + (size_t)(i - lo) * rowbytes;
-            bk[i] = c + bytes + (size_t)(i - lo) * rowbytes;
+            rd[i] = c + (i - lo) * w;
+            bk[i] = c + sor_black_offset(hi - lo, w) + (i - lo) * w;
         }
     }
-    *red = (float **)rd;
-    *black = (float **)bk;
+    *red = rd;
+    *black = bk;
 }
 
 /* Row pointers to an nrows x rowbytes table whose rows [lo, hi) of rank r
@@ -96,9 +93,8 @@ int main(int argc, char **argv)
     if (r < 3 || w < 2 || iters < 1 || r < np)
         sdsm_abort(2, "sor: need --rows >= 3 (and >= ranks), --w >= 2, --iters >= 1");
 
-    size_t rowbytes = (size_t)w * sizeof(float);
     float **red, **black;
-    alloc_grids(r, rowbytes, np, &red, &black);
+    alloc_grids(r, w, np, &red, &black);
     digest_t **dg = alloc_rows(r, sizeof(digest_t), np);
     long lo, hi;
     app_block(r, np, me, &lo, &hi);
@@ -145,8 +141,7 @@ int main(int argc, char **argv)
                              "grid vs sequential kernel: max rel diff %.3g (tolerance %g), %ld values "
                              "in %ld rows not bit-identical",
                              maxdiff, SOR_TOL, badvals, badrows);
-        free(rr);
-        free(rb);
+        free(rr); /* and rb: one block */
     }
     sdsm_finalize();
     return status;
