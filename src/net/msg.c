@@ -35,6 +35,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     ARRAY(LEAVE, 4, 4),
     ARRAY(HOME_DATA, 8, 0),
     ARRAY(FETCH_REPZ, 8, 0),       /* runs checked by the receiver */
+    ARRAY(FETCH_RUN, 8, 0),        /* whole pages, checked against the page size */
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)
@@ -62,6 +63,10 @@ int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size)
         return -EPROTO;
     if ((h->type == SDSM_MSG_FETCH_REP || h->type == SDSM_MSG_PUSH || h->type == SDSM_MSG_HOME_DATA) &&
         h->len != 8 + page_size)
+        return -EPROTO;
+    if (h->type == SDSM_MSG_FETCH_RUN &&
+        (page_size == 0 || (h->len - 8) % page_size || (h->len - 8) / page_size < 2 ||
+         (h->len - 8) / page_size > SDSM_FETCH_RUN_MAX))
         return -EPROTO;
     return 0;
 }

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Most pages one FETCH may ask for (the faulting page and a prefetch
+ * window), so the most one FETCH_RUN carries. */
+#define SDSM_FETCH_RUN_MAX 33u
+
 typedef enum sdsm_msg_type {
     SDSM_MSG_NONE = 0,
     SDSM_MSG_FETCH,       /* u32 page, u32 count            -> count x FETCH_REP */
@@ -41,6 +45,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_LEAVE,       /* u32 pages[]: drop the sender from these copysets */
     SDSM_MSG_HOME_DATA,   /* u32 page, u32 0, page bytes: contents for a new home */
     SDSM_MSG_FETCH_REPZ,  /* u32 page, u32 0, runs: a mostly-zero page as a diff against zeros */
+    SDSM_MSG_FETCH_RUN,   /* u32 first, u32 count (2..SDSM_FETCH_RUN_MAX), count page images */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 
@@ -64,7 +69,8 @@ const char *sdsm_msg_name(unsigned type);
 /*
  * Validate a header from a peer.  0 if acceptable; -EPROTO if the type or
  * length is wrong but the frame can be skipped; -EMSGSIZE if the length
- * cannot be trusted to find the next frame.  `page_size` bounds FETCH_REP.
+ * cannot be trusted to find the next frame.  `page_size` bounds FETCH_REP
+ * and FETCH_RUN (a whole number of pages, 2 to SDSM_FETCH_RUN_MAX).
  */
 int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size);
 

@@ -120,7 +120,7 @@ void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
  * home, and their locks free (trylock: we already hold one stripe lock, and
  * stripes wrap, so waiting could deadlock).
  */
-#define PREFETCH_MAX 32u
+#define PREFETCH_MAX (SDSM_FETCH_RUN_MAX - 1)
 static _Atomic uint32_t seq_next = UINT32_MAX, seq_win;
 
 static uint32_t prefetch_window(uint32_t pg, int home)
@@ -330,23 +330,35 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
  * result in a big page) travels as a diff against a zero page: a few bytes
  * instead of 4 KB.  Counting zero words first keeps dense pages cheap.
  */
-static void send_page(int to, uint32_t pg, uint32_t seq)
+static int mostly_zero(const uint8_t *src)
 {
-    const uint8_t *src = sdsm_page_rt(pg);
     size_t zero = 0, words = H.ps / 8;
     for (size_t i = 0; i < words; i++) {
         uint64_t w;
         memcpy(&w, src + 8 * i, 8);
         zero += w == 0;
     }
+    return zero * 4 >= words * 3; /* 3/4 or more zero words */
+}
+
+static void send_zero_page(int to, uint32_t pg, uint32_t seq)
+{
     uint32_t hdr[2] = {pg, 0};
-    if (zero * 4 < words * 3) { /* under 3/4 zero: the page itself */
-        sdsm_net_send(to, SDSM_MSG_FETCH_REP, 0, seq, hdr, 8, src, H.ps);
-        return;
-    }
     sdsm_buf_reserve(&H.zbuf, sdsm_diff_bound(H.ps));
-    size_t n = sdsm_diff_encode(H.zero, src, H.ps, 1, 0, H.zbuf.p, NULL, NULL);
+    size_t n = sdsm_diff_encode(H.zero, sdsm_page_rt(pg), H.ps, 1, 0, H.zbuf.p, NULL, NULL);
     sdsm_net_send(to, SDSM_MSG_FETCH_REPZ, 0, seq, hdr, 8, H.zbuf.p, n);
+}
+
+/* Pages [first, first + n) as they are now: consecutive pages are adjacent
+ * in the runtime view, so a run is one message (FETCH_RUN) the receiver
+ * installs with one mprotect. */
+static void send_run(int to, uint32_t first, uint32_t n, uint32_t seq)
+{
+    if (!n)
+        return;
+    uint32_t hdr[2] = {first, n > 1 ? n : 0};
+    sdsm_net_send(to, n > 1 ? SDSM_MSG_FETCH_RUN : SDSM_MSG_FETCH_REP, 0, seq, hdr, 8,
+                  sdsm_page_rt(first), (size_t)n * H.ps);
 }
 
 static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -355,6 +367,12 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (first >= sdsm_region.npages || count == 0 || count > 1 + PREFETCH_MAX ||
         count > sdsm_region.npages - first || src == H.me)
         return -EPROTO;
+    /* Dense pages are gathered into runs, sent once their states are
+     * settled: other handlers do not run meanwhile, and a write by this
+     * rank's threads between the unlock and the send races with the reader
+     * (no synchronisation orders them), so either contents are right; the
+     * write is announced as usual because the page is now write-protected. */
+    uint32_t run = first, nrun = 0;
     for (uint32_t pg = first; pg < first + count; pg++) {
         /* Copy-holder and copy are recorded together, under the page lock,
          * so a release at this home sees either both or neither. */
@@ -369,9 +387,16 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         if (sdsm_copyset_add(pg, src))
             sdsm_fatal("out of memory recording a copy holder");
-        send_page(src, pg, h->seq);
+        if (mostly_zero(sdsm_page_rt(pg))) {
+            send_run(src, run, nrun, h->seq);
+            nrun = 0;
+            send_zero_page(src, pg, h->seq);
+        } else if (nrun++ == 0) {
+            run = pg;
+        }
         sdsm_page_unlock(pg);
     }
+    send_run(src, run, nrun, h->seq);
     sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
     return 0;
 }
@@ -552,6 +577,63 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_page_unlock(pg);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, 1);
     sdsm_stat_add(SDSM_ST_BYTES_FETCHED, h->len - 8);
+    sdsm_page_wake();
+    return 0;
+}
+
+/*
+ * A run of pages.  Each page still waiting for its contents gets them
+ * first; then the run is made readable with one mprotect (per stretch of
+ * pages that were installed), and only then are the states published: a
+ * thread faulting on one of these pages meanwhile waits for the state, and
+ * a page is never READ_ONLY before its mapping is.
+ */
+static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    (void)src;
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    if (first >= sdsm_region.npages || count < 2 || count > SDSM_FETCH_RUN_MAX ||
+        count > sdsm_region.npages - first || (size_t)count * H.ps != h->len - 8)
+        return -EPROTO;
+    uint8_t got[SDSM_FETCH_RUN_MAX];
+    uint32_t ngot = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t pg = first + i;
+        got[i] = 0;
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_STALE)) {
+            m->flags &= (uint8_t)~SDSM_PGF_STALE; /* served before a barrier that made it stale */
+            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
+        } else if (m->state == SDSM_PG_FETCHING) {
+            memcpy(sdsm_page_rt(pg), p + 8 + (size_t)i * H.ps, H.ps);
+            got[i] = 1;
+            ngot++;
+        } /* else: a prefetch overtaken by sdsm_free: drop it */
+        sdsm_page_unlock(pg);
+    }
+    for (uint32_t i = 0; i < count;) {
+        uint32_t j = i;
+        while (j < count && got[j])
+            j++;
+        if (j > i)
+            sdsm_page_protect(first + i, j - i, SDSM_PG_READ_ONLY);
+        i = j + 1;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (!got[i])
+            continue;
+        uint32_t pg = first + i;
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_FETCHING)
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 0);
+        else /* changed by this rank's threads in between: its mapping follows its state */
+            sdsm_page_protect(pg, 1, (sdsm_pstate_t)m->state);
+        sdsm_page_unlock(pg);
+    }
+    sdsm_stat_add(SDSM_ST_PAGES_FETCHED, ngot);
+    sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * H.ps);
     sdsm_page_wake();
     return 0;
 }
@@ -1017,6 +1099,7 @@ int sdsm_home_init(void)
     sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REP, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REPZ, on_fetch_rep);
+    sdsm_msg_set_handler(SDSM_MSG_FETCH_RUN, on_fetch_run);
     sdsm_msg_set_handler(SDSM_MSG_HOME_REQ, on_home_req);
     sdsm_msg_set_handler(SDSM_MSG_HOME_REP, on_home_rep);
     sdsm_msg_set_handler(SDSM_MSG_DIFF, on_diff);

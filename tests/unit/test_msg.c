@@ -58,6 +58,7 @@ static const struct {
     {SDSM_MSG_LEAVE, "LEAVE", 4, ANY, 4},
     {SDSM_MSG_HOME_DATA, "HOME_DATA", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_FETCH_REPZ, "FETCH_REPZ", 8, ANY, 0},
+    {SDSM_MSG_FETCH_RUN, "FETCH_RUN", 8, ANY, 0}, /* and 8 + 2..33 pages */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
@@ -89,6 +90,12 @@ static void test_accepts_every_type(void)
     for (size_t i = 0; i < NSPEC; i++) {
         unsigned t = spec[i].type;
         uint32_t min = spec[i].min, max = spec[i].max, mul = spec[i].multiple;
+        if (t == SDSM_MSG_FETCH_RUN) {
+            expect(t, 8 + 2 * PS, PS, 0);
+            expect(t, 8 + SDSM_FETCH_RUN_MAX * PS, PS, 0);
+            expect(t, 8 + 3 * 16384, 16384, 0);
+            continue;
+        }
         if (t == SDSM_MSG_FETCH_REP || t == SDSM_MSG_PUSH || t == SDSM_MSG_HOME_DATA) {
             expect(t, 8 + PS, PS, 0);
             expect(t, 8 + 16384, 16384, 0);
@@ -132,7 +139,8 @@ static void test_rejects_bad_length(void)
     for (size_t i = 0; i < NSPEC; i++) {
         unsigned t = spec[i].type;
         uint32_t min = spec[i].min, max = spec[i].max, mul = spec[i].multiple;
-        if (t == SDSM_MSG_FETCH_REP || t == SDSM_MSG_PUSH || t == SDSM_MSG_HOME_DATA || max == 0)
+        if (t == SDSM_MSG_FETCH_REP || t == SDSM_MSG_PUSH || t == SDSM_MSG_HOME_DATA ||
+            t == SDSM_MSG_FETCH_RUN || max == 0)
             continue;
         if (min > 0) { /* below min */
             expect(t, min - 1, PS, -EPROTO);
@@ -172,6 +180,18 @@ static void test_rejects_bad_length(void)
     expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, PS, -EPROTO);
     expect(SDSM_MSG_FETCH_REP, 8 + PS, 2 * PS, -EPROTO);
     expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, 2 * PS, 0);
+
+    /* FETCH_RUN is 8 + a whole number of pages, 2 to SDSM_FETCH_RUN_MAX */
+    expect(SDSM_MSG_FETCH_RUN, 0, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + PS, PS, -EPROTO); /* one page is a FETCH_REP */
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS - 1, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS + 1, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS + 8, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + (SDSM_FETCH_RUN_MAX + 1) * PS, PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 3 * PS, 2 * PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 4 * PS, 2 * PS, 0);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS, 0, -EPROTO); /* no page size: nothing fits */
 }
 
 /* DIFF_ACK, INVAL_ACK, COND_ACK and BYE are empty: any payload is wrong. */
