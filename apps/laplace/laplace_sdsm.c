@@ -115,6 +115,9 @@ int main(int argc, char **argv)
                              maxdiff, LAPLACE_TOL, badvals, badrows, rdiff);
         free(ref);
     }
+    free(a);
+    free(b);
+    free(dg);
     sdsm_finalize();
     return status;
 }

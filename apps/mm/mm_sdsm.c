@@ -104,6 +104,10 @@ int main(int argc, char **argv)
                              maxdiff, MM_TOL, badvals, badrows);
         free(ref);
     }
+    free(a);
+    free(b);
+    free(c);
+    free(dg);
     sdsm_finalize();
     return status;
 }

@@ -143,6 +143,9 @@ int main(int argc, char **argv)
                              maxdiff, SOR_TOL, badvals, badrows);
         free(rr); /* and rb: one block */
     }
+    free(red);
+    free(black);
+    free(dg);
     sdsm_finalize();
     return status;
 }
