@@ -137,3 +137,33 @@ double app_max_rel_diff(const double *a, const double *b, size_t n)
     }
     return m;
 }
+
+static inline uint64_t hash_step(uint64_t h, uint64_t word)
+{
+    h = (h ^ word) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+uint64_t app_hash_doubles(uint64_t h, const double *v, long n, double *sum)
+{
+    for (long i = 0; i < n; i++) {
+        uint64_t w;
+        memcpy(&w, &v[i], sizeof w);
+        h = hash_step(h, w);
+        if (sum)
+            *sum += v[i];
+    }
+    return h;
+}
+
+uint64_t app_hash_floats(uint64_t h, const float *v, long n, double *sum)
+{
+    for (long i = 0; i < n; i++) {
+        uint32_t w;
+        memcpy(&w, &v[i], sizeof w);
+        h = hash_step(h, w);
+        if (sum)
+            *sum += v[i];
+    }
+    return h;
+}

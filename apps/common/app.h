@@ -58,6 +58,16 @@ static inline double app_rng_double(app_rng_t *r) { return (double)(app_rng_next
 /* Largest relative difference between two arrays (|a-b| / max(|b|, 1)). */
 double app_max_rel_diff(const double *a, const double *b, size_t n);
 
+/*
+ * Digests for the self-checks: the bits of n values folded into h (start
+ * from APP_HASH_INIT; FNV-1a step on whole words plus a shift), and, when
+ * sum is not NULL, the values added to *sum in order.  Equal digests mean
+ * bit-identical data with overwhelming probability.
+ */
+#define APP_HASH_INIT 0xcbf29ce484222325ull
+uint64_t app_hash_doubles(uint64_t h, const double *v, long n, double *sum);
+uint64_t app_hash_floats(uint64_t h, const float *v, long n, double *sum);
+
 /* Block partition of [0, n) over p parts: [*lo, *hi) for part i. */
 static inline void app_block(long n, int p, int i, long *lo, long *hi)
 {

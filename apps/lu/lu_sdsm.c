@@ -67,14 +67,7 @@ static int owner(const grid_t *g, long I, long J)
 
 static uint64_t block_hash(const double *blk, long b)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (long k = 0; k < b * b; k++) {
-        uint64_t v;
-        memcpy(&v, &blk[k], sizeof v);
-        h = (h ^ v) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return h;
+    return app_hash_doubles(APP_HASH_INIT, blk, b * b, NULL);
 }
 
 /*

@@ -57,17 +57,8 @@ void mm_rows(double *const *a, double *const *b, double *const *c, long n, long 
 
 uint64_t mm_row_digest(const double *row, long n, double *sum)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    double s = 0;
-    for (long j = 0; j < n; j++) {
-        uint64_t w;
-        memcpy(&w, &row[j], sizeof w);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
-        s += row[j];
-    }
-    *sum = s;
-    return h;
+    *sum = 0;
+    return app_hash_doubles(APP_HASH_INIT, row, n, sum);
 }
 
 double *mm_run(long n, double *seconds)

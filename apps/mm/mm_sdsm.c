@@ -22,30 +22,13 @@
 #include <string.h>
 
 #include "app.h"
+#include "app_sdsm.h"
 #include "mm_kernel.h"
 
 typedef struct {
     uint64_t hash;
     double   sum;
 } digest_t;
-
-/* Row pointers to an nrows x rowbytes matrix whose rows [lo, hi) of rank r
- * (app_block) are one shared block homed at r. */
-static void *alloc_rows(long nrows, size_t rowbytes, int nprocs)
-{
-    char **row = malloc((size_t)nrows * sizeof *row);
-    if (!row)
-        sdsm_abort(1, "out of memory");
-    for (int r = 0; r < nprocs; r++) {
-        long lo, hi;
-        app_block(nrows, nprocs, r, &lo, &hi);
-        size_t bytes = (size_t)(hi - lo) * rowbytes;
-        char *c = sdsm_alloc(bytes ? bytes : 1, r);
-        for (long i = lo; i < hi; i++)
-            row[i] = c + (size_t)(i - lo) * rowbytes;
-    }
-    return row;
-}
 
 int main(int argc, char **argv)
 {
@@ -57,9 +40,9 @@ int main(int argc, char **argv)
         sdsm_abort(2, "mm: need --n >= 1 (and >= ranks)");
 
     size_t rowbytes = (size_t)n * sizeof(double);
-    double **a = alloc_rows(n, rowbytes, np), **b = alloc_rows(n, rowbytes, np);
-    double **c = alloc_rows(n, rowbytes, np);
-    digest_t **dg = alloc_rows(n, sizeof(digest_t), np);
+    double **a = app_sdsm_rows(n, rowbytes), **b = app_sdsm_rows(n, rowbytes);
+    double **c = app_sdsm_rows(n, rowbytes);
+    digest_t **dg = app_sdsm_rows(n, sizeof(digest_t));
     long lo, hi;
     app_block(n, np, me, &lo, &hi);
     for (long i = lo; i < hi; i++) { /* set-up, not timed: own rows only */

@@ -62,20 +62,8 @@ void sor_phase(int color, float *const *red, float *const *black, long w, long l
 
 uint64_t sor_row_digest(const float *red, const float *black, long w, double *sum)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    double s = 0;
-    for (int c = 0; c < 2; c++) {
-        const float *v = c ? black : red;
-        for (long j = 0; j < w; j++) {
-            uint32_t x;
-            memcpy(&x, &v[j], sizeof x);
-            h = (h ^ x) * 0x100000001b3ull;
-            h ^= h >> 29;
-            s += v[j];
-        }
-    }
-    *sum = s;
-    return h;
+    *sum = 0;
+    return app_hash_floats(app_hash_floats(APP_HASH_INIT, red, w, sum), black, w, sum);
 }
 
 long sor_black_offset(long n, long w)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "app_sdsm.h"
 #include "sor_kernel.h"
 
 typedef struct {
@@ -51,24 +52,6 @@ static void alloc_grids(long nrows, long w, int nprocs, float ***red, float ***b
     *black = bk;
 }
 
-/* Row pointers to an nrows x rowbytes table whose rows [lo, hi) of rank r
- * are one shared block homed at r. */
-static void *alloc_rows(long nrows, size_t rowbytes, int nprocs)
-{
-    char **row = malloc((size_t)nrows * sizeof *row);
-    if (!row)
-        sdsm_abort(1, "out of memory");
-    for (int r = 0; r < nprocs; r++) {
-        long lo, hi;
-        app_block(nrows, nprocs, r, &lo, &hi);
-        size_t bytes = (size_t)(hi - lo) * rowbytes;
-        char *c = sdsm_alloc(bytes ? bytes : 1, r);
-        for (long i = lo; i < hi; i++)
-            row[i] = c + (size_t)(i - lo) * rowbytes;
-    }
-    return row;
-}
-
 /* Compare row i (red + black) with the reference; returns differing values. */
 static long cmp_row(const float *x, const float *ref, long w, double *maxdiff)
 {
@@ -95,7 +78,7 @@ int main(int argc, char **argv)
 
     float **red, **black;
     alloc_grids(r, w, np, &red, &black);
-    digest_t **dg = alloc_rows(r, sizeof(digest_t), np);
+    digest_t **dg = app_sdsm_rows(r, sizeof(digest_t));
     long lo, hi;
     app_block(r, np, me, &lo, &hi);
     for (long i = lo; i < hi; i++) /* set-up, not timed: own rows only */
