@@ -181,3 +181,33 @@ int tsp_key_path(const tsp_prob *p, uint64_t key, int *path, int *len, uint32_t 
     }
     return depth;
 }
+
+void tsp_heap_push(uint64_t *heap, int *count, uint64_t k)
+{
+    int i = (*count)++;
+    while (i > 0 && heap[(i - 1) / 2] > k) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = k;
+}
+
+uint64_t tsp_heap_pop(uint64_t *heap, int *count)
+{
+    uint64_t top = heap[0], k = heap[--*count];
+    int i = 0, n = *count;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap[c + 1] < heap[c])
+            c++;
+        if (heap[c] >= k)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n > 0)
+        heap[i] = k;
+    return top;
+}

@@ -70,4 +70,10 @@ static inline int tsp_key_bound(uint64_t k) { return (int)(k >> 32); }
 /* Unpacks the path; returns its depth, fills *len and *vis. */
 int tsp_key_path(const tsp_prob *p, uint64_t key, int *path, int *len, uint32_t *vis);
 
+/* The work queue's binary min-heap of keys, heap[0 .. *count): push (the
+ * caller has checked there is room) and pop the smallest (*count > 0).
+ * Plain memory operations, so the heap may live in shared memory. */
+void     tsp_heap_push(uint64_t *heap, int *count, uint64_t k);
+uint64_t tsp_heap_pop(uint64_t *heap, int *count);
+
 #endif

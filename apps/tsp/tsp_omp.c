@@ -23,33 +23,10 @@ static void heap_push(queue_t *q, uint64_t k)
         fprintf(stderr, "tsp: queue overflow\n");
         exit(1);
     }
-    int i = q->count++;
-    while (i > 0 && q->heap[(i - 1) / 2] > k) {
-        q->heap[i] = q->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->heap[i] = k;
+    tsp_heap_push(q->heap, &q->count, k);
 }
 
-static uint64_t heap_pop(queue_t *q)
-{
-    uint64_t top = q->heap[0], k = q->heap[--q->count];
-    int i = 0, n = q->count;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && q->heap[c + 1] < q->heap[c])
-            c++;
-        if (q->heap[c] >= k)
-            break;
-        q->heap[i] = q->heap[c];
-        i = c;
-    }
-    if (n > 0)
-        q->heap[i] = k;
-    return top;
-}
+static uint64_t heap_pop(queue_t *q) { return tsp_heap_pop(q->heap, &q->count); }
 
 static omp_lock_t best_lock;
 static int        best_len, best_tour[TSP_MAXN];
