@@ -106,3 +106,21 @@ int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg,
         snprintf(msg, msglen, "%ld x %ld iteration counts identical (exact)", p->w, p->h);
     return bad == 0;
 }
+
+int mb_check(const mb_param_t *p, const int *img, int inject, const char *app)
+{
+    mb_print_result(p, img);
+    size_t npix = (size_t)(p->w * p->h);
+    int *ref = malloc(npix * sizeof *ref);
+    if (!ref) {
+        fprintf(stderr, "%s: out of memory for the reference image\n", app);
+        return 1;
+    }
+    mb_rows(p, 0, p->h, ref);
+    if (inject)
+        ref[npix / 2]++;
+    char msg[256];
+    int ok = mb_compare(p, img, ref, msg, sizeof msg);
+    free(ref);
+    return app_verdict(ok, "%s against the sequential kernel: %s", app, msg);
+}

@@ -29,4 +29,10 @@ void mb_print_result(const mb_param_t *p, const int *img);
 int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg,
                unsigned long msglen);
 
+/* The self-check of a parallel version: print the result line, run the
+ * sequential kernel (inject != 0: with one pixel deliberately wrong), compare
+ * exactly and print PASSED/FAILED naming `app`.  Returns the exit status
+ * (0 passed, 1 failed or out of memory). */
+int mb_check(const mb_param_t *p, const int *img, int inject, const char *app);
+
 #endif

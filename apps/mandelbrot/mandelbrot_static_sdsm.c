@@ -59,17 +59,7 @@ int main(int argc, char **argv)
         app_time(t1 - t0);
     } else if (me == 0) {
         app_time(t1 - t0);
-        mb_print_result(&p, img);
-        int *ref = malloc((size_t)(p.w * p.h) * sizeof *ref);
-        if (!ref)
-            sdsm_abort(1, "mandelbrot: out of memory");
-        mb_rows(&p, 0, p.h, ref);
-        if (inject)
-            ref[p.w * p.h / 2]++;
-        char msg[256];
-        int ok = mb_compare(&p, img, ref, msg, sizeof msg);
-        status = app_verdict(ok, "mandelbrot-static against the sequential kernel: %s", msg);
-        free(ref);
+        status = mb_check(&p, img, inject, "mandelbrot-static");
     }
     sdsm_finalize();
     return status;
