@@ -6,7 +6,7 @@ NP       ?= 4
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test test-all asan install uninstall clean bench
+.PHONY: all build run test test-all asan install clean bench
 
 all: build
 
@@ -32,8 +32,10 @@ asan:
 bench: build
 	bench/micro --build $(BUILD)
 
+# PREFIX is given at install time, not only at the first configure: a build
+# directory configured earlier with another prefix must not win silently.
 install: build
-	cmake --install $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
