@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "core/coll.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
@@ -145,6 +146,7 @@ int sdsm_init(int *argc, char ***argv)
     if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
         return report("sdsm_init", SDSM_EINVAL, "%s", err);
     sdsm_log_rank = sdsm_cfg.rank < 0 ? 0 : (int)sdsm_cfg.rank;
+    sdsm_coll_reset();
     int rc = sdsm_boot_start(&boot);
     if (rc)
         return report("sdsm_init", rc, "could not set up the job");
@@ -186,6 +188,7 @@ static void print_stats(void)
 int sdsm_finalize(void)
 {
     REQUIRE_RUNNING("sdsm_finalize");
+    sdsm_coll_begin(SDSM_COLL_FINALIZE, 0, 0, 0);
     sdsm_barrier_run();
     if (sdsm_cfg.stats)
         print_stats();
@@ -210,6 +213,7 @@ void *sdsm_alloc(size_t size, int home)
     }
     char why[600];
     int err = 0;
+    sdsm_coll_begin(SDSM_COLL_ALLOC, size, 1, (uint64_t)(int64_t)home);
     void *p = sdsm_alloc_collective(size, 1, home, &err, why, sizeof why);
     if (!p)
         report("sdsm_alloc", err, "%s", why);
@@ -227,6 +231,7 @@ void *sdsm_calloc(size_t n, size_t elem_size, int home)
     size_t size = n * elem_size;
     if (elem_size && size / elem_size != n)
         size = 0; /* overflow: still take part in the collective, which then fails */
+    sdsm_coll_begin(SDSM_COLL_ALLOC, size, elem_size ? elem_size : 1, (uint64_t)(int64_t)home);
     void *p = sdsm_alloc_collective(size, elem_size ? elem_size : 1, home, &err, why, sizeof why);
     if (!p)
         report("sdsm_calloc", err, "%s", why);
@@ -237,6 +242,7 @@ int sdsm_free(void *ptr)
 {
     REQUIRE_RUNNING("sdsm_free");
     char why[600];
+    sdsm_coll_begin(SDSM_COLL_FREE, (uint64_t)(uintptr_t)ptr, 0, 0);
     sdsm_barrier_run(); /* nobody may still be using the block */
     int rc = sdsm_free_collective(ptr, why, sizeof why);
     return rc ? report("sdsm_free", rc, "%s", why) : 0;
@@ -258,6 +264,7 @@ int sdsm_home_of(const void *addr)
 int sdsm_barrier(void)
 {
     REQUIRE_RUNNING("sdsm_barrier");
+    sdsm_coll_begin(SDSM_COLL_BARRIER, sdsm_cfg.barrier_manager % (uint64_t)boot.nprocs, 0, 0);
     return sdsm_barrier_run();
 }
 
@@ -343,6 +350,7 @@ int sdsm_barrier_at(int manager)
     if (manager < 0 || manager >= boot.nprocs)
         return report("sdsm_barrier_at", SDSM_EINVAL, "manager %d is not a rank in [0, %d)", manager,
                       boot.nprocs);
+    sdsm_coll_begin(SDSM_COLL_BARRIER, (uint64_t)manager, 1, 0);
     return sdsm_barrier_run_at(manager);
 }
 
@@ -366,6 +374,7 @@ int sdsm_bcast(void *addr, size_t len, int root)
         return report("sdsm_bcast", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks", addr, len);
     if (root < 0 || root >= boot.nprocs)
         return report("sdsm_bcast", SDSM_EINVAL, "root %d is not a rank in [0, %d)", root, boot.nprocs);
+    sdsm_coll_begin(SDSM_COLL_BCAST, (uint64_t)(uintptr_t)addr, len, (uint64_t)(int64_t)root);
     uint8_t *snap = NULL;
     if (boot.rank == root) { /* root's contents as of the call */
         if (!(snap = malloc(len)))

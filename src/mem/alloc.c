@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/coll.h"
 #include "core/log.h"
 #include "mem/page.h"
 #include "net/msg.h"
@@ -34,10 +35,16 @@ typedef struct req {
 } req_t;
 _Static_assert(sizeof(req_t) == 32, "ALLOC_REQ payload");
 
+/* ALLOC_REQ: the collective call (checked against every other rank's) and the request. */
+typedef struct wire_req {
+    sdsm_coll_t call;
+    req_t       req;
+} wire_req_t;
+_Static_assert(sizeof(wire_req_t) == 64, "ALLOC_REQ payload");
+
 static sdsm_alloc_rec_t *recs;
 static _Atomic uint32_t  nrecs;
 static uint32_t          next_page;
-static uint64_t          ncalls;
 void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
 
 /* Manager (rank 0, service thread): the requests of the current call. */
@@ -63,7 +70,6 @@ int sdsm_alloc_init(void)
         return -ENOMEM;
     atomic_store(&nrecs, 0);
     next_page = 0;
-    ncalls = 0;
     M.count = 0;
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REQ, on_req);
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REP, on_rep);
@@ -160,9 +166,11 @@ static void decide(void)
 
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    if (sdsm_net_rank() != 0 || M.have[src])
+    wire_req_t w;
+    memcpy(&w, p, sizeof w);
+    if (sdsm_net_rank() != 0 || M.have[src] || sdsm_coll_check(src, &w.call))
         return -EPROTO;
-    memcpy(&M.reqs[src], p, sizeof(req_t));
+    M.reqs[src] = w.req;
     M.seqs[src] = h->seq;
     M.have[src] = 1;
     if (++M.count == sdsm_net_nprocs())
@@ -184,7 +192,8 @@ static int agree(const req_t *q, char *why, size_t whylen)
     char text[513];
     sdsm_rpc_t r = {.buf = text, .cap = sizeof text - 1};
     uint32_t id = sdsm_rpc_open(&r, 1);
-    sdsm_net_send(0, SDSM_MSG_ALLOC_REQ, 0, id, q, sizeof *q, NULL, 0);
+    wire_req_t w = {.call = *sdsm_coll_current(), .req = *q};
+    sdsm_net_send(0, SDSM_MSG_ALLOC_REQ, 0, id, &w, sizeof w, NULL, 0);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
     text[r.len] = '\0';
@@ -195,7 +204,7 @@ static int agree(const req_t *q, char *why, size_t whylen)
 
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen)
 {
-    req_t q = {.call = ncalls++, .size = size, .elem = elem, .home = home, .op = OP_ALLOC};
+    req_t q = {.call = sdsm_coll_current()->seq, .size = size, .elem = elem, .home = home, .op = OP_ALLOC};
     int rc = agree(&q, why, whylen);
     if (rc) {
         *err = rc;
@@ -230,7 +239,7 @@ int sdsm_free_collective(void *ptr, char *why, size_t whylen)
     if (sdsm_region_page_of(ptr, &pg))
         a = sdsm_alloc_find(pg);
     int bad = !a || sdsm_page_app(a->first) != (uint8_t *)ptr;
-    req_t q = {.call = ncalls++, .size = bad ? UINT64_MAX : (uint64_t)pg, .op = OP_FREE};
+    req_t q = {.call = sdsm_coll_current()->seq, .size = bad ? UINT64_MAX : (uint64_t)pg, .op = OP_FREE};
     int rc = agree(&q, why, whylen);
     if (rc)
         return rc;

@@ -4,7 +4,8 @@
  * Every rank runs the same bump allocator over the region, so agreeing on
  * the arguments is enough to agree on the address.  Rank 0 checks the
  * agreement: each call sends (call number, operation, size, element size,
- * home) there and waits for the verdict, one round trip.
+ * home) there and waits for the verdict, one round trip.  The caller starts
+ * the collective call first (sdsm_coll_begin), whose record goes along.
  */
 #ifndef SDSM_MEM_ALLOC_H
 #define SDSM_MEM_ALLOC_H

@@ -17,7 +17,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(DIFF_ACK, 0),
     ARRAY(INVAL, 4, 4),
     FIXED(INVAL_ACK, 0),
-    ARRAY(BAR_ARRIVE, 8, 4),
+    ARRAY(BAR_ARRIVE, 40, 4),      /* flags, sdsm_coll_t, count */
     ARRAY(BAR_RELEASE, 8, 4),
     FIXED(LOCK_REQ, 8),
     ARRAY(LOCK_GRANT, 4, 0),       /* diffL chain checked by the lock code */
@@ -26,7 +26,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(COND_ACK, 0),
     FIXED(COND_SIGNAL, 8),
     FIXED(COND_WAKE, 4),
-    FIXED(ALLOC_REQ, 32),
+    FIXED(ALLOC_REQ, 64),
     [SDSM_MSG_ALLOC_REP] = {"ALLOC_REP", 4, 4 + 512, 0, NULL},
     [SDSM_MSG_STATS] = {"STATS", 0, SDSM_MAX_PAYLOAD, 8, NULL},
     FIXED(BYE, 0),
@@ -36,6 +36,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     ARRAY(HOME_DATA, 8, 0),
     ARRAY(FETCH_REPZ, 8, 0),       /* runs checked by the receiver */
     ARRAY(FETCH_RUN, 8, 0),        /* whole pages, checked against the page size */
+    FIXED(COLL, 32),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

@@ -27,7 +27,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_DIFF_ACK,    /* empty */
     SDSM_MSG_INVAL,       /* u32 pages[]                    -> INVAL_ACK */
     SDSM_MSG_INVAL_ACK,   /* empty */
-    SDSM_MSG_BAR_ARRIVE,  /* u32 n, u32 pages[n] written, {u32 first, u32 count, i32 home}[] moves */
+    SDSM_MSG_BAR_ARRIVE,  /* u32 flags, sdsm_coll_t, u32 n, u32 pages[n] written, {u32 first, u32 count, i32 home}[] moves */
     SDSM_MSG_BAR_RELEASE, /* u32 n, {u32 page, i32 writer}[n] merged notices, moves[] */
     SDSM_MSG_LOCK_REQ,    /* u32 lock, u32 stamp (ibec) */
     SDSM_MSG_LOCK_GRANT,  /* u32 lock, then ibec's {u32 stamp, u32 len, diff batch}[] */
@@ -36,7 +36,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_COND_ACK,    /* empty */
     SDSM_MSG_COND_SIGNAL, /* u32 cond, u32 all */
     SDSM_MSG_COND_WAKE,   /* u32 cond */
-    SDSM_MSG_ALLOC_REQ,   /* sdsm_alloc_req_t               -> ALLOC_REP */
+    SDSM_MSG_ALLOC_REQ,   /* sdsm_coll_t, alloc.c's req_t   -> ALLOC_REP */
     SDSM_MSG_ALLOC_REP,   /* i32 status, text */
     SDSM_MSG_STATS,       /* sdsm_stats_snap_t, at finalize */
     SDSM_MSG_BYE,         /* empty: orderly close follows */
@@ -46,6 +46,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_HOME_DATA,   /* u32 page, u32 0, page bytes: contents for a new home */
     SDSM_MSG_FETCH_REPZ,  /* u32 page, u32 0, runs: a mostly-zero page as a diff against zeros */
     SDSM_MSG_FETCH_RUN,   /* u32 first, u32 count (2..SDSM_FETCH_RUN_MAX), count page images */
+    SDSM_MSG_COLL,        /* sdsm_coll_t: a collective call, announced to rank 0 */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

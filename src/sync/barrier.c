@@ -11,7 +11,12 @@
  * carried out right after, followed by one more barrier so nobody fetches a
  * page from its new home before the contents have arrived there.
  *
- * ARRIVE:  u32 flags, u32 npages, u32 pages[npages], move_t moves[]
+ * Every arrival carries the collective call it belongs to (core/coll.h), so
+ * the manager sees at once a rank that is in another collective call; when
+ * the manager is not rank 0, an announcement to rank 0 (which also checks
+ * the allocations) catches ranks that named different managers.
+ *
+ * ARRIVE:  u32 flags, sdsm_coll_t call, u32 npages, u32 pages[npages], move_t moves[]
  * RELEASE: u32 flags (ORed), u32 npairs, {u32 page, i32 writer}[npairs], move_t moves[]
  * A protocol that sets a flag gets a second phase and one more round.
  */
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/coll.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
@@ -117,13 +123,17 @@ static int check_moves(const uint8_t *p, size_t len)
 static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t n, fl;
-    if (h->len < 8)
+    sdsm_coll_t call;
+    if (h->len < 8 + sizeof call)
         return -EPROTO;
     memcpy(&fl, p, 4);
+    memcpy(&call, p + 4, sizeof call);
+    if (sdsm_coll_check(src, &call))
+        return -EPROTO;
     M.flags |= fl; /* only read once every rank has arrived */
-    p += 4;
+    p += 4 + sizeof call;
     sdsm_hdr_t hh = *h;
-    hh.len -= 4;
+    hh.len -= 4 + sizeof call;
     h = &hh;
     memcpy(&n, p, 4);
     if (M.seen[src] || n > (h->len - 4) / 4 || (h->len - 4 - 4 * (size_t)n) % 12)
@@ -199,17 +209,20 @@ static int barrier_round(int manager)
     uint32_t n;
     sdsm_proto->release(SDSM_SYNC_BARRIER, &pages, &n);
     pthread_mutex_lock(&pend_mtx);
-    size_t len = 8 + (size_t)n * 4 + (size_t)npend * 12;
+    const sdsm_coll_t *call = sdsm_coll_current();
+    size_t head = 4 + sizeof *call + 4;
+    size_t len = head + (size_t)n * 4 + (size_t)npend * 12;
     uint8_t *msg = malloc(len);
     if (!msg)
         sdsm_fatal("out of memory");
     uint32_t fl = sdsm_proto->barrier_flags();
     memcpy(msg, &fl, 4);
-    memcpy(msg + 4, &n, 4);
+    memcpy(msg + 4, call, sizeof *call);
+    memcpy(msg + head - 4, &n, 4);
     if (n)
-        memcpy(msg + 8, pages, (size_t)n * 4);
+        memcpy(msg + head, pages, (size_t)n * 4);
     if (npend)
-        memcpy(msg + 8 + (size_t)n * 4, pend, (size_t)npend * 12);
+        memcpy(msg + head + (size_t)n * 4, pend, (size_t)npend * 12);
     npend = 0;
     pthread_mutex_unlock(&pend_mtx);
     cur_manager = manager;
@@ -224,8 +237,19 @@ static int barrier_round(int manager)
     return 0;
 }
 
+static int on_coll(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    sdsm_coll_t call;
+    memcpy(&call, p, sizeof call);
+    if (sdsm_net_rank() != 0 || h->len != sizeof call)
+        return -EPROTO;
+    return sdsm_coll_check(src, &call);
+}
+
 int sdsm_barrier_run_at(int manager)
 {
+    if (manager != 0) /* rank 0 sees every collective call, whoever manages this one */
+        sdsm_net_send(0, SDSM_MSG_COLL, 0, 0, sdsm_coll_current(), sizeof(sdsm_coll_t), NULL, 0);
     barrier_round(manager);
     if (flags_in) {
         sdsm_proto->barrier_second();
@@ -269,5 +293,6 @@ int sdsm_barrier_init(void)
         return -ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);
+    sdsm_msg_set_handler(SDSM_MSG_COLL, on_coll);
     return 0;
 }

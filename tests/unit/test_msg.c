@@ -40,7 +40,7 @@ static const struct {
     {SDSM_MSG_DIFF_ACK, "DIFF_ACK", 0, 0, 0},
     {SDSM_MSG_INVAL, "INVAL", 4, ANY, 4},
     {SDSM_MSG_INVAL_ACK, "INVAL_ACK", 0, 0, 0},
-    {SDSM_MSG_BAR_ARRIVE, "BAR_ARRIVE", 8, ANY, 4},   /* flags, n, pages, moves */
+    {SDSM_MSG_BAR_ARRIVE, "BAR_ARRIVE", 40, ANY, 4},  /* flags, call, n, pages, moves */
     {SDSM_MSG_BAR_RELEASE, "BAR_RELEASE", 8, ANY, 4}, /* flags, n, pairs, moves */
     {SDSM_MSG_LOCK_REQ, "LOCK_REQ", 8, 8, 0},         /* lock, stamp */
     {SDSM_MSG_LOCK_GRANT, "LOCK_GRANT", 4, ANY, 0},   /* lock, ibec diffL chain */
@@ -49,7 +49,7 @@ static const struct {
     {SDSM_MSG_COND_ACK, "COND_ACK", 0, 0, 0},
     {SDSM_MSG_COND_SIGNAL, "COND_SIGNAL", 8, 8, 0},
     {SDSM_MSG_COND_WAKE, "COND_WAKE", 4, 4, 0},
-    {SDSM_MSG_ALLOC_REQ, "ALLOC_REQ", 32, 32, 0},
+    {SDSM_MSG_ALLOC_REQ, "ALLOC_REQ", 64, 64, 0},   /* call, request */
     {SDSM_MSG_ALLOC_REP, "ALLOC_REP", 4, 4 + 512, 0},
     {SDSM_MSG_STATS, "STATS", 0, ANY, 8},
     {SDSM_MSG_BYE, "BYE", 0, 0, 0},
@@ -59,6 +59,7 @@ static const struct {
     {SDSM_MSG_HOME_DATA, "HOME_DATA", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_FETCH_REPZ, "FETCH_REPZ", 8, ANY, 0},
     {SDSM_MSG_FETCH_RUN, "FETCH_RUN", 8, ANY, 0}, /* and 8 + 2..33 pages */
+    {SDSM_MSG_COLL, "COLL", 32, 32, 0},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
@@ -165,8 +166,8 @@ static void test_rejects_bad_length(void)
     expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO);  /* flags and count at least */
     expect(SDSM_MSG_BAR_RELEASE, 13, PS, -EPROTO);
     expect(SDSM_MSG_STATS, 12, PS, -EPROTO);
-    expect(SDSM_MSG_ALLOC_REQ, 31, PS, -EPROTO);
-    expect(SDSM_MSG_ALLOC_REQ, 33, PS, -EPROTO);
+    expect(SDSM_MSG_ALLOC_REQ, 63, PS, -EPROTO);
+    expect(SDSM_MSG_ALLOC_REQ, 65, PS, -EPROTO);
     expect(SDSM_MSG_ALLOC_REP, 3, PS, -EPROTO);
     expect(SDSM_MSG_ALLOC_REP, 517, PS, -EPROTO);
 

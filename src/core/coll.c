@@ -1,0 +1,100 @@
+/*
+ * coll.c - collective call records and the mismatch check (see coll.h).
+ *
+ * The check keeps, for the last RING sequence numbers, the first record seen
+ * and who sent it.  Handlers run one at a time (the transport's progress
+ * lock), so the ring needs no lock of its own.
+ */
+#include "coll.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/log.h"
+
+#define RING 16
+
+static sdsm_coll_t cur;
+static uint32_t    next_seq;
+
+static struct {
+    sdsm_coll_t rec;
+    int         rank;
+    int         valid;
+} ref[RING];
+
+void sdsm_coll_reset(void)
+{
+    memset(&cur, 0, sizeof cur);
+    memset(ref, 0, sizeof ref);
+    next_seq = 0;
+}
+
+void sdsm_coll_begin(sdsm_coll_kind_t kind, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+    cur = (sdsm_coll_t){.kind = kind, .seq = next_seq++, .arg = {a0, a1, a2}};
+}
+
+const sdsm_coll_t *sdsm_coll_current(void) { return &cur; }
+
+void sdsm_coll_describe(const sdsm_coll_t *c, char *buf, size_t len)
+{
+    char what[160];
+    unsigned long long a0 = c->arg[0], a1 = c->arg[1];
+    int a2 = (int)(int64_t)c->arg[2];
+    switch (c->kind) {
+    case SDSM_COLL_BARRIER:
+        if (c->arg[1])
+            snprintf(what, sizeof what, "sdsm_barrier_at(%llu)", a0);
+        else
+            snprintf(what, sizeof what, "sdsm_barrier() (manager %llu)", a0);
+        break;
+    case SDSM_COLL_ALLOC:
+        if (a1 == 1)
+            snprintf(what, sizeof what, "sdsm_alloc(size %llu, home %d)", a0, a2);
+        else
+            snprintf(what, sizeof what, "sdsm_calloc(size %llu, element %llu, home %d)", a0, a1, a2);
+        break;
+    case SDSM_COLL_FREE: snprintf(what, sizeof what, "sdsm_free(%#llx)", a0); break;
+    case SDSM_COLL_BCAST:
+        snprintf(what, sizeof what, "sdsm_bcast(%#llx, %llu bytes, root %d)", a0, a1, a2);
+        break;
+    case SDSM_COLL_FINALIZE: snprintf(what, sizeof what, "sdsm_finalize()"); break;
+    default: snprintf(what, sizeof what, "unknown collective %u", c->kind); break;
+    }
+    snprintf(buf, len, "%s (collective #%u)", what, c->seq + 1);
+}
+
+static int same_call(const sdsm_coll_t *a, const sdsm_coll_t *b)
+{
+    if (a->kind != b->kind)
+        return 0;
+    switch (a->kind) {
+    case SDSM_COLL_BARRIER: return a->arg[0] == b->arg[0]; /* barrier == barrier_at(its manager) */
+    case SDSM_COLL_ALLOC:
+    case SDSM_COLL_FREE: return 1; /* the allocator compares the arguments and can return an error */
+    case SDSM_COLL_FINALIZE: return 1;
+    default: return memcmp(a->arg, b->arg, sizeof a->arg) == 0;
+    }
+}
+
+int sdsm_coll_check(int src, const sdsm_coll_t *c)
+{
+    if (c->kind == SDSM_COLL_NONE || c->kind >= SDSM_COLL_NKINDS)
+        return -EPROTO;
+    __typeof__(ref[0]) *r = &ref[c->seq % RING];
+    if (!r->valid || (int32_t)(c->seq - r->rec.seq) > 0) {
+        r->rec = *c;
+        r->rank = src;
+        r->valid = 1;
+        return 0;
+    }
+    if (r->rec.seq != c->seq || same_call(&r->rec, c))
+        return 0; /* too old to compare (cannot happen in a synchronizing program), or agrees */
+    char a[256], b[256];
+    sdsm_coll_describe(&r->rec, a, sizeof a);
+    sdsm_coll_describe(c, b, sizeof b);
+    sdsm_fatal("collective mismatch: rank %d is in %s, rank %d in %s; every rank must make the "
+               "same collective calls in the same order", r->rank, a, src, b);
+}

@@ -1,0 +1,89 @@
+/*
+ * hang.c - programs that used to hang forever without a word.  Each must
+ * now end within seconds with a message naming the ranks and the calls, or
+ * (stuck, timeout) be reported while it waits.
+ *
+ *   mp_hang partial_barrier   rank 0 makes one more sdsm_barrier than the others
+ *   mp_hang partial_alloc     rank 0 makes an sdsm_alloc the others skip
+ *   mp_hang barrier_alloc     rank 0 in sdsm_barrier while the others are in sdsm_alloc
+ *   mp_hang barrier_at        rank 0 names manager 0, the others manager 1
+ *   mp_hang bcast_root        rank 0 says root 0, the others root 1
+ *   mp_hang lock_finalize     rank 1 enters sdsm_finalize holding lock 5, which
+ *                             rank 0 then waits for
+ *   mp_hang stuck [MS]        rank 1 holds lock 3 for MS ms (default 3000) while the
+ *                             others wait for it; then all goes well ("OK hang_stuck")
+ *   mp_hang forever           rank 1 holds lock 3 and sleeps for an hour; the
+ *                             others wait for it (for sdsmrun --timeout)
+ */
+#define MP_NAME "hang"
+#include "mp.h"
+
+static void stuck(long ms)
+{
+    int me = sdsm_rank();
+    volatile long *x = sdsm_alloc(4096, 0);
+    MP_NONNULL(x);
+    if (me == 1) {
+        MP_OK(sdsm_lock(3));
+        printf("hang: rank 1 holds lock 3\n");
+        fflush(stdout);
+    }
+    MP_OK(sdsm_barrier());
+    if (me == 1) {
+        mp_sleep_ms(ms);
+        x[0] += 1;
+        MP_OK(sdsm_unlock(3));
+    } else {
+        MP_OK(sdsm_lock(3));
+        x[0] += 1;
+        MP_OK(sdsm_unlock(3));
+    }
+    MP_OK(sdsm_barrier());
+    MP_CHECK("lock-protected counter", 0, sdsm_nprocs(), x[0]);
+    MP_OK(sdsm_barrier());
+}
+
+int main(int argc, char **argv)
+{
+    mp_init(&argc, &argv);
+    const char *what = argc > 1 ? argv[1] : "";
+    int me = sdsm_rank();
+    size_t ps = mp_page_size();
+    void *blk = sdsm_alloc(4 * ps, 0); /* a first collective, so the faulty one is not #1 */
+    MP_NONNULL(blk);
+    MP_OK(sdsm_barrier());
+
+    if (strcmp(what, "partial_barrier") == 0) {
+        if (me == 0)
+            MP_OK(sdsm_barrier());
+    } else if (strcmp(what, "partial_alloc") == 0) {
+        if (me == 0)
+            MP_NONNULL(sdsm_alloc(ps, 0));
+    } else if (strcmp(what, "barrier_alloc") == 0) {
+        if (me == 0)
+            MP_OK(sdsm_barrier());
+        else
+            MP_NONNULL(sdsm_alloc(ps, 0));
+    } else if (strcmp(what, "barrier_at") == 0) {
+        MP_OK(sdsm_barrier_at(me == 0 ? 0 : 1));
+    } else if (strcmp(what, "bcast_root") == 0) {
+        MP_OK(sdsm_bcast(blk, ps, me == 0 ? 0 : 1));
+    } else if (strcmp(what, "lock_finalize") == 0) {
+        if (me == 1)
+            MP_OK(sdsm_lock(5));
+        MP_OK(sdsm_barrier());
+        if (me == 0) {
+            mp_sleep_ms(200); /* rank 1 is in sdsm_finalize by now */
+            MP_OK(sdsm_lock(5));
+            MP_OK(sdsm_unlock(5));
+        }
+    } else if (strcmp(what, "stuck") == 0) {
+        stuck(argc > 2 ? atol(argv[2]) : 3000);
+        return mp_finish("hang_stuck");
+    } else if (strcmp(what, "forever") == 0) {
+        stuck(3600 * 1000L);
+    } else {
+        sdsm_abort(2, "hang: unknown scenario '%s'", what);
+    }
+    return mp_finish("hang");
+}
