@@ -185,9 +185,29 @@ static void print_stats(void)
     sdsm_stats_print(stderr, snaps, boot.nprocs, sdsm_msg_name);
 }
 
+/*
+ * A lock still held at finalize would leave any rank waiting for it waiting
+ * forever (its holder never releases it, and the waiter never reaches the
+ * final barrier): report it here, where the cause is, and in return mode
+ * release the locks so the job can still end.
+ */
+static int check_locks_at_finalize(void)
+{
+    char ids[256];
+    int n = sdsm_lock_held_list(ids, sizeof ids);
+    if (!n)
+        return 0;
+    int rc = report("sdsm_finalize", SDSM_ESTATE, "lock%s %s still held by this rank: release %s "
+                    "before sdsm_finalize (another rank waiting for %s would wait forever)",
+                    n > 1 ? "s" : "", ids, n > 1 ? "them" : "it", n > 1 ? "them" : "it");
+    sdsm_lock_release_all();
+    return rc;
+}
+
 int sdsm_finalize(void)
 {
     REQUIRE_RUNNING("sdsm_finalize");
+    int rc = check_locks_at_finalize();
     sdsm_coll_begin(SDSM_COLL_FINALIZE, 0, 0, 0);
     sdsm_barrier_run();
     if (sdsm_cfg.stats)
@@ -198,7 +218,7 @@ int sdsm_finalize(void)
     sdsm_alloc_fini();
     sdsm_region_fini();
     state = ST_DONE;
-    return 0;
+    return rc;
 }
 
 int sdsm_rank(void) { return state == ST_RUNNING ? boot.rank : 0; }

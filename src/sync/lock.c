@@ -277,6 +277,39 @@ int sdsm_lock_release(int id, int flush)
     return 0;
 }
 
+int sdsm_lock_held_list(char *buf, size_t len)
+{
+    int n = 0;
+    size_t off = 0;
+    buf[0] = '\0';
+    pthread_mutex_lock(&local_mtx);
+    for (held_t *h = helds; h; h = h->next, n++)
+        if (off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%u", n ? ", " : "", h->id);
+    pthread_mutex_unlock(&local_mtx);
+    return n;
+}
+
+void sdsm_lock_release_all(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&local_mtx);
+        held_t *h = helds;
+        if (h)
+            helds = h->next;
+        pthread_mutex_unlock(&local_mtx);
+        if (!h)
+            return;
+        uint8_t *payload = NULL;
+        size_t plen = 0;
+        uint32_t rel[2] = {h->id, 0};
+        sdsm_proto->release_lock((int)h->id, &payload, &plen, &rel[1]);
+        sdsm_net_send(lock_manager(h->id), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
+        free(payload);
+        free(h);
+    }
+}
+
 int sdsm_lock_init(void)
 {
     sdsm_msg_set_handler(SDSM_MSG_LOCK_REQ, on_req);

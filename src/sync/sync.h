@@ -8,6 +8,7 @@
 #ifndef SDSM_SYNC_SYNC_H
 #define SDSM_SYNC_SYNC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 int sdsm_sync_init(void); /* install handlers; before the service thread starts */
@@ -22,6 +23,10 @@ int sdsm_lock_acquire(int id);
 /* Release; with `flush` 0 the caller has already made its writes visible. */
 int sdsm_lock_release(int id, int flush);
 int sdsm_lock_held(int id); /* held by the calling thread? */
+/* Locks held by any thread of this rank: how many, ids listed in buf. */
+int sdsm_lock_held_list(char *buf, size_t len);
+/* Release every lock any thread of this rank holds (finalize, after the error). */
+void sdsm_lock_release_all(void);
 int sdsm_cond_wait_run(int cond, int lock);
 int sdsm_cond_signal_run(int cond, int all);
 
