@@ -18,7 +18,9 @@
  * value) on success and a negative SDSM_E* code on failure.  By default a
  * failing call does not return: it prints "sdsm: rank R: <call>: <reason>"
  * and stops the whole job (like MPI's default error handler).  With
- * SDSM_ERRORS=return in the environment the calls return the code instead.
+ * SDSM_ERRORS=return in the environment the calls return the code instead;
+ * the allocators, which return a pointer, return NULL and leave the code in
+ * sdsm_last_error().
  *
  * Threads: the calls may be made from several threads of a process.  Locks
  * are held by the calling thread; barriers and allocation are collective over
@@ -106,14 +108,26 @@ SDSM_API double sdsm_wtime(void);
 SDSM_API const char *sdsm_strerror(int err);
 
 /*
+ * The SDSM_E* code of the calling thread's most recent failed sdsm call, or
+ * 0 if none has failed.  Like errno, a successful call leaves it unchanged.
+ * The way to learn why sdsm_alloc/sdsm_calloc returned NULL under
+ * SDSM_ERRORS=return.  Thread-safe; usable before sdsm_init.
+ */
+SDSM_API int sdsm_last_error(void);
+
+/*
  * Allocate `size` bytes of shared memory.  Collective: every rank calls it in
  * the same order with the same size and home, and gets the same address.
  * The block is page-aligned, and may be allocated at any point of the run.
  * `home` is a rank number or one of SDSM_HOME_*; the home of a page keeps its
  * master copy, so place pages at the rank that writes them most.
  * Fresh memory reads as zero.  Returns NULL on failure (with SDSM_ERRORS=
- * return); a size/home mismatch between ranks is reported as SDSM_EMISMATCH
- * naming the ranks and their arguments.  Blocks for one round trip.
+ * return; the code is then in sdsm_last_error()): SDSM_EINVAL for size 0, a
+ * size above PTRDIFF_MAX (such as a negative int converted to size_t) or a
+ * bad home, SDSM_ENOMEM when the shared address space (SDSM_HEAP_SIZE) has
+ * no free range that large; a size/home mismatch between ranks is reported
+ * as SDSM_EMISMATCH naming the ranks and their arguments.  Blocks for one
+ * round trip.
  */
 SDSM_API void *sdsm_alloc(size_t size, int home);
 

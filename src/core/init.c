@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,11 @@ void sdsm_fatal(const char *fmt, ...)
     stop_job(1, "fatal", msg);
 }
 
+/* Per thread, like errno: the code of this thread's last failed call. */
+static _Thread_local int last_error;
+
+int sdsm_last_error(void) { return last_error; }
+
 static int report(const char *call, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int report(const char *call, int code, const char *fmt, ...)
 {
@@ -110,6 +116,7 @@ static int report(const char *call, int code, const char *fmt, ...)
     va_end(ap);
     char full[1200];
     snprintf(full, sizeof full, "%s (%s)", msg, sdsm_strerror(code));
+    last_error = code;
     if (sdsm_cfg.errors == SDSM_ERRMODE_RETURN) {
         sdsm_info("%s: %s", call, full);
         return code;
@@ -248,13 +255,18 @@ void *sdsm_calloc(size_t n, size_t elem_size, int home)
     }
     char why[600];
     int err = 0;
-    size_t size = n * elem_size;
-    if (elem_size && size / elem_size != n)
-        size = 0; /* overflow: still take part in the collective, which then fails */
+    size_t size;
+    int overflow = __builtin_mul_overflow(n, elem_size, &size);
+    /* An overflow still takes part in the collective (so a rank alone in
+     * error cannot hang the others), as a size every rank rejects. */
+    if (overflow)
+        size = SIZE_MAX;
     sdsm_coll_begin(SDSM_COLL_ALLOC, size, elem_size ? elem_size : 1, (uint64_t)(int64_t)home);
     void *p = sdsm_alloc_collective(size, elem_size ? elem_size : 1, home, &err, why, sizeof why);
-    if (!p)
-        report("sdsm_calloc", err, "%s", why);
+    if (!p && overflow && err == SDSM_EINVAL)
+        report("sdsm_calloc", err, "n %zu x elem_size %zu overflows size_t", n, elem_size);
+    else if (!p)
+        report("sdsm_calloc", err, "n %zu x elem_size %zu: %s", n, elem_size, why);
     return p; /* fresh address space is zero */
 }
 
@@ -338,7 +350,10 @@ int sdsm_cond_broadcast(int cond)
 static int range_pages(const void *addr, size_t len, uint32_t *first, uint32_t *count)
 {
     uint32_t a, b;
+    /* len is checked against the room left in the region before addr + len
+     * is formed: a huge len would wrap around back into the region. */
     if (len == 0 || !sdsm_region_page_of(addr, &a) ||
+        len > sdsm_region.size - (size_t)((const uint8_t *)addr - sdsm_region.app) ||
         !sdsm_region_page_of((const uint8_t *)addr + len - 1, &b))
         return SDSM_EINVAL;
     for (uint32_t pg = a; pg <= b;) {

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -120,7 +122,7 @@ int sdsm_page_home(uint32_t pg)
     uint32_t idx = pg - a->first, n = (uint32_t)sdsm_region.nprocs;
     int home;
     switch (a->home) {
-    case SDSM_HOME_BLOCK: home = (int)(idx / ((a->npages + n - 1) / n)); break;
+    case SDSM_HOME_BLOCK: home = (int)(idx / (((uint64_t)a->npages + n - 1) / n)); break;
     case SDSM_HOME_CYCLIC: home = (int)(idx % n); break;
     case SDSM_HOME_FIRST_TOUCH: return -1;
     default: home = a->home; break;
@@ -202,6 +204,35 @@ static int agree(const req_t *q, char *why, size_t whylen)
     return r.status;
 }
 
+/*
+ * Arguments every rank checks after agreeing on them.  Sizes are compared
+ * before any rounding: rounding SIZE_MAX up to pages wraps to zero pages.
+ */
+static int check_args(size_t size, int home, char *why, size_t whylen)
+{
+    size_t heap = (size_t)sdsm_region.npages << sdsm_region.shift;
+    if (home < SDSM_HOME_FIRST_TOUCH || home >= sdsm_region.nprocs) {
+        snprintf(why, whylen, "home %d is neither a rank below %d nor SDSM_HOME_BLOCK/CYCLIC/"
+                 "FIRST_TOUCH", home, sdsm_region.nprocs);
+        return SDSM_EINVAL;
+    }
+    if (size == 0) {
+        snprintf(why, whylen, "size 0: a block must hold at least one byte");
+        return SDSM_EINVAL;
+    }
+    if (size > (size_t)PTRDIFF_MAX) {
+        snprintf(why, whylen, "size %zu is not a valid size (a negative number, %td, converted "
+                 "to size_t?)", size, (ptrdiff_t)size);
+        return SDSM_EINVAL;
+    }
+    if (size > heap) {
+        snprintf(why, whylen, "size %zu is larger than the whole shared address space (%zu bytes; "
+                 "raise SDSM_HEAP_SIZE)", size, heap);
+        return SDSM_ENOMEM;
+    }
+    return 0;
+}
+
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen)
 {
     req_t q = {.call = sdsm_coll_current()->seq, .size = size, .elem = elem, .home = home, .op = OP_ALLOC};
@@ -211,13 +242,9 @@ void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *
         return NULL;
     }
     /* Same arguments everywhere, so every check below fails on every rank alike. */
-    if (size == 0 || home < SDSM_HOME_FIRST_TOUCH || home >= sdsm_region.nprocs) {
-        snprintf(why, whylen, "invalid arguments (size %zu, home %d; home must be a rank below %d "
-                 "or SDSM_HOME_BLOCK/CYCLIC/FIRST_TOUCH)", size, home, sdsm_region.nprocs);
-        *err = SDSM_EINVAL;
+    if ((*err = check_args(size, home, why, whylen)))
         return NULL;
-    }
-    size_t np = (size + sdsm_region.page_size - 1) >> sdsm_region.shift;
+    size_t np = (size >> sdsm_region.shift) + ((size & (sdsm_region.page_size - 1)) != 0);
     uint32_t n = atomic_load(&nrecs);
     if (np > sdsm_region.npages - next_page || n >= MAX_ALLOCS) {
         snprintf(why, whylen, "out of shared address space: %zu bytes asked, %zu left (raise "
