@@ -3,11 +3,12 @@
  *
  * Connection order avoids deadlock without threads: rank i first connects
  * to ranks 0..i-1 (each of which is accepting once it has finished its own
- * connects), then accepts ranks i+1..n-1.  An acceptor authenticates every
- * connection; strangers and duplicates are logged and dropped, and the job
- * goes on.  Everything is bounded by SDSM_TIMEOUT.
+ * connects), then accepts ranks i+1..n-1 (accept.c: every handshake at
+ * once, so strangers on the port delay no one; they are logged with a rate
+ * limit and dropped).  Everything is bounded by SDSM_TIMEOUT.
  */
 #include "boot.h"
+#include "accept.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,7 +68,8 @@ static int connect_to(const struct sockaddr_in *a)
 
 static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking: the acceptor polls it together with the handshakes in flight. */
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ip};
     socklen_t l = sizeof a;
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1024) ||
@@ -130,38 +132,6 @@ static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr
     return 0;
 }
 
-static int accept_peers(sdsm_boot_t *b, int64_t deadline)
-{
-    int missing = b->nprocs - 1 - b->rank;
-    while (missing > 0) {
-        struct pollfd p = {.fd = b->listen_fd, .events = POLLIN};
-        int64_t left = deadline - sdsm_io_now_ms();
-        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-            sdsm_error_log("timed out waiting for %d higher rank(s) to connect", missing);
-            return SDSM_ETIMEDOUT;
-        }
-        struct sockaddr_in a;
-        socklen_t l = sizeof a;
-        int fd = accept4(b->listen_fd, (struct sockaddr *)&a, &l, SOCK_CLOEXEC);
-        if (fd < 0)
-            continue;
-        tune(fd);
-        uint32_t r;
-        char ip[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
-        int e = sdsm_auth_acceptor(fd, job_key, &r, 5000);
-        if (e || r <= (uint32_t)b->rank || r >= (uint32_t)b->nprocs || b->peer_fds[r] >= 0) {
-            sdsm_warn("refused connection from %s:%d (%s)", ip, ntohs(a.sin_port),
-                      e ? "authentication failed" : "unexpected rank");
-            close(fd);
-            continue;
-        }
-        b->peer_fds[r] = fd;
-        missing--;
-    }
-    return 0;
-}
-
 static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t deadline)
 {
     for (int j = 0; j < b->rank; j++) {
@@ -217,7 +187,9 @@ int sdsm_boot_start(sdsm_boot_t *b)
         goto out;
     if ((rc = rendezvous(b, &me, table, deadline)))
         goto out;
-    if ((rc = connect_peers(b, table, deadline)) || (rc = accept_peers(b, deadline)))
+    if ((rc = connect_peers(b, table, deadline)))
+        goto out;
+    if ((rc = sdsm_boot_accept(b->listen_fd, job_key, b->rank, b->nprocs, b->peer_fds, deadline)))
         goto out;
     for (int r = 0; r < b->nprocs; r++)
         if (r != b->rank)

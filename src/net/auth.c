@@ -186,6 +186,11 @@ int sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t non
     return 0;
 }
 
+int sdsm_auth_hello_c_plausible(const uint8_t *in, size_t len)
+{
+    return memcmp(in, MAGIC_C, len < 8 ? len : 8) == 0;
+}
+
 void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTES],
                   const uint8_t nonce_a[16], const uint8_t nonce_c[16], uint32_t rank)
 {

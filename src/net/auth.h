@@ -35,6 +35,9 @@ void sdsm_auth_hello_a(uint8_t out[SDSM_AUTH_HELLO_A_LEN], const uint8_t nonce_a
 int  sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
                              const uint8_t in[SDSM_AUTH_HELLO_C_LEN], uint32_t *rank,
                              uint8_t nonce_c[16]);
+/* Whether the first len bytes received could begin a connector's hello, so an
+ * event-driven acceptor can drop junk at its first wrong byte. */
+int  sdsm_auth_hello_c_plausible(const uint8_t *in, size_t len);
 void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTES],
                   const uint8_t nonce_a[16], const uint8_t nonce_c[16], uint32_t rank);
 

@@ -35,6 +35,8 @@
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
+#include "net/auth.h"
+#include "net/stranger.h"
 
 #define TAG_WAKE   (-1)
 #define TAG_LISTEN (-2)
@@ -350,6 +352,42 @@ static void drain_self(void)
     }
 }
 
+/* Set-up (boot) and the service thread both refuse strangers: one record. */
+static sdsm_strangers_t strangers;
+static pthread_mutex_t  strangers_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+void sdsm_net_stranger(const struct sockaddr_in *from, const char *why)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    uint32_t quiet;
+    inet_ntop(AF_INET, &from->sin_addr, ip, sizeof ip);
+    pthread_mutex_lock(&strangers_mtx);
+    int say = sdsm_stranger_note(&strangers, from->sin_addr.s_addr, why, sdsm_io_now_ms(), &quiet);
+    pthread_mutex_unlock(&strangers_mtx);
+    if (say && quiet)
+        sdsm_warn("refused connection from %s:%d (%s), and %u more from %s since the last report",
+                  ip, ntohs(from->sin_port), why, quiet, ip);
+    else if (say)
+        sdsm_warn("refused connection from %s:%d (%s)", ip, ntohs(from->sin_port), why);
+}
+
+void sdsm_net_strangers_flush(void)
+{
+    sdsm_stranger_src_t s;
+    for (;;) {
+        pthread_mutex_lock(&strangers_mtx);
+        int more = sdsm_stranger_take(&strangers, &s);
+        pthread_mutex_unlock(&strangers_mtx);
+        if (!more)
+            break;
+        char ip[INET_ADDRSTRLEN] = "other addresses";
+        struct in_addr a = {.s_addr = s.ip};
+        if (s.ip)
+            inet_ntop(AF_INET, &a, ip, sizeof ip);
+        sdsm_warn("refused %u more connection(s) from %s (latest: %s)", s.quiet, ip, s.why);
+    }
+}
+
 static void refuse_stranger(void)
 {
     struct sockaddr_in a;
@@ -357,11 +395,8 @@ static void refuse_stranger(void)
     int fd = accept4(N.listen_fd, (struct sockaddr *)&a, &l, SOCK_CLOEXEC);
     if (fd < 0)
         return;
-    char ip[INET_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
-    sdsm_warn("refused connection from %s:%d: all ranks of the job are already connected", ip,
-              ntohs(a.sin_port));
     close(fd);
+    sdsm_net_stranger(&a, "all ranks of the job are already connected");
 }
 
 static void ctrl_event(void)
@@ -557,4 +592,5 @@ void sdsm_net_shutdown(void)
     close(N.ep);
     close(N.wake_fd);
     N.started = 0;
+    sdsm_net_strangers_flush();
 }

@@ -49,6 +49,17 @@ int  sdsm_net_nprocs(void);
 /* True in the service thread. */
 int  sdsm_net_in_service(void);
 
+/*
+ * A connection from outside the job was refused: logged with a rate limit
+ * (one line per source address per interval, carrying the count of the
+ * refusals in between; see stranger.h).  why must outlive the job (a literal).
+ * Any thread.
+ */
+struct sockaddr_in;
+void sdsm_net_stranger(const struct sockaddr_in *from, const char *why);
+/* Log the refusals still unreported, with their counts (end of set-up, shutdown). */
+void sdsm_net_strangers_flush(void);
+
 /* The address this rank's peers connected to, for tests ("ip:port"). */
 int  sdsm_net_listen_port(void);
 

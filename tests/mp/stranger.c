@@ -4,8 +4,7 @@
  *
  *   mp_stranger [K]     (default K = 50)
  *
- * Every rank finds its own listening TCP sockets (socket inodes from
- * /proc/self/fd matched against the LISTEN entries of /proc/net/tcp) and
+ * Every rank finds its own listening TCP socket (mp_listener.h) and
  * publishes the first one's address in shared memory.  While ranks 1..N-1
  * run a lock counter, rank 0 plays the stranger: it connects to the
  * launcher's rendezvous (SDSM_RENDEZVOUS) and to every published rank
@@ -18,64 +17,16 @@
  */
 #define MP_NAME "stranger"
 #include "mp.h"
+#include "mp_listener.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-typedef struct endpoint {
-    uint32_t ip; /* network order; 0 = none found */
-    uint32_t port;
-} endpoint_t;
-
-/* First listening IPv4 TCP socket of this process, or ip = port = 0. */
-static endpoint_t own_listener(void)
-{
-    endpoint_t e = {0, 0};
-    unsigned long inodes[256];
-    int ni = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return e;
-    struct dirent *de;
-    while ((de = readdir(d)) && ni < 256) {
-        char path[300], target[128];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", de->d_name);
-        ssize_t l = readlink(path, target, sizeof target - 1);
-        if (l <= 0)
-            continue;
-        target[l] = '\0';
-        unsigned long ino;
-        if (sscanf(target, "socket:[%lu]", &ino) == 1)
-            inodes[ni++] = ino;
-    }
-    closedir(d);
-    FILE *f = fopen("/proc/net/tcp", "r");
-    if (!f)
-        return e;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        unsigned ip, port, st;
-        unsigned long ino;
-        if (sscanf(line, " %*d: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &ip, &port, &st,
-                   &ino) != 4 || st != 0x0A)
-            continue;
-        for (int i = 0; i < ni; i++)
-            if (inodes[i] == ino) {
-                /* /proc shows the address as the kernel stores it: network order in a u32. */
-                e.ip = ip ? ip : htonl(INADDR_LOOPBACK);
-                e.port = port;
-                fclose(f);
-                return e;
-            }
-    }
-    fclose(f);
-    return e;
-}
+typedef mp_endpoint_t endpoint_t;
 
 static long long now_ms(void)
 {
@@ -160,7 +111,7 @@ int main(int argc, char **argv)
     volatile long *ctr = sdsm_alloc(sizeof(long), n - 1);
     MP_NONNULL(eps);
     MP_NONNULL(ctr);
-    endpoint_t mine = own_listener();
+    endpoint_t mine = mp_listener(0);
     eps[me].ip = mine.ip;
     eps[me].port = mine.port;
     MP_OK(sdsm_barrier());

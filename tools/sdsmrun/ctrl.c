@@ -6,9 +6,14 @@
  * Nothing here blocks.  Partial input waits in the connection's buffer and
  * output the socket would not take waits in its queue, so a peer that
  * connects and says nothing costs one slot until its deadline, never a stall.
+ * A hello that does not start with the connector's magic is refused at its
+ * first wrong byte.  Connections that never prove the key (strangers) are
+ * logged with a rate limit: one line per address per interval, with the
+ * count of those refused in between, and the rest counted when the job ends.
  */
 #define _GNU_SOURCE /* accept4 */
 #include "launcher.h"
+#include "net/stranger.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +29,8 @@
 
 #define ACCEPT_RETRY_US 100000 /* after EMFILE and friends */
 #define MSGS_PER_WAKEUP 64     /* so one chatty peer cannot starve the others */
+
+static sdsm_strangers_t strangers;
 
 int ctrl_listen(struct job *j)
 {
@@ -71,11 +78,40 @@ static void refuse(struct job *j, struct conn *c, const char *what, const char *
     ctrl_close(j, c);
 }
 
+/* c never proved the key: close it and log with the rate limit. */
+static void refuse_stranger(struct job *j, struct conn *c, const char *why)
+{
+    uint32_t quiet;
+    if (sdsm_stranger_note(&strangers, c->ip, why, launcher_now() / 1000, &quiet)) {
+        if (quiet)
+            launcher_say("refused connection from %s (%s), and %u more from the same address "
+                         "since the last report", c->peer, why, quiet);
+        else
+            launcher_say("refused connection from %s (%s)", c->peer, why);
+    }
+    ctrl_close(j, c);
+}
+
+/* The strangers refused since their address's last line, with their counts. */
+static void report_strangers(void)
+{
+    sdsm_stranger_src_t s;
+    while (sdsm_stranger_take(&strangers, &s)) {
+        char ip[INET_ADDRSTRLEN] = "other addresses";
+        struct in_addr a = {.s_addr = s.ip};
+        if (s.ip)
+            inet_ntop(AF_INET, &a, ip, sizeof ip);
+        launcher_say("refused %u more connection(s) from %s (latest: %s)", s.quiet, ip, s.why);
+    }
+}
+
 /* A socket error (errno set) on c. */
 static void broken(struct job *j, struct conn *c)
 {
     if (c->st == CONN_LINKED)
         launcher_verbose(j, "rank %u: control link failed: %m", c->rank);
+    else if (c->st == CONN_AUTH)
+        refuse_stranger(j, c, "connection failed before authenticating"); /* closes it */
     else
         launcher_say("connection from %s failed during set-up: %m", c->peer);
     ctrl_close(j, c);
@@ -149,6 +185,7 @@ static struct conn *conn_new(struct job *j, int fd, const struct sockaddr_in *a)
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
     snprintf(c->peer, sizeof c->peer, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
+    c->ip = a->sin_addr.s_addr;
     c->fd = fd;
     c->st = CONN_AUTH;
     c->deadline = launcher_now() + HANDSHAKE_US;
@@ -229,7 +266,7 @@ static void check_hello(struct job *j, struct conn *c)
     uint32_t rank;
     c->have = 0;
     if (sdsm_auth_check_hello_c(j->key, c->nonce_a, c->in, &rank, nonce_c)) {
-        refuse(j, c, "connection", "authentication failed");
+        refuse_stranger(j, c, "authentication failed");
         return;
     }
     sdsm_auth_ok(ok, j->key, c->nonce_a, nonce_c, rank);
@@ -368,7 +405,7 @@ static size_t want(const struct conn *c)
 static void closed_by_peer(struct job *j, struct conn *c)
 {
     if (c->st == CONN_AUTH)
-        launcher_say("connection from %s closed before authenticating", c->peer);
+        refuse_stranger(j, c, "closed before authenticating");
     else if (c->st == CONN_AUTHED)
         launcher_say("connection from %s (rank %u) closed before registering", c->peer, c->rank);
     else
@@ -391,7 +428,9 @@ static void conn_read(struct job *j, struct conn *c)
                 broken(j, c);
         } else {
             c->have += (size_t)n;
-            if (c->have == need) {
+            if (c->st == CONN_AUTH && !sdsm_auth_hello_c_plausible(c->in, c->have))
+                refuse_stranger(j, c, "not an sdsm handshake");
+            else if (c->have == need) {
                 budget--;
                 step(j, c);
             }
@@ -416,7 +455,7 @@ void ctrl_timers(struct job *j, int64_t now)
         if (c->fd < 0 || !c->deadline || now < c->deadline)
             continue;
         if (c->st == CONN_AUTH)
-            refuse(j, c, "connection", "no authentication within %lld s", HANDSHAKE_US / 1000000);
+            refuse_stranger(j, c, "no authentication within 5 s"); /* HANDSHAKE_US */
         else
             refuse(j, c, "connection", "rank %u did not register within %lld s", c->rank,
                    HANDSHAKE_US / 1000000);
@@ -441,6 +480,7 @@ void ctrl_close_all(struct job *j)
     j->lfd = -1;
     for (size_t i = 0; i < j->nconns; i++)
         ctrl_close(j, j->conns[i]);
+    report_strangers();
 }
 
 /* Free closed connections; only between poll rounds, when nothing points at them. */

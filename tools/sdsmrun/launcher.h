@@ -41,6 +41,7 @@ struct conn {
     int64_t deadline;       /* for CONN_AUTH/CONN_AUTHED; 0 when none */
     uint8_t nonce_a[16];
     char peer[64];          /* "ip:port", for log lines */
+    uint32_t ip;            /* the peer's address (network order), for the stranger log */
     size_t have;            /* bytes of the current message in `in` */
     uint8_t in[CTRL_IN_MAX];
     uint8_t *out;           /* bytes the socket did not take yet */
