@@ -196,8 +196,12 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             }
             if (sdsm_home_write_hook)
                 sdsm_home_write_hook(pg);
-            sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 1);
+            /* On the dirty list before it is writable: once the mapping
+             * allows writes, another thread may write and release at once,
+             * and its release must find the page (it cannot see that a
+             * fault is still in progress here). */
             sdsm_page_mark_dirty(pg);
+            sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 1);
             break;
         }
         /* The access is allowed by the state: another thread resolved it, or
