@@ -38,12 +38,23 @@
 
 #define BATCH_LIMIT (1u << 20) /* flush a per-home diff batch past this size */
 
-/* A home waiting for invalidation acks before it acknowledges an EAGER diff. */
+/*
+ * A home waiting for invalidation acks before it acknowledges an EAGER (or
+ * FORWARD) diff.  remaining counts the acks still due plus the older
+ * operations this one waits for: a copy holder removed from a page's copyset
+ * by an older operation may not have dropped its copy yet, so a later diff
+ * of the same page is acknowledged only after that older one is - otherwise
+ * its writer could release a lock whose next holder still reads the stale
+ * copy.  Operations complete in dependency order; each then releases the
+ * operations waiting for it (dep).
+ */
 typedef struct pending {
     struct pending *next;
     uint32_t        id, seq;
     int             src;
     uint32_t        remaining;
+    uint32_t       *dep, ndep, capdep; /* ids of operations waiting for this one */
+    uint32_t       *pages, npages;     /* its pages (their inflight is cleared at the end) */
 } pending_t;
 
 static struct {
@@ -61,6 +72,10 @@ static struct {
     buf_t           zbuf;         /* a page encoded against it (handlers only) */
     pending_t      *pending;
     uint32_t        next_id;
+    uint32_t       *inflight;     /* per page, under its lock: the last operation that may still
+                                     be invalidating copies of it (0: none) */
+    uint32_t       *deps;         /* on_diff: older operations the current one waits for */
+    uint32_t        ndeps, capdeps;
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
     uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
     pthread_mutex_t lockfwd_mtx;
@@ -221,6 +236,15 @@ int sdsm_cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Does a home page need its writes announced?  Someone else holds a copy,
+ * or an invalidation of one is still on its way (the holder may still read
+ * its old copy: our next release must wait for that, through on_diff).
+ * Page lock held. */
+static int home_shared(uint32_t pg)
+{
+    return H.inflight[pg] || sdsm_copyset_others(pg);
+}
+
 int sdsm_copyset_others(uint32_t pg)
 {
     const sdsm_page_t *m = sdsm_page(pg);
@@ -267,7 +291,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg), written = 0;
         p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
-        if (p->state == SDSM_PG_READ_WRITE && home == H.me && !sdsm_copyset_others(pg)) {
+        if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
             /* Nobody else holds this home page: nothing to announce, and it
              * stays writable, so the next interval's writes cost no fault.
              * A fetch of it (on_fetch) write-protects it again first. */
@@ -285,7 +309,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
             /* A page written only at its home, of which nobody else holds a
              * copy, needs no notice: whoever fetches it later gets it whole.
              * (Copysets change under the page lock, which we hold.) */
-            written = home != H.me || sdsm_copyset_others(pg);
+            written = home != H.me || home_shared(pg);
         } else if (p->flags & SDSM_PGF_FLUSHED) {
             p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
             if (eager && home >= 0)
@@ -468,6 +492,65 @@ static void forward_targets(uint32_t pg, int writer, const uint8_t *entry, size_
     }
 }
 
+static pending_t *pending_find(uint32_t id)
+{
+    for (pending_t *op = H.pending; op; op = op->next)
+        if (op->id == id)
+            return op;
+    return NULL;
+}
+
+/* Remember that the operation being built must wait for operation id. */
+static void add_dep(uint32_t id)
+{
+    if (!id || !pending_find(id))
+        return; /* completed already */
+    for (uint32_t i = 0; i < H.ndeps; i++)
+        if (H.deps[i] == id)
+            return;
+    if (H.ndeps == H.capdeps) {
+        H.capdeps = H.capdeps ? 2 * H.capdeps : 16;
+        if (!(H.deps = realloc(H.deps, H.capdeps * sizeof *H.deps)))
+            sdsm_fatal("out of memory");
+    }
+    H.deps[H.ndeps++] = id;
+}
+
+/* op's last ack or dependency arrived: acknowledge its diff and release
+ * the operations that waited for it (iteratively: chains can be long). */
+static void pending_complete(pending_t *op)
+{
+    while (op) {
+        pending_t *next = NULL;
+        for (pending_t **pp = &H.pending; *pp; pp = &(*pp)->next)
+            if (*pp == op) {
+                *pp = op->next;
+                break;
+            }
+        sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
+        for (uint32_t i = 0; i < op->npages; i++) {
+            sdsm_page_lock(op->pages[i]);
+            if (H.inflight[op->pages[i]] == op->id)
+                H.inflight[op->pages[i]] = 0;
+            sdsm_page_unlock(op->pages[i]);
+        }
+        for (uint32_t i = 0; i < op->ndep; i++) {
+            pending_t *d = pending_find(op->dep[i]);
+            if (d && --d->remaining == 0) {
+                if (!next) {
+                    next = d;
+                    continue;
+                }
+                pending_complete(d); /* rare: a second one ready at once */
+            }
+        }
+        free(op->dep);
+        free(op->pages);
+        free(op);
+        op = next;
+    }
+}
+
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
@@ -496,6 +579,7 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             else
                 collect_copies(pg, src);
             sdsm_page_unlock(pg);
+            add_dep(H.inflight[pg]); /* service thread: written only here and at completion */
         }
         off += 8 + nb;
     }
@@ -513,14 +597,41 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     }
     pending_t *op = NULL;
     for (int r = 0; r < H.n; r++) {
-        if (!H.tgt_n[r])
+        if (!H.tgt_n[r] && !(r == 0 && H.ndeps))
             continue;
         if (!op) {
             if (!(op = calloc(1, sizeof *op)))
                 sdsm_fatal("out of memory");
-            *op = (pending_t){.next = H.pending, .id = ++H.next_id, .seq = h->seq, .src = src};
+            *op = (pending_t){.next = H.pending, .id = ++H.next_id ? H.next_id : ++H.next_id,
+                              .seq = h->seq, .src = src};
             H.pending = op;
+            for (uint32_t i = 0; i < H.ndeps; i++) {
+                pending_t *d = pending_find(H.deps[i]);
+                if (d->ndep == d->capdep) {
+                    d->capdep = d->capdep ? 2 * d->capdep : 4;
+                    if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
+                        sdsm_fatal("out of memory");
+                }
+                d->dep[d->ndep++] = op->id;
+                op->remaining++;
+            }
+            H.ndeps = 0;
+            /* Later diffs of these pages wait for this operation. */
+            for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
+                op->npages++;
+            if (!(op->pages = malloc(op->npages * sizeof *op->pages)))
+                sdsm_fatal("out of memory");
+            op->npages = 0;
+            for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4)) {
+                uint32_t pg = rd32(p + off);
+                op->pages[op->npages++] = pg;
+                sdsm_page_lock(pg);
+                H.inflight[pg] = op->id;
+                sdsm_page_unlock(pg);
+            }
         }
+        if (!H.tgt_n[r])
+            continue;
         op->remaining++;
         if (h->flags & SDSM_DIFF_FORWARD)
             sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 0, op->id, H.fwd[r].p, H.fwd[r].len, NULL, 0);
@@ -540,11 +651,8 @@ static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
         pending_t *op = *pp;
         if (op->id != h->seq)
             continue;
-        if (--op->remaining == 0) {
-            sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
-            *pp = op->next;
-            free(op);
-        }
+        if (--op->remaining == 0)
+            pending_complete(op);
         return 0;
     }
     return -EPROTO;
@@ -1089,13 +1197,14 @@ int sdsm_home_init(void)
     size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
     H.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.inflight = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.out = calloc((size_t)H.n, sizeof *H.out);
     H.fwd = calloc((size_t)H.n, sizeof *H.fwd);
     H.zero = calloc(1, H.ps);
     H.tgt = calloc((size_t)H.n, sizeof *H.tgt);
     H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
     H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
-    if (H.work == MAP_FAILED || H.notices == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
+    if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
         !H.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;
