@@ -57,6 +57,9 @@ static const var_t vars[] = {
      "most pages fetched ahead when faults are sequential (0: one page per fault)"},
     {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
+    {"SDSM_HANG_REPORT", T_LONG, OFF(hang_report), "60", 0, 86400, NULL,
+     "seconds a blocking call may wait before rank 0 prints what every rank is waiting for "
+     "(again every period while it lasts; the job goes on) (0: never)"},
 };
 #define NVARS (sizeof vars / sizeof vars[0])
 

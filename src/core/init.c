@@ -27,6 +27,7 @@
 #include "proto/proto.h"
 #include "sdsm.h"
 #include "sync/sync.h"
+#include "sync/watch.h"
 
 extern char **environ;
 
@@ -172,6 +173,7 @@ int sdsm_init(int *argc, char ***argv)
         return report("sdsm_init", SDSM_ESYS, "could not start the service thread");
     if (sdsm_fault_install(sdsm_proto->fault))
         return report("sdsm_init", SDSM_ESYS, "could not install the fault handler");
+    sdsm_watch_start();
     state = ST_RUNNING;
     return 0;
 }
@@ -219,6 +221,7 @@ int sdsm_finalize(void)
     sdsm_barrier_run();
     if (sdsm_cfg.stats)
         print_stats();
+    sdsm_watch_stop();
     sdsm_net_shutdown();
     sdsm_fault_uninstall();
     sdsm_boot_done();

@@ -20,6 +20,7 @@
 
 #include "core/coll.h"
 #include "core/log.h"
+#include "core/waits.h"
 #include "mem/page.h"
 #include "net/msg.h"
 #include "net/net.h"
@@ -195,8 +196,11 @@ static int agree(const req_t *q, char *why, size_t whylen)
     sdsm_rpc_t r = {.buf = text, .cap = sizeof text - 1};
     uint32_t id = sdsm_rpc_open(&r, 1);
     wire_req_t w = {.call = *sdsm_coll_current(), .req = *q};
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_COLL, 0);
     sdsm_net_send(0, SDSM_MSG_ALLOC_REQ, 0, id, &w, sizeof w, NULL, 0);
     sdsm_rpc_wait(&r);
+    sdsm_wait_leave(&sv);
     sdsm_rpc_close(id);
     text[r.len] = '\0';
     if (r.status)

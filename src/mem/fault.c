@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/waits.h"
 #include "mem/page.h"
 
 static struct sigaction old_segv;
@@ -64,7 +65,10 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
     uint32_t pg;
     if (si->si_code > 0 && sdsm_region_page_of(si->si_addr, &pg)) {
         int saved = errno;
+        sdsm_wait_save_t sv; /* so a fault that never ends says which page it waits for */
+        sdsm_wait_enter(&sv, SDSM_WAIT_PAGE, pg);
         int rc = handler(pg, is_write_access(ctx));
+        sdsm_wait_leave(&sv);
         errno = saved;
         if (rc == 0)
             return;

@@ -37,6 +37,9 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     ARRAY(FETCH_REPZ, 8, 0),       /* runs checked by the receiver */
     ARRAY(FETCH_RUN, 8, 0),        /* whole pages, checked against the page size */
     FIXED(COLL, 32),
+    FIXED(HANG_NOTE, 4),
+    FIXED(HANG_QUERY, 0),
+    [SDSM_MSG_HANG_STATE] = {"HANG_STATE", 0, SDSM_HANG_STATE_MAX, 0, NULL},
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

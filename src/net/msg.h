@@ -16,6 +16,8 @@
 /* Most pages one FETCH may ask for (the faulting page and a prefetch
  * window), so the most one FETCH_RUN carries. */
 #define SDSM_FETCH_RUN_MAX 33u
+/* Longest description of a rank's state in a hang report. */
+#define SDSM_HANG_STATE_MAX 2048u
 
 typedef enum sdsm_msg_type {
     SDSM_MSG_NONE = 0,
@@ -47,6 +49,9 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_FETCH_REPZ,  /* u32 page, u32 0, runs: a mostly-zero page as a diff against zeros */
     SDSM_MSG_FETCH_RUN,   /* u32 first, u32 count (2..SDSM_FETCH_RUN_MAX), count page images */
     SDSM_MSG_COLL,        /* sdsm_coll_t: a collective call, announced to rank 0 */
+    SDSM_MSG_HANG_NOTE,   /* u32 seconds: a wait of the sender's is that old (to rank 0) */
+    SDSM_MSG_HANG_QUERY,  /* empty: rank 0 asks what the receiver is waiting for -> HANG_STATE */
+    SDSM_MSG_HANG_STATE,  /* text (at most SDSM_HANG_STATE_MAX bytes) */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

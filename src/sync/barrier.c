@@ -29,6 +29,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/waits.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
@@ -227,10 +228,13 @@ static int barrier_round(int manager)
     pthread_mutex_unlock(&pend_mtx);
     cur_manager = manager;
     uint32_t before = atomic_load(&done_count);
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_COLL, manager);
     sdsm_net_send(manager, SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
     free(msg);
     while (atomic_load(&done_count) == before)
         sdsm_wait_change(&done_count, before);
+    sdsm_wait_leave(&sv);
     sdsm_proto->acquire(SDSM_SYNC_BARRIER);
     sdsm_stat_add(SDSM_ST_BARRIERS, 1);
     sdsm_stat_add(SDSM_ST_BARRIER_WAIT_NS, sdsm_now_ns() - t0);
@@ -266,6 +270,21 @@ int sdsm_barrier_run_at(int manager)
 int sdsm_barrier_run(void)
 {
     return sdsm_barrier_run_at((int)(sdsm_cfg.barrier_manager % sdsm_net_nprocs()));
+}
+
+int sdsm_barrier_describe(char *buf, size_t len)
+{
+    int n = sdsm_net_nprocs(), shown = 0;
+    if (!M.arrived || !len)
+        return 0;
+    size_t off = (size_t)snprintf(buf, len, "manages a barrier that %d of %d ranks reached; waiting for rank%s",
+                                  M.arrived, n, n - M.arrived > 1 ? "s" : "");
+    for (int r = 0; r < n && off < len; r++)
+        if (!M.seen[r] && shown++ < 16)
+            off += (size_t)snprintf(buf + off, len - off, shown > 1 ? ", %d" : " %d", r);
+    if (shown > 16 && off < len)
+        snprintf(buf + off, len - off, " and %d more", shown - 16);
+    return 1;
 }
 
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)

@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
+#include "core/waits.h"
 #include "mem/page.h"
 #include "net/net.h"
 #include "proto/proto.h"
@@ -229,9 +230,12 @@ int sdsm_lock_acquire(int id)
     waiters = &w;
     pthread_mutex_unlock(&local_mtx);
     uint32_t req[2] = {w.id, sdsm_proto->lock_stamp(id)};
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, id);
     sdsm_net_send(lock_manager(w.id), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
     while (!atomic_load(&w.granted))
         sdsm_wait_change(&w.granted, 0);
+    sdsm_wait_leave(&sv);
     pthread_mutex_lock(&local_mtx);
     for (waiter_t **pp = &waiters; *pp; pp = &(*pp)->next)
         if (*pp == &w) {
@@ -275,6 +279,25 @@ int sdsm_lock_release(int id, int flush)
     sdsm_net_send(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
     free(payload);
     return 0;
+}
+
+int sdsm_lock_describe_managed(char *buf, size_t len)
+{
+    size_t off = 0;
+    int n = 0;
+    for (int b = 0; b < BUCKETS; b++)
+        for (mlock_t *l = table[b]; l && off < len; l = l->next) {
+            if (l->holder < 0 || !l->qlen)
+                continue;
+            off += (size_t)snprintf(buf + off, len - off, "%smanages lock %u: held by rank %d, wanted by rank%s",
+                                    n++ ? "; " : "", l->id, l->holder, l->qlen > 1 ? "s" : "");
+            for (uint32_t i = 0; i < l->qlen && i < 16 && off < len; i++)
+                off += (size_t)snprintf(buf + off, len - off, "%s %d", i ? "," : "",
+                                        l->queue[(l->qhead + i) % l->qcap].rank);
+            if (l->qlen > 16 && off < len)
+                off += (size_t)snprintf(buf + off, len - off, " and %u more", l->qlen - 16);
+        }
+    return n;
 }
 
 int sdsm_lock_held_list(char *buf, size_t len)

@@ -1,5 +1,6 @@
 /* sync.c - installs the synchronization message handlers. */
 #include "sync.h"
+#include "watch.h"
 
 int sdsm_barrier_init(void);
 int sdsm_lock_init(void);
@@ -12,5 +13,7 @@ int sdsm_sync_init(void)
         rc = sdsm_lock_init();
     if (!rc)
         rc = sdsm_cond_init();
+    if (!rc)
+        rc = sdsm_watch_init();
     return rc;
 }

@@ -15,6 +15,10 @@ int sdsm_sync_init(void); /* install handlers; before the service thread starts 
 
 int sdsm_barrier_run(void);
 int sdsm_barrier_run_at(int manager);
+/* Handlers: what this rank, as barrier manager, waits for.  0 if nothing. */
+int sdsm_barrier_describe(char *buf, size_t len);
+/* Handlers: contended locks this rank manages (holder, waiters).  How many. */
+int sdsm_lock_describe_managed(char *buf, size_t len);
 /* Queue a home move, announced at this rank's next barrier. */
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
 /* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */

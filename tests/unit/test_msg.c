@@ -60,6 +60,9 @@ static const struct {
     {SDSM_MSG_FETCH_REPZ, "FETCH_REPZ", 8, ANY, 0},
     {SDSM_MSG_FETCH_RUN, "FETCH_RUN", 8, ANY, 0}, /* and 8 + 2..33 pages */
     {SDSM_MSG_COLL, "COLL", 32, 32, 0},
+    {SDSM_MSG_HANG_NOTE, "HANG_NOTE", 4, 4, 0},
+    {SDSM_MSG_HANG_QUERY, "HANG_QUERY", 0, 0, 0},
+    {SDSM_MSG_HANG_STATE, "HANG_STATE", 0, 2048, 0},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 

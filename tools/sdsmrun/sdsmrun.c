@@ -56,7 +56,9 @@ static const char vars_text[] =
     "                         (default 64G; memory is used only when touched)\n"
     "  SDSM_PAGE_SIZE=SIZE    coherence unit, a power of two >= 4096 (default 4096)\n"
     "  SDSM_LOG=LEVEL         runtime log level: error, warn (default), info, debug\n"
-    "  SDSM_TIMEOUT=S         seconds sdsm_init waits for the job to assemble (default 30)\n";
+    "  SDSM_TIMEOUT=S         seconds sdsm_init waits for the job to assemble (default 30)\n"
+    "  SDSM_HANG_REPORT=S     after a call has waited S seconds, rank 0 prints what every\n"
+    "                         rank is waiting for, once per period (default 60; 0: never)\n";
 
 static const char help_text[] =
     "\n"

@@ -1,0 +1,43 @@
+# Silent hangs: calls that used to block forever must end (or be reported)
+# within seconds, naming the ranks and the calls.  sdsmrun's own --timeout
+# is only the backstop of a broken runtime.
+add_executable(mp_hang hang.c)
+target_link_libraries(mp_hang PRIVATE sdsm)
+# mp_hang_test(NAME N EXPECT-OPTIONS... -- SCENARIO [ARGS...])
+function(mp_hang_test name n)
+  list(FIND ARGN "--" sep)
+  list(SUBLIST ARGN 0 ${sep} opts)
+  math(EXPR first "${sep} + 1")
+  list(SUBLIST ARGN ${first} -1 args)
+  add_test(NAME mp_hang_${name}_${n}
+    COMMAND ${MP_EXPECT} ${opts} --max-seconds 10 --no-leftovers
+    -- ${MP_RUN} -n ${n} --timeout 20 $<TARGET_FILE:mp_hang> ${args})
+  set_tests_properties(mp_hang_${name}_${n} PROPERTIES LABELS mp TIMEOUT 40)
+endfunction()
+set(HANG_MISMATCH --nonzero --expect "collective mismatch: rank [0-9]+ is in " --reject "OK hang"
+  --reject "time limit")
+foreach(n 2 4)
+  mp_hang_test(partial_barrier ${n} ${HANG_MISMATCH} --expect "rank 0[^0-9].*sdsm_barrier|sdsm_barrier.*rank 0[^0-9]"
+    --expect "mismatch: .*sdsm_finalize\\(\\)" -- partial_barrier)
+  mp_hang_test(partial_alloc ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_alloc\\(size [0-9]+, home 0\\)"
+    --expect "mismatch: .*sdsm_finalize\\(\\)" -- partial_alloc)
+  mp_hang_test(barrier_alloc ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_alloc\\(size"
+    --expect "mismatch: .*sdsm_barrier\\(\\)" -- barrier_alloc)
+  mp_hang_test(barrier_at ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_barrier_at\\(0\\)"
+    --expect "mismatch: .*sdsm_barrier_at\\(1\\)" -- barrier_at)
+  mp_hang_test(bcast_root ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_bcast\\(.*root 0\\)"
+    --expect "mismatch: .*sdsm_bcast\\(.*root 1\\)" -- bcast_root)
+  mp_hang_test(lock_finalize ${n} --nonzero --reject "OK hang" --reject "time limit"
+    --expect "rank 1[^0-9].*sdsm_finalize: lock 5 still held by this rank" -- lock_finalize)
+endforeach()
+
+# SDSM_HANG_REPORT: rank 1 holds lock 3 for 3 s while the others wait for it;
+# each second rank 0 prints what every rank is doing, and the job still ends well.
+mp_hang_test(stuck_report 4 --status 0 --expect "^OK hang_stuck$"
+  --expect "hang report 1: rank 1: .*running, in no blocking sdsm call. holds lock 3"
+  --expect "hang report 1: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+  --expect "hang report 1: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [0-9, ]+"
+  --expect "hang report 2: " -- stuck 3000)
+set_tests_properties(mp_hang_stuck_report_4 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=1")
+mp_hang_test(stuck_quiet 2 --status 0 --expect "^OK hang_stuck$" --reject "hang report" -- stuck 1500)
+set_tests_properties(mp_hang_stuck_quiet_2 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=0")
