@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,6 +29,9 @@
 #include "sdsm.h"
 
 static int     ctrl_fd = -1;
+/* Writers of the control link after set-up: abort, done, and state answers
+ * from the service thread. */
+static pthread_mutex_t ctrl_mtx = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t job_key[SDSM_KEY_BYTES];
 
 static int parse_addr(const char *s, struct sockaddr_in *a)
@@ -213,11 +217,31 @@ void sdsm_boot_abort(int code, const char *reason)
     int32_t c = code;
     memcpy(buf, &c, 4);
     memcpy(buf + 4, reason, len);
+    /* Bounded: this thread may be the one that was writing a state answer. */
+    int locked = 0;
+    for (int i = 0; i < 200 && !(locked = !pthread_mutex_trylock(&ctrl_mtx)); i++)
+        usleep(1000);
     ctrl_send(SDSM_CTRL_ABORT, buf, (uint32_t)(4 + len), sdsm_io_now_ms() + 1000);
+    if (locked)
+        pthread_mutex_unlock(&ctrl_mtx);
+}
+
+void sdsm_boot_state(const char *text, size_t len)
+{
+    if (ctrl_fd < 0)
+        return;
+    if (len > SDSM_CTRL_MAX_REASON)
+        len = SDSM_CTRL_MAX_REASON;
+    pthread_mutex_lock(&ctrl_mtx);
+    ctrl_send(SDSM_CTRL_STATE, text, (uint32_t)len, sdsm_io_now_ms() + 1000);
+    pthread_mutex_unlock(&ctrl_mtx);
 }
 
 void sdsm_boot_done(void)
 {
-    if (ctrl_fd >= 0)
-        ctrl_send(SDSM_CTRL_DONE, NULL, 0, sdsm_io_now_ms() + 1000);
+    if (ctrl_fd < 0)
+        return;
+    pthread_mutex_lock(&ctrl_mtx);
+    ctrl_send(SDSM_CTRL_DONE, NULL, 0, sdsm_io_now_ms() + 1000);
+    pthread_mutex_unlock(&ctrl_mtx);
 }

@@ -10,6 +10,8 @@
 #ifndef SDSM_BOOT_BOOT_H
 #define SDSM_BOOT_BOOT_H
 
+#include <stddef.h>
+
 typedef struct sdsm_boot {
     int  rank, nprocs;
     int *peer_fds;   /* nprocs entries, -1 at rank; NULL for a job of one */
@@ -22,6 +24,8 @@ int  sdsm_boot_start(sdsm_boot_t *b);
 
 /* Tell the launcher why this rank is stopping the job (best effort, bounded). */
 void sdsm_boot_abort(int code, const char *reason);
+/* Answer the launcher's question: what this rank is waiting for. */
+void sdsm_boot_state(const char *text, size_t len);
 /* Tell the launcher this rank finalized cleanly. */
 void sdsm_boot_done(void);
 

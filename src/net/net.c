@@ -399,10 +399,40 @@ static void refuse_stranger(void)
     sdsm_net_stranger(&a, "all ranks of the job are already connected");
 }
 
+void (*sdsm_net_on_ctrl_query)(void);
+
+/* Frames from the launcher: QUERY gets an answer, anything else is skipped. */
+static void ctrl_frames(const uint8_t *p, size_t n)
+{
+    static uint8_t hdr[sizeof(sdsm_hdr_t)];
+    static size_t have;
+    static uint32_t skip;
+    while (n) {
+        if (skip) {
+            size_t k = n < skip ? n : skip;
+            skip -= (uint32_t)k, p += k, n -= k;
+            continue;
+        }
+        size_t k = sizeof hdr - have < n ? sizeof hdr - have : n;
+        memcpy(hdr + have, p, k);
+        have += k, p += k, n -= k;
+        if (have < sizeof hdr)
+            return;
+        sdsm_hdr_t h;
+        memcpy(&h, hdr, sizeof h);
+        have = 0;
+        skip = h.len;
+        if (h.type == SDSM_CTRL_QUERY && h.len == 0 && sdsm_net_on_ctrl_query)
+            sdsm_net_on_ctrl_query();
+    }
+}
+
 static void ctrl_event(void)
 {
-    char buf[256];
+    uint8_t buf[256];
     ssize_t n = read(N.ctrl_fd, buf, sizeof buf);
+    if (n > 0)
+        ctrl_frames(buf, (size_t)n);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         epoll_ctl(N.ep, EPOLL_CTL_DEL, N.ctrl_fd, NULL);
         if (!atomic_load(&N.stopping))

@@ -60,6 +60,10 @@ void sdsm_net_stranger(const struct sockaddr_in *from, const char *why);
 /* Log the refusals still unreported, with their counts (end of set-up, shutdown). */
 void sdsm_net_strangers_flush(void);
 
+/* Installed by an upper layer: the launcher asked what this rank is waiting
+ * for (its --timeout fired).  Runs like a handler. */
+extern void (*sdsm_net_on_ctrl_query)(void);
+
 /* The address this rank's peers connected to, for tests ("ip:port"). */
 int  sdsm_net_listen_port(void);
 

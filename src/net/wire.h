@@ -35,6 +35,8 @@ typedef enum sdsm_ctrl_type {
     SDSM_CTRL_TABLE    = 2, /* launcher -> rank: u32 n, then n x sdsm_ctrl_addr_t */
     SDSM_CTRL_ABORT    = 3, /* rank -> launcher: i32 code, then reason text (no NUL) */
     SDSM_CTRL_DONE     = 4, /* rank -> launcher: empty; rank finalized cleanly */
+    SDSM_CTRL_QUERY    = 5, /* launcher -> rank: empty; what are you waiting for? */
+    SDSM_CTRL_STATE    = 6, /* rank -> launcher: the answer, text (no NUL, <= SDSM_CTRL_MAX_REASON) */
     SDSM_CTRL_NTYPES
 } sdsm_ctrl_type_t;
 

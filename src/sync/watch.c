@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot/boot.h"
 #include "core/coll.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -178,8 +179,16 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
+static void on_ctrl_query(void)
+{
+    char text[SDSM_HANG_STATE_MAX];
+    size_t n = sdsm_watch_describe(text, sizeof text);
+    sdsm_boot_state(text, n);
+}
+
 int sdsm_watch_init(void)
 {
+    sdsm_net_on_ctrl_query = on_ctrl_query;
     sdsm_msg_set_handler(SDSM_MSG_HANG_NOTE, on_note);
     sdsm_msg_set_handler(SDSM_MSG_HANG_QUERY, on_query);
     sdsm_msg_set_handler(SDSM_MSG_HANG_STATE, on_state);

@@ -41,3 +41,14 @@ mp_hang_test(stuck_report 4 --status 0 --expect "^OK hang_stuck$"
 set_tests_properties(mp_hang_stuck_report_4 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=1")
 mp_hang_test(stuck_quiet 2 --status 0 --expect "^OK hang_stuck$" --reject "hang report" -- stuck 1500)
 set_tests_properties(mp_hang_stuck_quiet_2 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=0")
+
+# sdsmrun --timeout asks the ranks what they are waiting for before it stops them.
+add_test(NAME mp_hang_timeout_3
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 10 --no-leftovers
+    --expect "sdsmrun: time limit of 2 s exceeded. asking the ranks what they are waiting for"
+    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call. holds lock 3"
+    --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+    --expect "sdsmrun: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [02], [02]"
+    --reject "OK hang"
+    -- ${MP_RUN} -n 3 --timeout 2 $<TARGET_FILE:mp_hang> forever)
+set_tests_properties(mp_hang_timeout_3 PROPERTIES LABELS mp TIMEOUT 40)

@@ -347,6 +347,8 @@ static int header_ok(const struct job *j, const struct conn *c, const sdsm_hdr_t
         return h->len >= 4 && h->len <= 4 + SDSM_CTRL_MAX_REASON;
     case SDSM_CTRL_DONE:
         return c->st == CONN_LINKED && j->table_sent && h->len == 0;
+    case SDSM_CTRL_STATE:
+        return c->st == CONN_LINKED && j->table_sent && h->len <= SDSM_CTRL_MAX_REASON;
     default:
         return 0;
     }
@@ -384,6 +386,11 @@ static void step(struct job *j, struct conn *c)
         do_register(j, c, c->in + CTRL_HDR);
     } else if (h.type == SDSM_CTRL_ABORT) {
         do_abort(j, c, c->in + CTRL_HDR, h.len);
+    } else if (h.type == SDSM_CTRL_STATE) {
+        char text[SDSM_CTRL_MAX_REASON + 1];
+        printable(text, c->in + CTRL_HDR, h.len);
+        launcher_say("rank %u: %s", c->rank, text);
+        j->nanswered++;
     } else {
         j->ranks[c->rank].done = true;
         launcher_verbose(j, "rank %u finalized at %.1f ms", c->rank, launcher_ms(j, launcher_now()));
@@ -471,6 +478,18 @@ int64_t ctrl_next_deadline(const struct job *j)
             next = c->deadline;
     }
     return next;
+}
+
+int ctrl_ask_all(struct job *j)
+{
+    sdsm_hdr_t h = {.type = SDSM_CTRL_QUERY};
+    int n = 0;
+    for (size_t i = 0; i < j->nconns; i++) {
+        struct conn *c = j->conns[i];
+        if (c->fd >= 0 && c->st == CONN_LINKED && !j->ranks[c->rank].done && conn_send(j, c, &h, sizeof h) == 0)
+            n++;
+    }
+    return n;
 }
 
 void ctrl_close_all(struct job *j)

@@ -24,6 +24,7 @@
 #define LINGER_US (1000000LL)        /* how long a rank's process and its link may disagree */
 #define KILL_AFTER_US (2 * 1000000LL)  /* SIGTERM -> SIGKILL */
 #define GIVE_UP_AFTER_US (4500000LL)   /* stop must end within 5 s of the failure */
+#define ASK_US (700000LL)              /* --timeout: how long ranks have to say what they wait for */
 
 #define CTRL_HDR ((size_t)sizeof(sdsm_hdr_t))
 #define CTRL_IN_MAX (CTRL_HDR + 4 + SDSM_CTRL_MAX_REASON)
@@ -90,6 +91,8 @@ struct job {
     /* ending */
     int64_t t0, deadline;   /* start; --timeout expiry or 0 */
     bool failed, stopping, killed;
+    int nasked, nanswered;  /* ranks asked what they wait for when --timeout fired, answers */
+    int64_t ask_until;      /* end of that question's grace period; 0 before */
     int status;             /* exit status of the first failure */
     int64_t stop_at;
 };
@@ -113,6 +116,8 @@ void ctrl_timers(struct job *j, int64_t now);
 int64_t ctrl_next_deadline(const struct job *j);
 void ctrl_close(struct job *j, struct conn *c);
 void ctrl_close_all(struct job *j);
+/* Ask every linked rank what it is waiting for; how many were asked. */
+int  ctrl_ask_all(struct job *j);
 void ctrl_sweep(struct job *j);
 
 /* spawn.c */

@@ -85,7 +85,9 @@ static const char help_text[] =
     "killed or stopped by a signal, calls sdsm_abort, exits without sdsm_finalize\n"
     "after sdsm_init, or exits while the others are still in sdsm_init.  Then, or on\n"
     "SIGINT/SIGTERM/SIGHUP, or when --timeout expires, sdsmrun sends SIGTERM to all\n"
-    "ranks, SIGKILL 2 s later, and exits.  A program that never calls sdsm_init runs\n"
+    "ranks, SIGKILL 2 s later, and exits.  When --timeout expires it first asks the\n"
+    "ranks what they are waiting for (call, lock, collective, page) and prints their\n"
+    "answers (0.7 s at most).  A program that never calls sdsm_init runs\n"
     "like any program: the job succeeds when all ranks exit 0.\n"
     "\n";
 
@@ -403,7 +405,15 @@ static void timers(struct job *j, int64_t now)
     ctrl_timers(j, now);
     spawn_timers(j, now);
     /* A job that has just ended in time is not failed by the clock. */
-    if (!j->stopping && j->deadline && now >= j->deadline && j->njudged < j->n)
+    if (j->stopping || !j->deadline || now < j->deadline || j->njudged >= j->n)
+        return;
+    if (!j->ask_until) { /* first say what the ranks are stuck on, if they can */
+        j->ask_until = now + ASK_US;
+        launcher_say("time limit of %.9g s exceeded; asking the ranks what they are waiting for",
+                     j->timeout_s);
+        j->nasked = ctrl_ask_all(j);
+    }
+    if (now >= j->ask_until || j->nanswered >= j->nasked)
         job_fail(j, EXIT_TIMEOUT, "time limit of %.9g s exceeded", j->timeout_s);
 }
 
@@ -425,8 +435,9 @@ static int poll_timeout(const struct job *j, int64_t now)
     int64_t next = ctrl_next_deadline(j), t = spawn_next_deadline(j);
     if (t < next)
         next = t;
-    if (!j->stopping && j->deadline && j->deadline < next)
-        next = j->deadline;
+    int64_t clock = j->ask_until ? j->ask_until : j->deadline;
+    if (!j->stopping && clock && clock < next)
+        next = clock;
     if (next == INT64_MAX)
         return -1;
     if (next <= now)
