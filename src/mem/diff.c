@@ -170,3 +170,19 @@ int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_
     }
     return 0;
 }
+
+int sdsm_diff_chain_check(const uint8_t *chain, size_t len, uint32_t npages, size_t ps)
+{
+    size_t off = 0;
+    while (off < len) {
+        uint32_t bl;
+        if (len - off < 8)
+            return -EPROTO;
+        memcpy(&bl, chain + off + 4, 4);
+        off += 8;
+        if (bl > len - off || sdsm_diff_batch_check(chain + off, bl, npages, ps))
+            return -EPROTO;
+        off += bl;
+    }
+    return 0;
+}

@@ -44,4 +44,10 @@ size_t sdsm_diff_apply(uint8_t *page, const uint8_t *runs, size_t len);
 /* Walk a batch, checking every entry against npages and page_size.  0 or -EPROTO. */
 int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_t page_size);
 
+/*
+ * Walk a lock's diff chain, {u32 stamp, u32 nbytes, batch[nbytes]}[] (the
+ * ibec payload of LOCK_GRANT), checking every batch.  0 or -EPROTO.
+ */
+int sdsm_diff_chain_check(const uint8_t *chain, size_t len, uint32_t npages, size_t page_size);
+
 #endif

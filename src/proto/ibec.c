@@ -158,16 +158,8 @@ static uint32_t ibec_lock_stamp(int id)
 static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
 {
     uint32_t top = 0;
-    for (size_t off = 0; off < len;) { /* check everything before using anything */
-        uint32_t st, bl;
-        if (len - off < 8)
-            return -EPROTO;
-        memcpy(&st, chain + off, 4);
-        memcpy(&bl, chain + off + 4, 4);
-        if (bl > len - off - 8 || sdsm_diff_batch_check(chain + off + 8, bl, sdsm_region.npages, I.ps))
-            return -EPROTO;
-        off += 8 + bl;
-    }
+    if (sdsm_diff_chain_check(chain, len, sdsm_region.npages, I.ps)) /* check everything before using anything */
+        return -EPROTO;
     for (size_t off = 0; off < len;) {
         uint32_t st, bl;
         memcpy(&st, chain + off, 4);

@@ -642,6 +642,39 @@ static void test_batch_check(void)
     CHECK_I(sdsm_diff_batch_check(b, 20, np, 4095), ==, -EPROTO);
 }
 
+/* A lock chain: {u32 stamp, u32 nbytes, batch}[], each batch checked whole. */
+static void test_chain_check(void)
+{
+    const size_t ps = 4096;
+    const uint32_t np = 4;
+    uint8_t c[64] = {0};
+
+    CHECK_I(sdsm_diff_chain_check(c, 0, np, ps), ==, 0);
+    put32(c, 7);  /* stamp */
+    put32(c + 4, 0); /* empty batch */
+    CHECK_I(sdsm_diff_chain_check(c, 8, np, ps), ==, 0);
+    /* a batch of one entry: page 2, runs "gap 0, len 1, 0x42" */
+    put32(c + 12, 11);
+    put32(c + 16, 2);
+    put32(c + 20, 3);
+    c[24] = 0;
+    c[25] = 1;
+    c[26] = 0x42;
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, 0);
+    for (size_t cut = 9; cut < 27; cut++) /* any cut inside the second element */
+        CHECK_I(sdsm_diff_chain_check(c, cut, np, ps), ==, -EPROTO);
+    put32(c + 12, 12); /* batch length past the chain */
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    put32(c + 12, UINT32_MAX);
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    put32(c + 12, 11);
+    put32(c + 16, np); /* page out of range inside the batch */
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    put32(c + 16, 2);
+    c[25] = 2; /* runs longer than their bytes */
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+}
+
 int main(void)
 {
     RUN(test_roundtrip_random);
@@ -651,5 +684,6 @@ int main(void)
     RUN(test_granularity_exact);
     RUN(test_check_rejects);
     RUN(test_batch_check);
+    RUN(test_chain_check);
     return ck_done("test_diff");
 }
