@@ -313,6 +313,11 @@ static void test_builders(void)
         CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
         c[i] ^= 0x20;
     }
+    for (int i = 12; i < 16; i++) { /* the zero word is part of the format (found by fuzz_auth) */
+        c[i] ^= 0x01;
+        CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
+        c[i] ^= 0x01;
+    }
     size_t accepted = 0;
     for (int i = 32; i < 64; i++)
         for (int bit = 0; bit < 8; bit++) {
