@@ -6,7 +6,7 @@ NP       ?= 4
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test test-all asan install clean bench
+.PHONY: all build run test test-all asan install clean bench fuzz
 
 all: build
 
@@ -28,6 +28,16 @@ asan:
 	cmake -S . -B $(BUILD)-asan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DSDSM_SANITIZE=address,undefined
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+
+# Long fuzzing sessions (README, "Fuzzing"): FUZZ_SECONDS per target,
+# FUZZ_ARGS passed to libFuzzer.
+FUZZ_SECONDS ?= 600
+FUZZ_ARGS ?=
+fuzz: build
+	@test -x $(BUILD)/tests/fuzz/fuzz_msg || { echo "make fuzz: no libFuzzer targets in $(BUILD): install clang and rerun cmake"; exit 1; }
+	for t in msg auth; do \
+	  tests/fuzz/run_fuzz.sh $(BUILD)/tests/fuzz/fuzz_$$t $(BUILD)/fuzz/$$t tests/fuzz/corpus/$$t $(FUZZ_SECONDS) $(FUZZ_ARGS) || exit 1; \
+	done
 
 bench: build
 	bench/micro --build $(BUILD)
