@@ -141,8 +141,9 @@ SDSM_API void *sdsm_calloc(size_t n, size_t elem_size, int home);
 
 /*
  * Release a block from sdsm_alloc/sdsm_calloc.  Collective, same order on
- * every rank.  Its memory is returned to the system; the address range is
- * not reused.  Returns 0, SDSM_EINVAL for a pointer that is not the start of
+ * every rank; includes a barrier.  Its memory is returned to the system and
+ * its address range goes back to the shared heap, where a later allocation
+ * may get it (a pointer into a freed block must not be used).  Returns 0, SDSM_EINVAL for a pointer that is not the start of
  * a live block, SDSM_EMISMATCH if ranks free different blocks.
  */
 SDSM_API int sdsm_free(void *p);

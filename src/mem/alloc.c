@@ -1,16 +1,23 @@
 /*
  * alloc.c - collective allocation (see alloc.h) and home placement.
  *
- * The record table is written only by the allocating thread and published
- * with a release store of the count, so the fault handler can search it
- * without a lock.  Address ranges are never reused: freeing returns the
- * memory (hole punched in the heap file) but not the addresses, which makes
- * a stale pointer fault as "not shared memory" instead of aliasing new data.
+ * Address space comes from the free page ranges (span.c): every rank makes
+ * the same takes and gives in the same order, so every rank gets the same
+ * address without exchanging it, and freed ranges are handed out again.
+ * Freeing returns the memory (hole punched in the heap file, twins dropped)
+ * and resets the pages' metadata, so a reused page starts as new.
+ *
+ * Records live in slots (reused after a free); `order` lists the live slots
+ * by address for the fault handler's binary search.  Only the allocating
+ * thread writes them, under a sequence lock: a reader that overlapped a
+ * change searches again, so lookups never take a lock (the fault handler
+ * and the service thread both search).
  */
 #include "alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +29,7 @@
 #include "core/log.h"
 #include "core/waits.h"
 #include "mem/page.h"
+#include "mem/span.h"
 #include "net/msg.h"
 #include "net/net.h"
 #include "net/rpc.h"
@@ -45,9 +53,13 @@ typedef struct wire_req {
 } wire_req_t;
 _Static_assert(sizeof(wire_req_t) == 64, "ALLOC_REQ payload");
 
-static sdsm_alloc_rec_t *recs;
-static _Atomic uint32_t  nrecs;
-static uint32_t          next_page;
+static sdsm_alloc_rec_t *recs;     /* MAX_ALLOCS slots */
+static _Atomic uint32_t  nslots;   /* slots ever used: [0, nslots) */
+static uint32_t         *free_slots, nfree_slots;
+static _Atomic uint32_t *order;    /* live slots by first page */
+static _Atomic uint32_t  nlive;
+static _Atomic uint32_t  seq;      /* odd while order/recs change */
+static sdsm_spans_t      spans;
 void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
 
 /* Manager (rank 0, service thread): the requests of the current call. */
@@ -61,18 +73,28 @@ static struct {
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p);
 static int on_rep(int src, const sdsm_hdr_t *h, const uint8_t *p);
 
+static void *reserve(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 int sdsm_alloc_init(void)
 {
     int n = sdsm_region.nprocs; /* the transport is not started yet */
-    recs = mmap(NULL, MAX_ALLOCS * sizeof *recs, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    recs = reserve(MAX_ALLOCS * sizeof *recs);
+    free_slots = reserve(MAX_ALLOCS * sizeof *free_slots);
+    order = reserve(MAX_ALLOCS * sizeof *order);
     M.reqs = calloc((size_t)n, sizeof *M.reqs);
     M.seqs = calloc((size_t)n, sizeof *M.seqs);
     M.have = calloc((size_t)n, 1);
-    if (recs == MAP_FAILED || !M.reqs || !M.seqs || !M.have)
+    /* Free ranges never outnumber live blocks + 1, so a give cannot run out of room. */
+    if (!recs || !free_slots || !order || !M.reqs || !M.seqs || !M.have ||
+        sdsm_spans_init(&spans, sdsm_region.npages, MAX_ALLOCS + 1))
         return -ENOMEM;
-    atomic_store(&nrecs, 0);
-    next_page = 0;
+    atomic_store(&nslots, 0);
+    atomic_store(&nlive, 0);
+    nfree_slots = 0;
     M.count = 0;
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REQ, on_req);
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REP, on_rep);
@@ -81,35 +103,142 @@ int sdsm_alloc_init(void)
 
 void sdsm_alloc_fini(void)
 {
-    uint32_t n = atomic_load(&nrecs);
-    for (uint32_t i = 0; i < n; i++)
+    uint32_t n = atomic_load(&nslots);
+    for (uint32_t i = 0; recs && i < n; i++)
         if (recs[i].live && sdsm_alloc_on_free)
             sdsm_alloc_on_free(recs[i].first, recs[i].npages);
-    atomic_store(&nrecs, 0);
-    munmap(recs, MAX_ALLOCS * sizeof *recs);
+    atomic_store(&nslots, 0);
+    atomic_store(&nlive, 0);
+    if (recs)
+        munmap(recs, MAX_ALLOCS * sizeof *recs);
+    if (free_slots)
+        munmap(free_slots, MAX_ALLOCS * sizeof *free_slots);
+    if (order)
+        munmap((void *)order, MAX_ALLOCS * sizeof *order);
+    recs = NULL;
+    free_slots = NULL;
+    order = NULL;
+    sdsm_spans_fini(&spans);
     free(M.reqs);
     free(M.seqs);
     free(M.have);
     memset(&M, 0, sizeof M);
 }
 
-uint32_t sdsm_alloc_count(void) { return atomic_load_explicit(&nrecs, memory_order_acquire); }
+uint32_t sdsm_alloc_count(void) { return atomic_load_explicit(&nslots, memory_order_acquire); }
 const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i) { return &recs[i]; }
+
+/*
+ * Binary search of the live blocks.  It may run while the writer moves
+ * entries (the caller then retries), so every load is atomic and every
+ * index stays below MAX_ALLOCS whatever it reads.
+ */
+static const sdsm_alloc_rec_t *search(uint32_t pg)
+{
+    uint32_t lo = 0, hi = atomic_load_explicit(&nlive, memory_order_relaxed);
+    if (hi > MAX_ALLOCS)
+        hi = MAX_ALLOCS;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t slot = atomic_load_explicit(&order[mid], memory_order_relaxed) % MAX_ALLOCS;
+        const sdsm_alloc_rec_t *r = &recs[slot];
+        uint32_t first = __atomic_load_n(&r->first, __ATOMIC_RELAXED);
+        uint32_t np = __atomic_load_n(&r->npages, __ATOMIC_RELAXED);
+        if (pg < first)
+            hi = mid;
+        else if (pg - first >= np)
+            lo = mid + 1;
+        else
+            return r;
+    }
+    return NULL;
+}
 
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
 {
-    uint32_t n = atomic_load_explicit(&nrecs, memory_order_acquire);
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) { /* records are in address order */
-        uint32_t mid = (lo + hi) / 2;
-        if (pg < recs[mid].first)
-            hi = mid;
-        else if (pg >= recs[mid].first + recs[mid].npages)
+    for (;;) {
+        uint32_t s0 = atomic_load_explicit(&seq, memory_order_acquire);
+        if (s0 & 1) { /* a change is being published: a few instructions */
+            sched_yield();
+            continue;
+        }
+        const sdsm_alloc_rec_t *r = search(pg);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&seq, memory_order_relaxed) == s0)
+            return r;
+    }
+}
+
+/* Writer side of the sequence lock (the allocating thread only). */
+static void change_begin(void)
+{
+    atomic_store_explicit(&seq, atomic_load_explicit(&seq, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
+
+static void change_end(void) { atomic_fetch_add_explicit(&seq, 1, memory_order_release); }
+
+/* Position in `order` of the first live block at or after page pg. */
+static uint32_t order_pos(uint32_t pg)
+{
+    uint32_t lo = 0, hi = atomic_load_explicit(&nlive, memory_order_relaxed);
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (recs[atomic_load_explicit(&order[mid], memory_order_relaxed)].first < pg)
             lo = mid + 1;
         else
-            return recs[mid].live ? &recs[mid] : NULL;
+            hi = mid;
     }
-    return NULL;
+    return lo;
+}
+
+/* Move order[from, from + count) by delta (+1 or -1), one atomic word at a time. */
+static void order_shift(uint32_t from, uint32_t count, int delta)
+{
+    if (delta > 0)
+        for (uint32_t i = from + count; i-- > from;)
+            atomic_store_explicit(&order[i + 1], atomic_load_explicit(&order[i], memory_order_relaxed),
+                                  memory_order_relaxed);
+    else
+        for (uint32_t i = from; i < from + count; i++)
+            atomic_store_explicit(&order[i - 1], atomic_load_explicit(&order[i], memory_order_relaxed),
+                                  memory_order_relaxed);
+}
+
+/* Record a new live block [first, first + np) in a free slot and publish it. */
+static sdsm_alloc_rec_t *publish(uint32_t first, uint32_t np, size_t size, size_t elem, int home)
+{
+    uint32_t slot = nfree_slots ? free_slots[--nfree_slots] : atomic_load(&nslots);
+    uint32_t pos = order_pos(first), live = atomic_load_explicit(&nlive, memory_order_relaxed);
+    sdsm_alloc_rec_t *r = &recs[slot];
+    change_begin();
+    __atomic_store_n(&r->first, first, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->npages, np, __ATOMIC_RELAXED);
+    r->size = size;
+    r->elem = elem;
+    r->home = home;
+    r->live = 1;
+    order_shift(pos, live - pos, +1);
+    atomic_store_explicit(&order[pos], slot, memory_order_relaxed);
+    atomic_store_explicit(&nlive, live + 1, memory_order_relaxed);
+    change_end();
+    if (slot == atomic_load(&nslots))
+        atomic_store_explicit(&nslots, slot + 1, memory_order_release);
+    return r;
+}
+
+/* Take r out of the live blocks; its slot is free for the next block. */
+static void unpublish(sdsm_alloc_rec_t *r)
+{
+    uint32_t slot = (uint32_t)(r - recs);
+    uint32_t pos = order_pos(r->first), live = atomic_load_explicit(&nlive, memory_order_relaxed);
+    change_begin();
+    order_shift(pos + 1, live - pos - 1, -1);
+    atomic_store_explicit(&nlive, live - 1, memory_order_relaxed);
+    r->live = 0;
+    change_end();
+    free_slots[nfree_slots++] = slot;
 }
 
 int sdsm_page_home(uint32_t pg)
@@ -248,19 +377,23 @@ void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *
     /* Same arguments everywhere, so every check below fails on every rank alike. */
     if ((*err = check_args(size, home, why, whylen)))
         return NULL;
-    size_t np = (size >> sdsm_region.shift) + ((size & (sdsm_region.page_size - 1)) != 0);
-    uint32_t n = atomic_load(&nrecs);
-    if (np > sdsm_region.npages - next_page || n >= MAX_ALLOCS) {
-        snprintf(why, whylen, "out of shared address space: %zu bytes asked, %zu left (raise "
-                 "SDSM_HEAP_SIZE)", size, (size_t)(sdsm_region.npages - next_page) << sdsm_region.shift);
+    /* check_args bounds size by the heap, whose page count fits 32 bits. */
+    uint32_t np = (uint32_t)((size >> sdsm_region.shift) + ((size & (sdsm_region.page_size - 1)) != 0));
+    uint32_t first;
+    if (atomic_load(&nlive) >= MAX_ALLOCS) {
+        snprintf(why, whylen, "too many live shared blocks (%u): free some", MAX_ALLOCS);
         *err = SDSM_ENOMEM;
         return NULL;
     }
-    recs[n] = (sdsm_alloc_rec_t){.first = next_page, .npages = (uint32_t)np, .size = size,
-                                 .elem = elem, .home = home, .live = 1};
-    next_page += (uint32_t)np;
-    atomic_store_explicit(&nrecs, n + 1, memory_order_release);
-    return sdsm_page_app(recs[n].first);
+    if (sdsm_spans_take(&spans, np, &first)) {
+        snprintf(why, whylen, "out of shared address space: %zu bytes asked, the largest free range "
+                 "holds %zu of %zu free (raise SDSM_HEAP_SIZE)", size,
+                 (size_t)sdsm_spans_largest(&spans) << sdsm_region.shift,
+                 (size_t)spans.free_pages << sdsm_region.shift);
+        *err = SDSM_ENOMEM;
+        return NULL;
+    }
+    return sdsm_page_app(publish(first, np, size, elem, home)->first);
 }
 
 int sdsm_free_collective(void *ptr, char *why, size_t whylen)
@@ -279,11 +412,16 @@ int sdsm_free_collective(void *ptr, char *why, size_t whylen)
         return SDSM_EINVAL;
     }
     sdsm_alloc_rec_t *w = (sdsm_alloc_rec_t *)a;
+    uint32_t first = w->first, np = w->npages;
+    /* Out of the table first: from here a stray access faults as "not shared". */
+    unpublish(w);
     if (sdsm_alloc_on_free)
-        sdsm_alloc_on_free(w->first, w->npages);
-    size_t off = (size_t)w->first << sdsm_region.shift, len = (size_t)w->npages << sdsm_region.shift;
+        sdsm_alloc_on_free(first, np);
+    /* The pages read as zero when the range is handed out again. */
+    size_t off = (size_t)first << sdsm_region.shift, len = (size_t)np << sdsm_region.shift;
     fallocate(sdsm_region.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
     madvise(sdsm_region.twin + off, len, MADV_DONTNEED);
-    w->live = 0;
+    if (sdsm_spans_give(&spans, first, np))
+        sdsm_fatal("internal error: sdsm_free: pages [%u, +%u) were already free", first, np);
     return 0;
 }

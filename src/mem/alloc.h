@@ -1,8 +1,9 @@
 /*
  * alloc.h - collective allocation of shared memory and home placement.
  *
- * Every rank runs the same bump allocator over the region, so agreeing on
- * the arguments is enough to agree on the address.  Rank 0 checks the
+ * Every rank runs the same deterministic allocator over the region's free
+ * page ranges (first fit, freed ranges reused), so agreeing on the arguments
+ * is enough to agree on the address.  Rank 0 checks the
  * agreement: each call sends (call number, operation, size, element size,
  * home) there and waits for the verdict, one round trip.  The caller starts
  * the collective call first (sdsm_coll_begin), whose record goes along.
@@ -27,7 +28,7 @@ void  sdsm_alloc_fini(void);
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen);
 int   sdsm_free_collective(void *p, char *why, size_t whylen);
 
-/* All records in address order (live or freed: check ->live). */
+/* Record slots [0, count), live or free (check ->live); the allocating thread only. */
 uint32_t sdsm_alloc_count(void);
 const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);
 /* The live allocation holding pg, or NULL.  Safe in the fault handler. */

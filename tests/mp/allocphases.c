@@ -19,8 +19,9 @@
  * Phase B: after lock traffic, a second set of blocks (odd sizes): fresh
  * memory reads zero on every rank, homes checked, patterns written/checked.
  * Then two phase-A blocks are freed, phase C allocates again (including
- * sdsm_calloc blocks, which read zero everywhere), the new blocks must not
- * reuse freed addresses, and the surviving old blocks keep their contents.
+ * sdsm_calloc blocks, which read zero everywhere), the new blocks reuse the
+ * freed addresses but never overlap live blocks, and the surviving old blocks
+ * keep their contents.
  */
 #define MP_NAME "allocphases"
 #include "mp.h"
@@ -212,19 +213,26 @@ int main(int argc, char **argv)
     unsigned char *Cb[NPOL];
     long *Z[NPOL];
     size_t zn = 1000, zel = 3 * sizeof(long); /* 24-byte elements */
+    int reused = 0;
     for (int k = 0; k < NPOL; k++) {
         Cb[k] = sdsm_alloc(sizeC, policy(k));
         MP_NONNULL(Cb[k]);
         Z[k] = sdsm_calloc(zn, zel, policy(k));
         MP_NONNULL(Z[k]);
+        /* Freed ranges may be reused, live blocks never. */
+        const unsigned char *live[] = {A[1], A[3]};
         for (int f = 0; f < 2; f++) {
-            MP_ASSERT(Cb[k] + sizeC <= freed[f] || Cb[k] >= freed[f] + sizeA,
-                      "new block %p reuses the freed range %p", (void *)Cb[k], (void *)freed[f]);
-            MP_ASSERT((unsigned char *)Z[k] + zn * zel <= freed[f] ||
-                      (unsigned char *)Z[k] >= freed[f] + sizeA,
-                      "new calloc block %p reuses the freed range %p", (void *)Z[k], (void *)freed[f]);
+            MP_ASSERT(Cb[k] + sizeC <= live[f] || Cb[k] >= live[f] + sizeA,
+                      "new block %p overlaps the live block %p", (void *)Cb[k], (void *)live[f]);
+            MP_ASSERT((unsigned char *)Z[k] + zn * zel <= live[f] ||
+                      (unsigned char *)Z[k] >= live[f] + sizeA,
+                      "new calloc block %p overlaps the live block %p", (void *)Z[k], (void *)live[f]);
         }
+        if (Cb[k] >= freed[0] && Cb[k] < freed[0] + sizeA)
+            reused++;
     }
+    /* First fit: the first new block goes where A[0] was. */
+    MP_ASSERT(reused > 0, "no new block went into the freed range %p", (void *)freed[0]);
     for (int k = 0; k < NPOL; k++) {
         snprintf(label, sizeof label, "phase C %s fresh byte", polname(k));
         check_zero(label, Cb[k], sizeC);
