@@ -10,7 +10,9 @@
  *      the zero word are right and the proof is the HMAC auth.h specifies
  *      (computed here from that spec); a second form builds a valid hello
  *      (keeping the input's zero word) and flips one chosen bit: accepted
- *      only when the word is zero and no bit was flipped.
+ *      only when the word is zero and no bit was flipped.  Either way
+ *      sdsm_auth_hello_c_plausible must keep every prefix of a valid hello
+ *      and drop a wrong magic.
  *   2  sdsm_auth_acceptor reading the input as the connector's bytes from a
  *      socket (then EOF): it must refuse, quickly.
  *   3  sdsm_auth_connector reading the input as the acceptor's bytes: it
@@ -133,6 +135,15 @@ static void hello_c(const uint8_t *d, size_t n)
         fail("check_hello_c returned an undocumented code");
     if ((form & 1) && expect != ok)
         fail("a hello with one bit flipped or a non-zero word was accepted");
+    /* The event-driven acceptor drops a connection at its first implausible byte. */
+    int magic = memcmp(in, "SDSMC1\0\0", 8) == 0;
+    for (size_t k = 0; k <= sizeof in; k++) {
+        int plausible = sdsm_auth_hello_c_plausible(in, k);
+        if (rc == 0 && !plausible)
+            fail("a prefix of a valid hello was judged implausible");
+        if (k >= 8 && plausible != magic)
+            fail("a whole magic was judged wrongly");
+    }
 }
 
 /* Feed `d` to one end of a socket pair, then EOF; run one side on the other. */
