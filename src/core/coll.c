@@ -8,6 +8,7 @@
 #include "coll.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,8 +16,9 @@
 
 #define RING 16
 
-static sdsm_coll_t cur;
-static uint32_t    next_seq;
+static sdsm_coll_t     cur;
+static uint32_t        next_seq;
+static pthread_mutex_t cur_mtx = PTHREAD_MUTEX_INITIALIZER; /* cur vs. reporters' snapshots */
 
 static struct {
     sdsm_coll_t rec;
@@ -33,10 +35,19 @@ void sdsm_coll_reset(void)
 
 void sdsm_coll_begin(sdsm_coll_kind_t kind, uint64_t a0, uint64_t a1, uint64_t a2)
 {
+    pthread_mutex_lock(&cur_mtx);
     cur = (sdsm_coll_t){.kind = kind, .seq = next_seq++, .arg = {a0, a1, a2}};
+    pthread_mutex_unlock(&cur_mtx);
 }
 
 const sdsm_coll_t *sdsm_coll_current(void) { return &cur; }
+
+void sdsm_coll_snapshot(sdsm_coll_t *out)
+{
+    pthread_mutex_lock(&cur_mtx);
+    *out = cur;
+    pthread_mutex_unlock(&cur_mtx);
+}
 
 void sdsm_coll_describe(const sdsm_coll_t *c, char *buf, size_t len)
 {

@@ -39,8 +39,10 @@ _Static_assert(sizeof(sdsm_coll_t) == 32, "collective record on the wire");
 
 /* Application thread: a collective call starts; its record becomes current. */
 void sdsm_coll_begin(sdsm_coll_kind_t kind, uint64_t a0, uint64_t a1, uint64_t a2);
-/* The record of this rank's current (or last) collective call. */
+/* The record of this rank's current (or last) collective call (its own thread). */
 const sdsm_coll_t *sdsm_coll_current(void);
+/* The same, from any other thread (reports). */
+void sdsm_coll_snapshot(sdsm_coll_t *out);
 /*
  * Handlers: rank src sent record c.  0 if it agrees with every other rank's
  * call of the same number seen here; -EPROTO if the record is malformed.

@@ -67,7 +67,9 @@ static void one_wait(void *arg, int thread, uint32_t kind, int64_t id, uint64_t 
     switch (kind) {
     case SDSM_WAIT_COLL: {
         char c[256];
-        sdsm_coll_describe(sdsm_coll_current(), c, sizeof c);
+        sdsm_coll_t now;
+        sdsm_coll_snapshot(&now);
+        sdsm_coll_describe(&now, c, sizeof c);
         snprintf(what, sizeof what, "in %s, for its manager rank %lld", c, (long long)id);
         break;
     }

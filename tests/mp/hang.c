@@ -14,6 +14,8 @@
  *                             others wait for it; then all goes well ("OK hang_stuck")
  *   mp_hang forever           rank 1 holds lock 3 and sleeps for an hour; the
  *                             others wait for it (for sdsmrun --timeout)
+ *   mp_hang late              rank 1 sleeps for an hour before a barrier the
+ *                             others are in (for sdsmrun --timeout)
  */
 #define MP_NAME "hang"
 #include "mp.h"
@@ -82,6 +84,10 @@ int main(int argc, char **argv)
         return mp_finish("hang_stuck");
     } else if (strcmp(what, "forever") == 0) {
         stuck(3600 * 1000L);
+    } else if (strcmp(what, "late") == 0) {
+        if (me == 1)
+            mp_sleep_ms(3600 * 1000L);
+        MP_OK(sdsm_barrier());
     } else {
         sdsm_abort(2, "hang: unknown scenario '%s'", what);
     }

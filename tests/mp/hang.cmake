@@ -52,3 +52,10 @@ add_test(NAME mp_hang_timeout_3
     --reject "OK hang"
     -- ${MP_RUN} -n 3 --timeout 2 $<TARGET_FILE:mp_hang> forever)
 set_tests_properties(mp_hang_timeout_3 PROPERTIES LABELS mp TIMEOUT 40)
+add_test(NAME mp_hang_timeout_barrier_3
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 10 --no-leftovers
+    --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_barrier\\(\\) \\(manager 0\\) \\(collective #3\\), for its manager rank 0"
+    --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
+    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
+    -- ${MP_RUN} -n 3 --timeout 2 $<TARGET_FILE:mp_hang> late)
+set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40)
