@@ -70,6 +70,7 @@ static struct {
     buf_t          *fwd;          /* per-rank forwarded diffs (ibec) */
     uint8_t        *zero;         /* a page of zeros */
     buf_t           zbuf;         /* a page encoded against it (handlers only) */
+    buf_t           run;          /* pages gathered for a fetch reply (handlers only) */
     pending_t      *pending;
     uint32_t        next_id;
     uint32_t       *inflight;     /* per page, under its lock: the last operation that may still
@@ -83,6 +84,7 @@ static struct {
 } H;
 
 sdsm_write_hook_t sdsm_home_write_hook;
+sdsm_serve_hook_t sdsm_home_serve_hook;
 int               sdsm_home_twins_at_home;
 
 static inline uint32_t rd32(const uint8_t *p)
@@ -369,24 +371,24 @@ static int mostly_zero(const uint8_t *src)
     return zero * 4 >= words * 3; /* 3/4 or more zero words */
 }
 
-static void send_zero_page(int to, uint32_t pg, uint32_t seq)
+static void send_zero_page(int to, uint32_t pg, uint32_t seq, const uint8_t *data)
 {
     uint32_t hdr[2] = {pg, 0};
     sdsm_buf_reserve(&H.zbuf, sdsm_diff_bound(H.ps));
-    size_t n = sdsm_diff_encode(H.zero, sdsm_page_rt(pg), H.ps, 1, 0, H.zbuf.p, NULL, NULL);
+    size_t n = sdsm_diff_encode(H.zero, data, H.ps, 1, 0, H.zbuf.p, NULL, NULL);
     sdsm_net_send(to, SDSM_MSG_FETCH_REPZ, 0, seq, hdr, 8, H.zbuf.p, n);
 }
 
-/* Pages [first, first + n) as they are now: consecutive pages are adjacent
- * in the runtime view, so a run is one message (FETCH_RUN) the receiver
- * installs with one mprotect. */
+/* A run of n pages from first, gathered in H.run: one message (FETCH_RUN)
+ * the receiver installs with one mprotect. */
 static void send_run(int to, uint32_t first, uint32_t n, uint32_t seq)
 {
     if (!n)
         return;
     uint32_t hdr[2] = {first, n > 1 ? n : 0};
-    sdsm_net_send(to, n > 1 ? SDSM_MSG_FETCH_RUN : SDSM_MSG_FETCH_REP, 0, seq, hdr, 8,
-                  sdsm_page_rt(first), (size_t)n * H.ps);
+    sdsm_net_send(to, n > 1 ? SDSM_MSG_FETCH_RUN : SDSM_MSG_FETCH_REP, 0, seq, hdr, 8, H.run.p,
+                  (size_t)n * H.ps);
+    H.run.len = 0;
 }
 
 static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -395,11 +397,11 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (first >= sdsm_region.npages || count == 0 || count > 1 + PREFETCH_MAX ||
         count > sdsm_region.npages - first || src == H.me)
         return -EPROTO;
-    /* Dense pages are gathered into runs, sent once their states are
-     * settled: other handlers do not run meanwhile, and a write by this
-     * rank's threads between the unlock and the send races with the reader
-     * (no synchronisation orders them), so either contents are right; the
-     * write is announced as usual because the page is now write-protected. */
+    /* Dense pages are gathered into runs.  Each page is copied while its
+     * lock is held, and the copy is what the reader gets (and what ibec's
+     * serve hook sees): a write by this rank's threads after that is
+     * announced as usual (the page is write-protected, or twinned at the
+     * home). */
     uint32_t run = first, nrun = 0;
     for (uint32_t pg = first; pg < first + count; pg++) {
         /* Copy-holder and copy are recorded together, under the page lock,
@@ -415,12 +417,19 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         if (sdsm_copyset_add(pg, src))
             sdsm_fatal("out of memory recording a copy holder");
-        if (mostly_zero(sdsm_page_rt(pg))) {
-            send_run(src, run, nrun, h->seq);
+        sdsm_buf_reserve(&H.run, H.ps);
+        uint8_t *copy = H.run.p + H.run.len;
+        memcpy(copy, sdsm_page_rt(pg), H.ps);
+        if (sdsm_home_serve_hook)
+            sdsm_home_serve_hook(pg, copy);
+        if (mostly_zero(copy)) {
+            send_run(src, run, nrun, h->seq); /* leaves copy where it is */
             nrun = 0;
-            send_zero_page(src, pg, h->seq);
-        } else if (nrun++ == 0) {
-            run = pg;
+            send_zero_page(src, pg, h->seq, copy);
+        } else {
+            if (nrun++ == 0)
+                run = pg;
+            H.run.len += H.ps;
         }
         sdsm_page_unlock(pg);
     }
@@ -1220,6 +1229,7 @@ int sdsm_home_init(void)
         !H.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;
+    sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
     sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REP, on_fetch_rep);

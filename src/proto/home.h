@@ -19,6 +19,10 @@ typedef struct buf {
 /* Called when a page becomes writable (stripe lock held); ibec makes twinL. */
 typedef void (*sdsm_write_hook_t)(uint32_t pg);
 extern sdsm_write_hook_t sdsm_home_write_hook;
+/* Called when a fetch of pg is served (stripe lock held) with the copy sent;
+ * ibec notes which bytes of a page the home is writing the reader got. */
+typedef void (*sdsm_serve_hook_t)(uint32_t pg, const uint8_t *copy);
+extern sdsm_serve_hook_t sdsm_home_serve_hook;
 /* ibec: homes twin their own pages too (to forward diffs of their writes). */
 extern int sdsm_home_twins_at_home;
 /* ibec: second twin area; forwarded diffs are applied to it as well. */

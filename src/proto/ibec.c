@@ -17,6 +17,13 @@
  * the same way.  diffL writes are also in diffB, so nothing else needs to be
  * published at a barrier; the chains and stamps start again from empty.
  *
+ * A home serves a page it is writing as it is at that moment, half-done
+ * writes included.  Its diffs are made against its twins, so a byte it
+ * later writes back to the twin's value would be in no diff and the reader
+ * would keep the half-done value.  So the home notes, per twin, which bytes
+ * a reader got different from the twin (served masks), and its next diff
+ * against that twin carries those bytes whatever their value.
+ *
  * Unmap time-out: every SDSM_UNMAP_BARRIERS barriers the copies are
  * protected; a copy not touched again by the next sweep is dropped and its
  * rank leaves the copyset, so barriers stop sending it updates.
@@ -63,7 +70,13 @@ static struct {
     uint32_t        barriers;
     buf_t          *out;          /* per-home diffB batches */
     _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
+    uint8_t        *maskb, *maskl; /* served masks of twinB and twinL: a bit per byte */
+    uint8_t        *masked;       /* per page: MASK_B | MASK_L (stripe lock) */
 } I;
+
+enum { MASK_B = 1, MASK_L = 2 };
+
+static uint8_t *mask_of(uint8_t *base, uint32_t pg) { return base + ((size_t)pg << sdsm_region.shift) / 8; }
 
 static uint8_t *twinl(uint32_t pg) { return I.twinl + ((size_t)pg << sdsm_region.shift); }
 
@@ -99,6 +112,65 @@ static void write_hook(uint32_t pg)
     pthread_mutex_unlock(&I.mtx);
 }
 
+/* Served masks.  Stripe lock held. */
+static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, uint32_t pg, int which)
+{
+    int any = 0;
+    for (size_t i = 0; i < I.ps; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, twin + i, 8);
+        memcpy(&b, copy + i, 8);
+        if (a == b)
+            continue;
+        for (size_t k = 0; k < 8; k++)
+            if (twin[i + k] != copy[i + k])
+                mask[(i + k) / 8] |= (uint8_t)(1u << ((i + k) % 8));
+        any = 1;
+    }
+    if (any)
+        I.masked[pg] |= (uint8_t)which;
+}
+
+/* A fetch of one of our home pages was served with copy. */
+static void serve_hook(uint32_t pg, const uint8_t *copy)
+{
+    uint8_t fl = sdsm_page(pg)->flags;
+    if (fl & SDSM_PGF_TWIN)
+        mask_add(mask_of(I.maskb, pg), sdsm_page_twin(pg), copy, pg, MASK_B);
+    if (fl & SDSM_PGF_TWINL)
+        mask_add(mask_of(I.maskl, pg), twinl(pg), copy, pg, MASK_L);
+}
+
+/*
+ * Before pg's diff against twin is made: a masked byte the page has back at
+ * the twin's value is flipped in the twin, so the diff carries it.  The
+ * mask is then spent (the twin is dropped or, for twinB after a diffL,
+ * brought up to date with the diff).
+ */
+static void mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which)
+{
+    if (!(I.masked[pg] & which))
+        return;
+    const uint8_t *cur = sdsm_page_rt(pg);
+    for (size_t i = 0; i < I.ps / 8; i++) {
+        if (!mask[i])
+            continue;
+        for (size_t k = 0; k < 8; k++)
+            if ((mask[i] >> k) & 1 && twin[8 * i + k] == cur[8 * i + k])
+                twin[8 * i + k] = (uint8_t)~cur[8 * i + k];
+        mask[i] = 0;
+    }
+    I.masked[pg] &= (uint8_t)~which;
+}
+
+static void mask_drop(uint8_t *mask, uint32_t pg, int which)
+{
+    if (I.masked[pg] & which) {
+        memset(mask, 0, I.ps / 8);
+        I.masked[pg] &= (uint8_t)~which;
+    }
+}
+
 /* Write-protect every writable page, so the next write in a new segment
  * faults and makes its twinL.  twinB stays. */
 static void protect_writable(void)
@@ -130,6 +202,7 @@ static void close_segment(void)
                 sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
             if (b && p->state != SDSM_PG_INVALID) {
                 size_t at = b->len;
+                mask_force(mask_of(I.maskl, pg), twinl(pg), pg, MASK_L);
                 sdsm_batch_add(b, pg, twinl(pg));
                 uint32_t nb;
                 memcpy(&nb, b->p + at + 4, 4);
@@ -140,6 +213,7 @@ static void close_segment(void)
                     b->len = at; /* written back to the same bytes: nothing to say */
             }
             p->flags &= (uint8_t)~SDSM_PGF_TWINL;
+            mask_drop(mask_of(I.maskl, pg), pg, MASK_L);
         }
         sdsm_page_unlock(pg);
     }
@@ -289,9 +363,12 @@ static void send_diffb(void)
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == I.me, 1);
         if ((p->flags & SDSM_PGF_TWIN) && home >= 0) {
             /* A page only its home holds has nobody to tell. */
-            if (home != I.me || sdsm_copyset_others(pg))
+            if (home != I.me || sdsm_copyset_others(pg)) {
+                mask_force(mask_of(I.maskb, pg), sdsm_page_twin(pg), pg, MASK_B);
                 sdsm_batch_add(&I.out[home], pg, sdsm_page_twin(pg));
+            }
             p->flags &= (uint8_t)~SDSM_PGF_TWIN;
+            mask_drop(mask_of(I.maskb, pg), pg, MASK_B);
             if (I.out[home].len >= (1u << 20)) /* under the lock: no fetch may overtake it */
                 sdsm_batch_send(&I.out[home], home, SDSM_DIFF_FORWARD, &r, id);
         }
@@ -386,7 +463,25 @@ static void ibec_barrier_after(const uint8_t *pairs, uint32_t n)
 
 static int ibec_flush(uint32_t first, uint32_t n, int drop)
 {
+    for (uint32_t pg = first; pg < first + n; pg++) { /* the home pages flush_range diffs */
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        if (p->state == SDSM_PG_READ_WRITE && (p->flags & SDSM_PGF_TWIN))
+            mask_force(mask_of(I.maskb, pg), sdsm_page_twin(pg), pg, MASK_B);
+        sdsm_page_unlock(pg);
+    }
     return sdsm_home_flush_range(first, n, drop, SDSM_DIFF_FORWARD);
+}
+
+static void ibec_free_range(uint32_t first, uint32_t n)
+{
+    for (uint32_t pg = first; pg < first + n; pg++) {
+        sdsm_page_lock(pg);
+        mask_drop(mask_of(I.maskb, pg), pg, MASK_B);
+        mask_drop(mask_of(I.maskl, pg), pg, MASK_L);
+        sdsm_page_unlock(pg);
+    }
+    sdsm_home_free_range(first, n);
 }
 
 static int ibec_init(void)
@@ -404,9 +499,15 @@ static int ibec_init(void)
     I.cs = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.out = calloc((size_t)I.n, sizeof *I.out);
-    if (I.twinl == MAP_FAILED || I.cs == MAP_FAILED || I.work == MAP_FAILED || !I.out)
+    I.maskb = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
+    I.maskl = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
+    I.masked = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
+    if (I.twinl == MAP_FAILED || I.cs == MAP_FAILED || I.work == MAP_FAILED || !I.out ||
+        I.maskb == MAP_FAILED || I.maskl == MAP_FAILED || I.masked == MAP_FAILED)
         return -ENOMEM;
     sdsm_home_write_hook = write_hook;
+    sdsm_home_serve_hook = serve_hook;
+    sdsm_alloc_on_free = ibec_free_range; /* a reused page starts without masks */
     sdsm_home_twins_at_home = 1;
     sdsm_home_twin2 = I.twinl;
     return 0;
@@ -422,7 +523,7 @@ const sdsm_proto_ops_t sdsm_proto_ibec = {
     .barrier_flags = ibec_barrier_flags,
     .barrier_second = ibec_barrier_second,
     .barrier_after = ibec_barrier_after,
-    .free_range = sdsm_home_free_range,
+    .free_range = ibec_free_range,
     .flush = ibec_flush,
     .lock_stamp = ibec_lock_stamp,
     .release_lock = ibec_release_lock,
