@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #define FAIL_AFTER_MS 300
-#define LATE_MS 3000
+#define LATE_MS 5000
 
 enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FINALIZE, NPHASES };
 enum failure { KILL9, STOP, ABORT, EXIT3, RETURN, NFAILURES };
