@@ -85,13 +85,18 @@ SDSM_API int sdsm_init(int *argc, char ***argv);
 /*
  * Stop the runtime.  Collective: acts as a final barrier (all shared writes
  * are completed), prints statistics when SDSM_STATS=1, then closes the
- * connections.  Shared memory must not be used afterwards.  Returns 0.
+ * connections and every descriptor the runtime opened, and unmaps the
+ * shared region.  Shared memory must not be used afterwards.  Returns 0.
  */
 SDSM_API int sdsm_finalize(void);
 
-/* This process's rank in [0, sdsm_nprocs()).  0 before sdsm_init. */
+/*
+ * This process's rank in [0, sdsm_nprocs()).  0 before sdsm_init; after
+ * sdsm_finalize it still returns this process's rank (never an error), so
+ * results can be printed by rank after the runtime is gone.
+ */
 SDSM_API int sdsm_rank(void);
-/* Number of ranks in the job.  1 before sdsm_init. */
+/* Number of ranks in the job.  1 before sdsm_init; the job's size after sdsm_finalize. */
 SDSM_API int sdsm_nprocs(void);
 
 /*

@@ -245,3 +245,15 @@ void sdsm_boot_done(void)
     ctrl_send(SDSM_CTRL_DONE, NULL, 0, sdsm_io_now_ms() + 1000);
     pthread_mutex_unlock(&ctrl_mtx);
 }
+
+void sdsm_boot_close(sdsm_boot_t *b)
+{
+    /* The peer links belong to the transport, which closed them. */
+    if (b->listen_fd >= 0)
+        close(b->listen_fd);
+    if (ctrl_fd >= 0)
+        close(ctrl_fd);
+    free(b->peer_fds);
+    b->peer_fds = NULL;
+    b->listen_fd = b->ctrl_fd = ctrl_fd = -1;
+}

@@ -28,5 +28,7 @@ void sdsm_boot_abort(int code, const char *reason);
 void sdsm_boot_state(const char *text, size_t len);
 /* Tell the launcher this rank finalized cleanly. */
 void sdsm_boot_done(void);
+/* Close the listening socket and the launcher link (after sdsm_boot_done). */
+void sdsm_boot_close(sdsm_boot_t *b);
 
 #endif

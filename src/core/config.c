@@ -136,10 +136,23 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
                 *(long *)field = i;
                 return 0;
             }
-        snprintf(err, errlen, "%s=%s: unknown value", v->name, s);
+        snprintf(err, errlen, "%s=%s: unknown value; expected one of", v->name, s);
+        for (long i = 0; v->choices[i]; i++) {
+            size_t used = strlen(err);
+            snprintf(err + used, errlen - used, "%s %s", i ? "," : "", v->choices[i]);
+        }
         return -EINVAL;
     }
     return -EINVAL;
+}
+
+long sdsm_config_peek_rank(char *const *envp)
+{
+    long r;
+    for (char *const *e = envp; e && *e; e++)
+        if (strncmp(*e, "SDSM_RANK=", 10) == 0)
+            return sdsm_config_parse_long(*e + 10, 0, 1 << 20, &r) ? -1 : r;
+    return -1;
 }
 
 static const var_t *lookup(const char *name, size_t len)
@@ -162,11 +175,31 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
         return -EINVAL;
     }
     if (cfg->heap_base % ps) {
-        snprintf(err, errlen, "SDSM_HEAP_BASE: must be a multiple of SDSM_PAGE_SIZE");
+        snprintf(err, errlen, "SDSM_HEAP_BASE=%#lx: must be a multiple of SDSM_PAGE_SIZE (%zu)",
+                 (unsigned long)cfg->heap_base, ps);
+        return -EINVAL;
+    }
+    /* Low addresses stay unmapped so a NULL dereference still crashes (and
+     * address 0 would read as "no region" everywhere). */
+    if (cfg->heap_base < SDSM_HEAP_BASE_MIN) {
+        snprintf(err, errlen, "SDSM_HEAP_BASE=%#lx: must be at least %#lx (the lowest addresses "
+                 "are kept unmapped so NULL dereferences crash)", (unsigned long)cfg->heap_base,
+                 (unsigned long)SDSM_HEAP_BASE_MIN);
+        return -EINVAL;
+    }
+    if (cfg->heap_base > SDSM_HEAP_END_MAX || cfg->heap_size > SDSM_HEAP_END_MAX - cfg->heap_base) {
+        snprintf(err, errlen, "SDSM_HEAP_BASE=%#lx + SDSM_HEAP_SIZE=%zu ends past %#lx, the end of "
+                 "the user address space", (unsigned long)cfg->heap_base, cfg->heap_size,
+                 (unsigned long)SDSM_HEAP_END_MAX);
         return -EINVAL;
     }
     if (cfg->rank >= cfg->nprocs) {
         snprintf(err, errlen, "SDSM_RANK=%ld is not below SDSM_NPROCS=%ld", cfg->rank, cfg->nprocs);
+        return -EINVAL;
+    }
+    if (cfg->barrier_manager >= cfg->nprocs) {
+        snprintf(err, errlen, "SDSM_BARRIER_MANAGER=%ld is not a rank of this job of %ld (0 to %ld)",
+                 cfg->barrier_manager, cfg->nprocs, cfg->nprocs - 1);
         return -EINVAL;
     }
     return 0;

@@ -35,12 +35,20 @@ typedef struct sdsm_config {
 
 extern sdsm_config_t sdsm_cfg;
 
+/* Where the shared region may lie: above the NULL guard, below the end of the
+ * 47-bit user address space of x86-64 and arm64 (4-level page tables). */
+#define SDSM_HEAP_BASE_MIN ((uintptr_t)1 << 20)
+#define SDSM_HEAP_END_MAX  ((uintptr_t)1 << 47)
+
 /*
  * Fill cfg from defaults and envp.  Unknown SDSM_* names are reported through
  * warn (may be NULL).  Returns 0 or -EINVAL with a message in err[errlen].
  */
 int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t errlen,
                      void (*warn)(const char *msg));
+
+/* SDSM_RANK from envp if valid, else -1: lets a failing load still say "rank R". */
+long sdsm_config_peek_rank(char *const *envp);
 
 /* Parsers, exposed for the unit tests.  0 or -EINVAL. */
 int sdsm_config_parse_size(const char *s, size_t *out);   /* "4096", "64K", "2M", "64G" */

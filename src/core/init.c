@@ -151,6 +151,7 @@ int sdsm_init(int *argc, char ***argv)
     char err[256];
     if (state != ST_NEW)
         return report("sdsm_init", SDSM_ESTATE, "called twice");
+    sdsm_log_rank = (int)sdsm_config_peek_rank(environ); /* so even a bad variable names the rank */
     if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
         return report("sdsm_init", SDSM_EINVAL, "%s", err);
     sdsm_log_rank = sdsm_cfg.rank < 0 ? 0 : (int)sdsm_cfg.rank;
@@ -225,14 +226,17 @@ int sdsm_finalize(void)
     sdsm_net_shutdown();
     sdsm_fault_uninstall();
     sdsm_boot_done();
+    sdsm_boot_close(&boot);
     sdsm_alloc_fini();
     sdsm_region_fini();
     state = ST_DONE;
     return rc;
 }
 
-int sdsm_rank(void) { return state == ST_RUNNING ? boot.rank : 0; }
-int sdsm_nprocs(void) { return state == ST_RUNNING ? boot.nprocs : 1; }
+/* After finalize the answers stay true, so code printing results after
+ * sdsm_finalize ("if rank 0, print") keeps working. */
+int sdsm_rank(void) { return state != ST_NEW ? boot.rank : 0; }
+int sdsm_nprocs(void) { return state != ST_NEW ? boot.nprocs : 1; }
 double sdsm_wtime(void) { return (double)sdsm_now_ns() * 1e-9; }
 
 void *sdsm_alloc(size_t size, int home)

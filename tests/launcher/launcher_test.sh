@@ -298,6 +298,34 @@ case_silent_stranger() {
     expect_err "(no authentication within 5 s)"
 }
 
+# A bad --protocol or SDSM_* value is refused by the launcher before any
+# rank starts, once, naming the valid values.
+case_bad_config() {
+    run -n 2 --protocol bogus sh -c 'echo started'
+    expect_rc 2
+    expect_err "sdsmrun: unknown protocol 'bogus': expected one of hlrc, update, ibec"
+    [ ! -s "$OUT" ] || fail "a rank started despite --protocol bogus"
+    local v want
+    while IFS='|' read -r v want; do
+        env "$v" "$SDSMRUN" -n 2 sh -c 'echo started' >"$OUT" 2>"$ERR" </dev/null
+        RC=$?
+        expect_rc 2
+        expect_err "sdsmrun: $want"
+        expect_count 1 "$want"
+        expect_err "no rank was started"
+        [ ! -s "$OUT" ] || fail "a rank started despite $v"
+    done <<EOF
+SDSM_PROTOCOL=bogus|SDSM_PROTOCOL=bogus: unknown value; expected one of hlrc, update, ibec
+SDSM_BARRIER_MANAGER=5|SDSM_BARRIER_MANAGER=5 is not a rank of this job of 2 (0 to 1)
+SDSM_HEAP_BASE=0|SDSM_HEAP_BASE=0: must be at least 0x100000
+SDSM_HEAP_BASE=0x7fff00000000|SDSM_HEAP_BASE=0x7fff00000000 + SDSM_HEAP_SIZE=68719476736 ends past 0x800000000000
+EOF
+    # A rank number inherited from an enclosing job is not this job's.
+    SDSM_RANK=7 run_job -n 2 sh -c 'echo "rank $SDSM_RANK"'
+    expect_rc 0
+    expect_out "rank 1"
+}
+
 if ! declare -F "case_$CASE" >/dev/null; then
     echo "unknown case $CASE"
     exit 2

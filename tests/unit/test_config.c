@@ -231,7 +231,7 @@ static void test_load_each_variable(void)
         {"SDSM_LOG=warn", offsetof(sdsm_config_t, log_level), 0, SDSM_LOG_WARN},
         {"SDSM_LOG=info", offsetof(sdsm_config_t, log_level), 0, SDSM_LOG_INFO},
         {"SDSM_LOG=Debug", offsetof(sdsm_config_t, log_level), 0, SDSM_LOG_DEBUG},
-        {"SDSM_BARRIER_MANAGER=1048576", offsetof(sdsm_config_t, barrier_manager), 0, 1 << 20},
+        {"SDSM_BARRIER_MANAGER=0", offsetof(sdsm_config_t, barrier_manager), 0, 0},
         {"SDSM_TIMEOUT=1", offsetof(sdsm_config_t, timeout), 0, 1},
         {"SDSM_SPIN_US=1000000", offsetof(sdsm_config_t, spin_us), 0, 1000000},
     };
@@ -344,6 +344,13 @@ static void test_load_cross_checks(void)
         {"SDSM_HEAP_SIZE=16T", NULL, "SDSM_HEAP_SIZE"},       /* 2^32 pages */
         {"SDSM_HEAP_BASE=0x200000001000", "SDSM_PAGE_SIZE=8K", "SDSM_HEAP_BASE"},
         {"SDSM_HEAP_BASE=0x200000000800", NULL, "SDSM_HEAP_BASE"},
+        {"SDSM_HEAP_BASE=0", NULL, "SDSM_HEAP_BASE"},            /* the NULL guard */
+        {"SDSM_HEAP_BASE=0xff000", NULL, "SDSM_HEAP_BASE"},
+        {"SDSM_HEAP_BASE=0x7fff00000000", NULL, "SDSM_HEAP_BASE"}, /* + 64G passes 2^47 */
+        {"SDSM_HEAP_BASE=0xfffffffffffff000", "SDSM_HEAP_SIZE=1G", "SDSM_HEAP_BASE"}, /* wraps */
+        {"SDSM_BARRIER_MANAGER=1", NULL, "SDSM_BARRIER_MANAGER"}, /* nprocs defaults to 1 */
+        {"SDSM_BARRIER_MANAGER=5", "SDSM_NPROCS=2", "SDSM_BARRIER_MANAGER"},
+        {"SDSM_BARRIER_MANAGER=1048576", "SDSM_NPROCS=1048576", "SDSM_BARRIER_MANAGER"},
     };
     sdsm_config_t c;
     char err[256];
@@ -364,6 +371,9 @@ static void test_load_cross_checks(void)
         {"SDSM_PAGE_SIZE=16M", "SDSM_HEAP_SIZE=16M"},            /* exactly one page */
         {"SDSM_HEAP_SIZE=17592186040320", NULL},                 /* 2^32 - 1 pages */
         {"SDSM_HEAP_BASE=0x200000002000", "SDSM_PAGE_SIZE=8K"},
+        {"SDSM_HEAP_BASE=0x100000", "SDSM_HEAP_SIZE=1G"},
+        {"SDSM_HEAP_BASE=0x7fffc0000000", "SDSM_HEAP_SIZE=1G"},  /* ends exactly at 2^47 */
+        {"SDSM_BARRIER_MANAGER=3", "SDSM_NPROCS=4"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         char *env[] = {(char *)good[i][0], (char *)good[i][1], NULL};

@@ -102,7 +102,7 @@ static const char status_text[] =
     "  124      the --timeout expired\n"
     "  127      the program could not be executed\n"
     "  129, 130, 143  sdsmrun received SIGHUP, SIGINT or SIGTERM\n"
-    "  2        bad command line\n";
+    "  2        bad command line, or an invalid SDSM_* variable (no rank is started)\n";
 
 int64_t launcher_now(void)
 {
@@ -222,6 +222,16 @@ static int print_texts(const char *const *texts)
     return fflush(stdout) || ferror(stdout) ? 1 : 0;
 }
 
+static const char *proto_list(void)
+{
+    static char list[64];
+    size_t used = 0;
+    for (int i = 0; i < SDSM_PROTO_COUNT && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                 sdsm_proto_names[i]);
+    return list;
+}
+
 /* One option; returns -1 to go on or the exit status. */
 static int option(struct job *j, int c, char **argv)
 {
@@ -235,10 +245,12 @@ static int option(struct job *j, int c, char **argv)
     case 's': j->stats = true; return -1;
     case 'v': j->verbose = true; return -1;
     case 'p':
-        if (!*optarg)
-            return usage_error("the protocol name must not be empty");
-        j->protocol = optarg;
-        return -1;
+        for (int i = 0; i < SDSM_PROTO_COUNT; i++)
+            if (strcmp(optarg, sdsm_proto_names[i]) == 0) {
+                j->protocol = optarg;
+                return -1;
+            }
+        return usage_error("unknown protocol '%s': expected one of %s", optarg, proto_list());
     case 'h': return print_texts(help);
     case 'I': {
         /* The runtime's own table, so this list can never drift from it. */
@@ -288,6 +300,29 @@ static int parse_args(struct job *j, int argc, char **argv)
         return usage_error("missing the program to run");
     j->argv = argv + optind;
     return -1;
+}
+
+/*
+ * Read the SDSM_* variables the ranks will get, with the runtime's own
+ * table, so a bad value stops the job once, before any rank starts, rather
+ * than once per rank.  Returns 0 or the exit status.
+ */
+static int check_config(struct job *j)
+{
+    char num[16], err[512];
+    sdsm_config_t cfg;
+    extern char **environ;
+    snprintf(num, sizeof num, "%d", j->n);
+    /* As the ranks will see them; each rank gets its own SDSM_RANK. */
+    if (unsetenv("SDSM_RANK") || setenv("SDSM_NPROCS", num, 1) ||
+        (j->protocol && setenv("SDSM_PROTOCOL", j->protocol, 1))) {
+        launcher_say("cannot set the ranks' environment: %m");
+        return 1;
+    }
+    if (sdsm_config_load(&cfg, environ, err, sizeof err, NULL) == 0)
+        return -1;
+    launcher_say("%s; no rank was started (see sdsmrun --info)", err);
+    return EXIT_USAGE;
 }
 
 static int setup_env(struct job *j)
@@ -521,6 +556,8 @@ int main(int argc, char **argv)
         launcher_say("cannot run '%s': %m", job.argv[0]);
         return EXIT_NOEXEC;
     }
+    if ((rc = check_config(&job)) >= 0)
+        return rc;
     if (setup(&job))
         return 1;
     spawn_all(&job);
