@@ -6,7 +6,7 @@ NP       ?= 4
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test test-all asan install clean bench fuzz
+.PHONY: all build run test test-all asan tsan install clean bench fuzz
 
 all: build
 
@@ -39,6 +39,12 @@ fuzz: build
 	  tests/fuzz/run_fuzz.sh $(BUILD)/tests/fuzz/fuzz_$$t $(BUILD)/fuzz/$$t tests/fuzz/corpus/$$t $(FUZZ_SECONDS) $(FUZZ_ARGS) || exit 1; \
 	done
 
+# Same suite under ThreadSanitizer.
+tsan:
+	cmake -S . -B $(BUILD)-tsan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DSDSM_SANITIZE=thread
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
+
 bench: build
 	bench/micro --build $(BUILD)
 
@@ -48,4 +54,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

@@ -39,7 +39,7 @@ static const var_t vars[] = {
      "shared address space reserved per process (no memory is used until touched)"},
     {"SDSM_PAGE_SIZE", T_SIZE, OFF(page_size), "4096", 0, 0, NULL,
      "coherence unit in bytes, a power of two multiple of the OS page"},
-    {"SDSM_HEAP_BASE", T_ADDR, OFF(heap_base), "0x200000000000", 0, 0, NULL,
+    {"SDSM_HEAP_BASE", T_ADDR, OFF(heap_base), SDSM_STR(SDSM_DEFAULT_HEAP_BASE), 0, 0, NULL,
      "virtual address of the shared region, identical in every rank"},
     {"SDSM_STATS", T_LONG, OFF(stats), "0", 0, 1, NULL, "1: print per-rank statistics at sdsm_finalize"},
     {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,

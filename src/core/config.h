@@ -9,6 +9,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ThreadSanitizer keeps application memory in fixed ranges (its shadow
+ * lives elsewhere); the low one holds a 64 GiB region at 256 GiB. */
+#if defined(__SANITIZE_THREAD__)
+#define SDSM_DEFAULT_HEAP_BASE 0x4000000000
+#else
+#define SDSM_DEFAULT_HEAP_BASE 0x200000000000
+#endif
+#define SDSM_STR_(x) #x
+#define SDSM_STR(x) SDSM_STR_(x)
+
 typedef enum { SDSM_ERRMODE_ABORT, SDSM_ERRMODE_RETURN } sdsm_errmode_t;
 typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_UPDATE, SDSM_PROTO_IBEC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
 typedef enum { SDSM_LOG_ERROR, SDSM_LOG_WARN, SDSM_LOG_INFO, SDSM_LOG_DEBUG } sdsm_loglevel_t;

@@ -287,6 +287,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
+    uint32_t npend = 0; /* pages marked PENDING, kept in work[0, npend) (npend <= i) */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg = H.work[i];
         sdsm_page_lock(pg);
@@ -305,6 +306,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
             if (home != H.me) {
                 sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
                 p->flags |= SDSM_PGF_PENDING;
+                H.work[npend++] = pg;
             }
             else if (eager)
                 sdsm_batch_add(&H.out[home], pg, NULL);
@@ -329,10 +331,8 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     /* The diffs are queued on their connections: a fetch sent from now on
      * reaches each home after them, so the pages may be fetched again. */
     int woke = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < npend; i++) {
         sdsm_page_t *p = sdsm_page(H.work[i]);
-        if (!(p->flags & SDSM_PGF_PENDING))
-            continue;
         sdsm_page_lock(H.work[i]);
         p->flags &= (uint8_t)~SDSM_PGF_PENDING;
         woke |= p->state == SDSM_PG_INVALID;
@@ -571,13 +571,13 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     for (size_t off = 0; off < h->len;) {
         uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
         if (nb) {
+            /* Under the page lock: the flags (and a home's twin, under ibec)
+             * change with the fault path's. */
+            sdsm_page_lock(pg);
             size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
-            if (sdsm_page(pg)->flags & SDSM_PGF_TWIN) { /* a home that twins its pages (ibec) */
-                sdsm_page_lock(pg);
-                if (sdsm_page(pg)->flags & SDSM_PGF_TWIN)
-                    sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
-                sdsm_page_unlock(pg);
-            }
+            if (sdsm_page(pg)->flags & SDSM_PGF_TWIN) /* a home that twins its pages (ibec) */
+                sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
+            sdsm_page_unlock(pg);
             sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
             sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
         }

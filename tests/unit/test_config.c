@@ -152,7 +152,7 @@ static void check_defaults(const sdsm_config_t *c)
     CHECK(c->job_key == NULL);
     CHECK_U(c->heap_size, ==, 64ull << 30);
     CHECK_U(c->page_size, ==, 4096);
-    CHECK_U(c->heap_base, ==, 0x200000000000ull);
+    CHECK_U(c->heap_base, ==, SDSM_DEFAULT_HEAP_BASE);
     CHECK_I(c->stats, ==, 0);
     CHECK_I(c->errors, ==, SDSM_ERRMODE_ABORT);
     CHECK_I(c->protocol, ==, SDSM_PROTO_HLRC);
@@ -396,7 +396,7 @@ static void test_print(void)
     CHECK_HAS(buf, "4096");
     CHECK_HAS(buf, "SDSM_ERRORS");
     CHECK_HAS(buf, "abort");
-    CHECK_HAS(buf, "0x200000000000");
+    CHECK_HAS(buf, SDSM_STR(SDSM_DEFAULT_HEAP_BASE));
     CHECK_HAS(buf, "(set)");
     CHECK(buf && strstr(buf, "xyzzy0123") == NULL); /* the key is never printed */
     free(buf);

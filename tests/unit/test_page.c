@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/config.h"
 #include "mem/page.h"
 
 enum { I = SDSM_PG_INVALID, F = SDSM_PG_FETCHING, RO = SDSM_PG_READ_ONLY, RW = SDSM_PG_READ_WRITE };
@@ -104,7 +105,7 @@ static void test_state_prot(void)
 
 /* ---------------------------------------------------------------- region */
 
-#define BASE 0x3f0000000000ul
+#define BASE (SDSM_DEFAULT_HEAP_BASE + 0x1000000000ul) /* clear of a live region */
 
 static void quiet(void)
 {
