@@ -78,20 +78,6 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
     chain(sig, si, ctx);
 }
 
-#if defined(__SANITIZE_THREAD__)
-/*
- * ThreadSanitizer build.  A thread waiting for a page inside this handler
- * receives and handles messages meanwhile (the reply it waits for, without
- * a hand-off to the service thread), and handlers allocate.  That is safe
- * here although TSan cannot know it: the signal is synchronous, raised by
- * the application's own access to shared memory, so the interrupted code is
- * never inside the allocator.  Programs linked with sdsm get this default;
- * TSAN_OPTIONS still overrides it.
- */
-__attribute__((visibility("default"))) const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) { return "report_signal_unsafe=0"; }
-#endif
-
 int sdsm_fault_install(sdsm_fault_fn fn)
 {
     struct sigaction sa;
