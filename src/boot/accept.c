@@ -18,6 +18,7 @@
  * exit path closes what is still pending.
  */
 #include "accept.h"
+#include "boot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -220,7 +221,9 @@ int sdsm_boot_accept(int lfd, const uint8_t key[SDSM_KEY_BYTES], int rank, int n
     }
     while (a.missing > 0) {
         if (round_once(&a, lfd, deadline, pf)) {
-            sdsm_error_log("timed out waiting for %d higher rank(s) to connect", a.missing);
+            char who[128];
+            sdsm_boot_missing(peer_fds, rank + 1, nprocs, who, sizeof who);
+            sdsm_error_log("timed out waiting for rank(s) %s to connect (SDSM_TIMEOUT)", who);
             rc = SDSM_ETIMEDOUT;
             break;
         }

@@ -119,7 +119,11 @@ static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr
     uint32_t n;
     if ((e = ctrl_send(SDSM_CTRL_REGISTER, &reg, sizeof reg, deadline)) ||
         (e = sdsm_io_read_full(ctrl_fd, &h, sizeof h, deadline))) {
-        sdsm_error_log("launcher link failed during registration: %s", strerror(-e));
+        if (e == -ETIMEDOUT) /* the launcher names the ranks that are missing */
+            sdsm_error_log("timed out after %ld s waiting for every rank to call sdsm_init "
+                           "(SDSM_TIMEOUT)", sdsm_cfg.timeout);
+        else
+            sdsm_error_log("launcher link failed during registration: %s", strerror(-e));
         return e == -ETIMEDOUT ? SDSM_ETIMEDOUT : SDSM_EPEER;
     }
     if (h.type != SDSM_CTRL_TABLE || h.len != 4 + (uint32_t)b->nprocs * sizeof *table) {
@@ -134,6 +138,25 @@ static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr
         return SDSM_EPROTO;
     }
     return 0;
+}
+
+void sdsm_boot_missing(const int *fds, int from, int to, char *out, size_t len)
+{
+    size_t used = 0;
+    int shown = 0, more = 0;
+    out[0] = '\0';
+    for (int r = from; r < to; r++) {
+        if (fds[r] >= 0)
+            continue;
+        if (shown == 8 || used >= len - 16) {
+            more++;
+            continue;
+        }
+        used += (size_t)snprintf(out + used, len - used, "%s%d", shown ? ", " : "", r);
+        shown++;
+    }
+    if (more)
+        snprintf(out + used, len - used, " and %d more", more);
 }
 
 static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t deadline)

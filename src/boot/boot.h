@@ -22,6 +22,9 @@ typedef struct sdsm_boot {
 /* 0 or a negative SDSM_E* code (the reason is logged). */
 int  sdsm_boot_start(sdsm_boot_t *b);
 
+/* "3, 5, 6" (at most 8, then "and N more"): ranks in [from, to) whose fds[r] < 0. */
+void sdsm_boot_missing(const int *fds, int from, int to, char *out, size_t len);
+
 /* Tell the launcher why this rank is stopping the job (best effort, bounded). */
 void sdsm_boot_abort(int code, const char *reason);
 /* Answer the launcher's question: what this rank is waiting for. */

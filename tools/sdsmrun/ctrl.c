@@ -320,6 +320,35 @@ static void printable(char *out, const uint8_t *in, size_t len)
     out[len] = '\0';
 }
 
+/*
+ * A registered rank that gives up before the address table went out was
+ * waiting for the others: the ranks that never registered are the failure
+ * (asleep, stuck or slow before sdsm_init), not the one that timed out.
+ */
+static bool blame_unregistered(struct job *j, uint32_t gave_up, const char *reason)
+{
+    struct rank *rk = &j->ranks[gave_up];
+    if (j->table_sent || !rk->registered || j->nregistered >= j->n)
+        return false;
+    char who[256] = "";
+    size_t used = 0;
+    int shown = 0, missing = 0;
+    for (int r = 0; r < j->n; r++) {
+        if (j->ranks[r].registered)
+            continue;
+        missing++;
+        if (shown < 8 && used < sizeof who - 40)
+            used += (size_t)snprintf(who + used, sizeof who - used, "%s%d (pid %d)",
+                                     shown++ ? ", " : "", r, (int)j->ranks[r].pid);
+    }
+    if (missing > shown)
+        snprintf(who + used, sizeof who - used, " and %d more", missing - shown);
+    job_fail(j, 1, "rank%s %s did not call sdsm_init in time: rank %u gave up waiting for %s "
+             "after %.1f s (%s)", missing > 1 ? "s" : "", who, gave_up, missing > 1 ? "them" : "it",
+             (double)(launcher_now() - rk->t_reg) / 1e6, reason);
+    return true;
+}
+
 static void do_abort(struct job *j, struct conn *c, const uint8_t *p, uint32_t len)
 {
     int32_t code;
@@ -331,6 +360,8 @@ static void do_abort(struct job *j, struct conn *c, const uint8_t *p, uint32_t l
     memcpy(&code, p, 4);
     printable(reason, p + 4, len - 4);
     j->ranks[c->rank].aborted = true;
+    if (blame_unregistered(j, c->rank, reason))
+        return;
     /* Exit statuses are 8 bits; an abort must never read as success. */
     int status = code & 0xff;
     job_fail(j, status ? status : 1, "rank %u aborted (code %d): %s", c->rank, (int)code, reason);
