@@ -295,6 +295,7 @@ static void do_register(struct job *j, struct conn *c, const uint8_t *p)
         return;
     }
     rk->registered = true;
+    rk->reg_pid = (pid_t)reg.pid;
     rk->link = c;
     rk->addr = reg.addr;
     rk->t_reg = launcher_now();

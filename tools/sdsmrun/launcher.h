@@ -56,6 +56,7 @@ struct rank {
     struct conn *link;      /* the registered control link while open */
     int64_t t_spawn, t_reg, t_exit;
     int64_t linger;         /* deadline while process and link disagree; 0 = none */
+    pid_t reg_pid;          /* the pid it registered: pid, or a descendant's under a wrapper */
     sdsm_ctrl_addr_t addr;
 };
 
@@ -95,6 +96,7 @@ struct job {
     int64_t ask_until;      /* end of that question's grace period; 0 before */
     int status;             /* exit status of the first failure */
     int64_t stop_at;
+    int64_t stop_poll_at;   /* next look for wrapped ranks stopped by a signal */
 };
 
 int64_t launcher_now(void);

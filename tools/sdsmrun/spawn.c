@@ -12,6 +12,7 @@
 #include "launcher.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -236,8 +237,53 @@ void spawn_reap(struct job *j)
     }
 }
 
+/*
+ * A rank started through a wrapper (a shell script, a tool) is not our child:
+ * waitpid never reports it stopped, and the others would wait for it
+ * forever.  The pid it registered is looked at in /proc instead.  Only 'T'
+ * counts: 't' is a debugger's tracing stop, which is on purpose.
+ */
+#define STOP_POLL_US 200000
+
+static bool wrapped(const struct rank *rk)
+{
+    return rk->link && !rk->reaped && !rk->done && rk->reg_pid > 0 && rk->reg_pid != rk->pid;
+}
+
+static bool proc_stopped(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold ')' */
+    return p && p[1] == ' ' && p[2] == 'T';
+}
+
+static void poll_wrapped(struct job *j, int64_t now)
+{
+    if (j->stopping || now < j->stop_poll_at)
+        return;
+    j->stop_poll_at = now + STOP_POLL_US;
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (wrapped(rk) && proc_stopped(rk->reg_pid)) {
+            job_fail(j, 128 + SIGSTOP, "rank %d (pid %d) stopped by a signal (it runs under pid %d)",
+                     r, (int)rk->reg_pid, (int)rk->pid);
+            return;
+        }
+    }
+}
+
 void spawn_timers(struct job *j, int64_t now)
 {
+    poll_wrapped(j, now);
     for (int r = 0; r < j->n; r++) {
         struct rank *rk = &j->ranks[r];
         if (!rk->linger || now < rk->linger || rk->judged)
@@ -259,9 +305,12 @@ void spawn_timers(struct job *j, int64_t now)
 int64_t spawn_next_deadline(const struct job *j)
 {
     int64_t next = INT64_MAX;
-    for (int r = 0; r < j->n; r++)
+    for (int r = 0; r < j->n; r++) {
         if (j->ranks[r].linger && !j->ranks[r].judged && j->ranks[r].linger < next)
             next = j->ranks[r].linger;
+        if (!j->stopping && wrapped(&j->ranks[r]) && j->stop_poll_at < next)
+            next = j->stop_poll_at;
+    }
     if (j->stopping && !j->killed && j->stop_at + KILL_AFTER_US < next)
         next = j->stop_at + KILL_AFTER_US;
     if (j->stopping && j->stop_at + GIVE_UP_AFTER_US < next)
