@@ -25,6 +25,16 @@
  * Threads: the calls may be made from several threads of a process.  Locks
  * are held by the calling thread; barriers and allocation are collective over
  * ranks and must be called by one thread per rank.
+ *
+ * Collective calls (sdsm_barrier, sdsm_barrier_at, sdsm_alloc, sdsm_calloc,
+ * sdsm_free, sdsm_bcast, sdsm_finalize) must be made by every rank in the
+ * same order with the same arguments.  Ranks found in different collective
+ * calls (a barrier made by only some ranks, a barrier against an allocation,
+ * different managers or roots) stop the job at once, whatever SDSM_ERRORS
+ * says, with a message naming the ranks and the calls; allocations that
+ * differ only in their arguments return SDSM_EMISMATCH.  A call that waits
+ * longer than SDSM_HANG_REPORT seconds (default 60) makes rank 0 print what
+ * every rank is waiting for; the job goes on.
  */
 #ifndef SDSM_H
 #define SDSM_H
@@ -86,7 +96,9 @@ SDSM_API int sdsm_init(int *argc, char ***argv);
  * Stop the runtime.  Collective: acts as a final barrier (all shared writes
  * are completed), prints statistics when SDSM_STATS=1, then closes the
  * connections and every descriptor the runtime opened, and unmaps the
- * shared region.  Shared memory must not be used afterwards.  Returns 0.
+ * shared region.  Shared memory must not be used afterwards.  Returns 0, or
+ * SDSM_ESTATE if this rank still held locks (which a rank waiting for them
+ * would wait for forever): they are released first, and the job finalizes.
  */
 SDSM_API int sdsm_finalize(void);
 
@@ -215,7 +227,8 @@ SDSM_API int sdsm_set_home(void *addr, size_t len, int rank);
 
 /*
  * Barrier managed by rank `manager` (SMS sms_barrier(pid)); otherwise
- * identical to sdsm_barrier.  Every rank must name the same manager.
+ * identical to sdsm_barrier.  Every rank must name the same manager (else
+ * the job stops, see above).
  */
 SDSM_API int sdsm_barrier_at(int manager);
 
@@ -235,7 +248,8 @@ SDSM_API int sdsm_refresh(void *addr, size_t len);
 /*
  * Collective: make root's contents of [addr, addr + len), as they are when
  * root calls it, current on every rank, overriding concurrent writes of the
- * range by other ranks.  Includes two barriers.
+ * range by other ranks.  Includes two barriers.  Every rank must pass the
+ * same range and root (else the job stops, see above).
  */
 SDSM_API int sdsm_bcast(void *addr, size_t len, int root);
 
