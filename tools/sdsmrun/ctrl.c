@@ -361,7 +361,12 @@ static void do_abort(struct job *j, struct conn *c, const uint8_t *p, uint32_t l
     memcpy(&code, p, 4);
     printable(reason, p + 4, len - 4);
     j->ranks[c->rank].aborted = true;
-    if (blame_unregistered(j, c->rank, reason))
+    /* Only sdsm_init's own time-out blames the others ("sdsm_init: ... (timed
+     * out)"; a program's sdsm_abort reads "sdsm_abort(N): ..."): an abort the
+     * program chose, from another thread while this one waited in sdsm_init,
+     * is the aborting rank's. */
+    if (strncmp(reason, "sdsm_init: ", 11) == 0 && strstr(reason, "(timed out)") &&
+        blame_unregistered(j, c->rank, reason))
         return;
     /* Exit statuses are 8 bits; an abort must never read as success. */
     int status = code & 0xff;
