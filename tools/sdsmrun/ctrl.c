@@ -521,6 +521,8 @@ int ctrl_ask_all(struct job *j)
 {
     sdsm_hdr_t h = {.type = SDSM_CTRL_QUERY};
     int n = 0;
+    if (!j->table_sent) /* ranks still in sdsm_init read their link themselves */
+        return 0;
     for (size_t i = 0; i < j->nconns; i++) {
         struct conn *c = j->conns[i];
         if (c->fd >= 0 && c->st == CONN_LINKED && !j->ranks[c->rank].done && conn_send(j, c, &h, sizeof h) == 0)

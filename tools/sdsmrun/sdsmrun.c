@@ -447,9 +447,10 @@ static void timers(struct job *j, int64_t now)
         return;
     if (!j->ask_until) { /* first say what the ranks are stuck on, if they can */
         j->ask_until = now + ASK_US;
-        launcher_say("time limit of %.9g s exceeded; asking the ranks what they are waiting for",
-                     j->timeout_s);
-        j->nasked = ctrl_ask_all(j);
+        j->nasked = ctrl_ask_all(j); /* answers are read by the next poll rounds */
+        if (j->nasked)
+            launcher_say("time limit of %.9g s exceeded; asking the ranks what they are waiting for",
+                         j->timeout_s);
     }
     if (now >= j->ask_until || j->nanswered >= j->nasked)
         job_fail(j, EXIT_TIMEOUT, "time limit of %.9g s exceeded", j->timeout_s);
