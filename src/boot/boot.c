@@ -260,6 +260,16 @@ void sdsm_boot_state(const char *text, size_t len)
     pthread_mutex_unlock(&ctrl_mtx);
 }
 
+void sdsm_boot_lost(int rank)
+{
+    if (ctrl_fd < 0)
+        return;
+    uint32_t r = (uint32_t)rank;
+    pthread_mutex_lock(&ctrl_mtx);
+    ctrl_send(SDSM_CTRL_LOST, &r, 4, sdsm_io_now_ms() + 200);
+    pthread_mutex_unlock(&ctrl_mtx);
+}
+
 void sdsm_boot_done(void)
 {
     if (ctrl_fd < 0)

@@ -29,6 +29,8 @@ void sdsm_boot_missing(const int *fds, int from, int to, char *out, size_t len);
 void sdsm_boot_abort(int code, const char *reason);
 /* Answer the launcher's question: what this rank is waiting for. */
 void sdsm_boot_state(const char *text, size_t len);
+/* Tell the launcher this rank lost its link to `rank` and exits because of it. */
+void sdsm_boot_lost(int rank);
 /* Tell the launcher this rank finalized cleanly. */
 void sdsm_boot_done(void);
 /* Close the listening socket and the launcher link (after sdsm_boot_done). */

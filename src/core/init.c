@@ -92,10 +92,12 @@ void sdsm_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (strncmp(msg, "lost connection to rank", 23) == 0) {
-        /* Someone else failed first: give the launcher time to see that
-         * rank's own death and name it, rather than this consequence. */
+    int lost;
+    if (sscanf(msg, "lost connection to rank %d", &lost) == 1) {
+        /* Someone else failed first: tell the launcher this exit is only a
+         * consequence, and give it time to see that rank's own death. */
         sdsm_log(SDSM_LOG_ERROR, "%s", msg);
+        sdsm_boot_lost(lost);
         usleep(500000);
         _exit(1);
     }

@@ -322,14 +322,18 @@ static void printable(char *out, const uint8_t *in, size_t len)
 }
 
 /*
- * A registered rank that gives up before the address table went out was
- * waiting for the others: the ranks that never registered are the failure
- * (asleep, stuck or slow before sdsm_init), not the one that timed out.
+ * A registered rank that gives up after waiting its whole set-up time for
+ * the address table was waiting for the others: the ranks that never
+ * registered are the failure (asleep, stuck or slow before sdsm_init), not
+ * the one that timed out.  (Its time limit started a little before it
+ * registered here, hence the margin; an abort sooner is its own.)
  */
 static bool blame_unregistered(struct job *j, uint32_t gave_up, const char *reason)
 {
     struct rank *rk = &j->ranks[gave_up];
-    if (j->table_sent || !rk->registered || j->nregistered >= j->n)
+    int64_t margin = j->setup_us / 10 > 500000 ? j->setup_us / 10 : 500000;
+    if (j->table_sent || !rk->registered || j->nregistered >= j->n ||
+        launcher_now() - rk->t_reg < j->setup_us - margin)
         return false;
     char who[256] = "";
     size_t used = 0;
@@ -373,6 +377,22 @@ static void do_abort(struct job *j, struct conn *c, const uint8_t *p, uint32_t l
     job_fail(j, status ? status : 1, "rank %u aborted (code %d): %s", c->rank, (int)code, reason);
 }
 
+static void bad_frame(struct job *j, struct conn *c, const sdsm_hdr_t *h);
+
+/* The rank lost its link to another and is about to exit because of it. */
+static void do_lost(struct job *j, struct conn *c, const uint8_t *p)
+{
+    uint32_t r;
+    memcpy(&r, p, 4);
+    if (r >= (uint32_t)j->n || r == c->rank) {
+        bad_frame(j, c, &(sdsm_hdr_t){.type = SDSM_CTRL_LOST, .len = 4});
+        return;
+    }
+    if (!j->ranks[c->rank].lost)
+        j->ranks[c->rank].lost = (int)r + 1;
+    launcher_verbose(j, "rank %u lost its link to rank %u", c->rank, r);
+}
+
 /* Type and length must fit the connection's state before a payload byte is read. */
 static int header_ok(const struct job *j, const struct conn *c, const sdsm_hdr_t *h)
 {
@@ -384,6 +404,8 @@ static int header_ok(const struct job *j, const struct conn *c, const sdsm_hdr_t
         return h->len >= 4 && h->len <= 4 + SDSM_CTRL_MAX_REASON;
     case SDSM_CTRL_DONE:
         return c->st == CONN_LINKED && j->table_sent && h->len == 0;
+    case SDSM_CTRL_LOST:
+        return c->st == CONN_LINKED && j->table_sent && h->len == 4;
     case SDSM_CTRL_STATE:
         return c->st == CONN_LINKED && j->table_sent && h->len <= SDSM_CTRL_MAX_REASON;
     default:
@@ -423,6 +445,8 @@ static void step(struct job *j, struct conn *c)
         do_register(j, c, c->in + CTRL_HDR);
     } else if (h.type == SDSM_CTRL_ABORT) {
         do_abort(j, c, c->in + CTRL_HDR, h.len);
+    } else if (h.type == SDSM_CTRL_LOST) {
+        do_lost(j, c, c->in + CTRL_HDR);
     } else if (h.type == SDSM_CTRL_STATE) {
         char text[SDSM_CTRL_MAX_REASON + 1];
         printable(text, c->in + CTRL_HDR, h.len);

@@ -53,9 +53,11 @@ struct rank {
     pid_t pid;
     int wstatus;
     bool reaped, registered, done, aborted, judged;
+    bool just_reaped;       /* reaped in this spawn_reap round, not judged yet */
     struct conn *link;      /* the registered control link while open */
     int64_t t_spawn, t_reg, t_exit;
     int64_t linger;         /* deadline while process and link disagree; 0 = none */
+    int lost;               /* 1 + the rank whose link this one lost (SDSM_CTRL_LOST); 0 = none */
     pid_t reg_pid;          /* the pid it registered: pid, or a descendant's under a wrapper */
     sdsm_ctrl_addr_t addr;
 };
@@ -91,6 +93,7 @@ struct job {
 
     /* ending */
     int64_t t0, deadline;   /* start; --timeout expiry or 0 */
+    int64_t setup_us;       /* the ranks' set-up time limit (SDSM_TIMEOUT) */
     bool failed, stopping, killed;
     int nasked, nanswered;  /* ranks asked what they wait for when --timeout fired, answers */
     int64_t ask_until;      /* end of that question's grace period; 0 before */

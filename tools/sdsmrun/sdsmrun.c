@@ -322,8 +322,10 @@ static int check_config(struct job *j)
         launcher_say("cannot set the ranks' environment: %m");
         return 1;
     }
-    if (sdsm_config_load(&cfg, environ, err, sizeof err, NULL) == 0)
+    if (sdsm_config_load(&cfg, environ, err, sizeof err, NULL) == 0) {
+        j->setup_us = cfg.timeout * 1000000LL;
         return -1;
+    }
     launcher_say("%s; no rank was started (see sdsmrun --info)", err);
     return EXIT_USAGE;
 }

@@ -141,11 +141,22 @@ static void judge(struct job *j, struct rank *rk)
     rk->judged = true;
     rk->linger = 0;
     j->njudged++;
+    /* A rank that exits because it lost its link to another is a consequence:
+     * when that other has died too, it is the failure to report.  (Marked
+     * judged first, so two ranks that lost each other cannot recurse.) */
+    if (rk->lost && !j->stopping) {
+        struct rank *cause = &j->ranks[rk->lost - 1];
+        if (cause->reaped)
+            judge(j, cause);
+    }
     describe(st, how, sizeof how);
     if (j->stopping || rk->aborted)
         launcher_verbose(j, "rank %d (pid %d) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
     else if (WIFSIGNALED(st))
         job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %d) %s", r, pid, how);
+    else if (WEXITSTATUS(st) && rk->lost)
+        job_fail(j, WEXITSTATUS(st), "rank %d (pid %d) %s after losing its link to rank %d (pid %d)",
+                 r, pid, how, rk->lost - 1, (int)j->ranks[rk->lost - 1].pid);
     else if (WEXITSTATUS(st))
         job_fail(j, WEXITSTATUS(st), "rank %d (pid %d) %s", r, pid, how);
     else if (rk->registered && j->table_sent && !rk->done)
@@ -203,19 +214,23 @@ static void stopped(struct job *j, struct rank *rk, int sig)
                  strsignal(sig));
 }
 
+/*
+ * Exits collected together (the launcher was stopped or slow) are judged
+ * after all are in, ranks that died of a lost link last: the order of
+ * waitpid says nothing about which rank failed first.
+ */
 void spawn_reap(struct job *j)
 {
+    bool any = false;
     for (;;) {
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG | WUNTRACED);
-        if (pid == 0)
-            return;
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != ECHILD)
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid <= 0) {
+            if (pid < 0 && errno != ECHILD)
                 launcher_say("waitpid: %m");
-            return;
+            break;
         }
         struct rank *rk = find_rank(j, pid);
         if (!rk) { /* an orphan of a rank, reparented to us as subreaper */
@@ -226,15 +241,22 @@ void spawn_reap(struct job *j)
             stopped(j, rk, WSTOPSIG(st));
             continue;
         }
-        rk->reaped = true;
+        rk->reaped = rk->just_reaped = any = true;
         rk->wstatus = st;
         rk->t_exit = launcher_now();
         j->nreaped++;
-        if (rk->link && !j->stopping)
-            rk->linger = rk->t_exit + LINGER_US; /* let the link's last bytes arrive */
-        else
-            judge(j, rk);
     }
+    for (int pass = 0; any && pass < 2; pass++)
+        for (int r = 0; r < j->n; r++) {
+            struct rank *rk = &j->ranks[r];
+            if (!rk->just_reaped || (pass == 0 && rk->lost))
+                continue;
+            rk->just_reaped = false;
+            if (rk->link && !j->stopping)
+                rk->linger = rk->t_exit + LINGER_US; /* let the link's last bytes arrive */
+            else
+                judge(j, rk);
+        }
 }
 
 /*
