@@ -528,4 +528,5 @@ const sdsm_proto_ops_t sdsm_proto_ibec = {
     .lock_stamp = ibec_lock_stamp,
     .release_lock = ibec_release_lock,
     .acquire_lock = ibec_acquire_lock,
+    .serial_cs = 1,
 };

@@ -47,6 +47,12 @@ typedef struct sdsm_proto_ops {
     uint32_t (*lock_stamp)(int id);
     int (*release_lock)(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
     int (*acquire_lock)(int id, const uint8_t *chain, size_t len);
+    /*
+     * 1: the protocol binds a critical section's writes to its lock by
+     * twinning pages, which cannot tell one thread's writes from another's
+     * (ibec); the critical sections of a rank's threads then take turns.
+     */
+    int serial_cs;
 } sdsm_proto_ops_t;
 
 extern const sdsm_proto_ops_t *sdsm_proto;

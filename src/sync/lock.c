@@ -218,6 +218,28 @@ int sdsm_lock_held(int id)
     return h != NULL;
 }
 
+/*
+ * Critical sections of one rank's threads take turns under a protocol that
+ * asks for it (serial_cs): a thread passes the gate before the first lock it
+ * asks for and leaves it after the last one it releases (cond_wait releases
+ * its lock, so a waiting thread does not block the others).  Threads with no
+ * lock are not held up.
+ */
+static pthread_mutex_t     cs_gate = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int   cs_depth;
+
+static void gate_enter(void)
+{
+    if (sdsm_proto->serial_cs && cs_depth++ == 0)
+        pthread_mutex_lock(&cs_gate);
+}
+
+static void gate_leave(void)
+{
+    if (sdsm_proto->serial_cs && cs_depth > 0 && --cs_depth == 0)
+        pthread_mutex_unlock(&cs_gate);
+}
+
 int sdsm_lock_acquire(int id)
 {
     uint64_t t0 = sdsm_now_ns();
@@ -225,6 +247,7 @@ int sdsm_lock_acquire(int id)
     held_t *h = malloc(sizeof *h);
     if (!h)
         return -ENOMEM;
+    gate_enter();
     pthread_mutex_lock(&local_mtx);
     w.next = waiters;
     waiters = &w;
@@ -278,6 +301,7 @@ int sdsm_lock_release(int id, int flush)
     uint32_t rel[2] = {(uint32_t)id, stamp};
     sdsm_net_send(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
     free(payload);
+    gate_leave();
     return 0;
 }
 

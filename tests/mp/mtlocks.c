@@ -3,7 +3,8 @@
  * different words of the same pages, while other ranks use some of the
  * same locks.  A data-race-free program: every counter must come out exact.
  *
- *   mp_mtlocks [T K W]   (T threads per rank, K increments each, W words per page-set)
+ *   mp_mtlocks [T K ROUNDS [locked]]   (T threads per rank, K increments each;
+ *                                       locked: no lock-free writes)
  *
  * Thread t of rank r uses lock (r + t) % L with L = T locks: so every lock is
  * taken by threads of several ranks, and the threads of one rank hold
@@ -21,6 +22,7 @@
 
 static int n, me, T;
 static long K;
+static int locked_only;
 static volatile long *slot;  /* slot[l * 8], l < T: counter of lock l */
 static volatile long *mine;  /* mine[(r * T + t) * 8]: per-thread counter, no lock needed */
 
@@ -37,7 +39,8 @@ static void *worker(void *p)
         MP_OK(sdsm_unlock(l));
         /* A word of the same page written outside any lock by this thread
          * alone: it must survive the other threads' releases too. */
-        mine[(size_t)(me * T + t) * 8] += 1;
+        if (!locked_only)
+            mine[(size_t)(me * T + t) * 8] += 1;
     }
     return NULL;
 }
@@ -50,6 +53,7 @@ int main(int argc, char **argv)
     T = argc > 1 ? atoi(argv[1]) : 4;
     K = argc > 2 ? atol(argv[2]) : 300;
     int rounds = argc > 3 ? atoi(argv[3]) : 3;
+    locked_only = argc > 4 && strcmp(argv[4], "locked") == 0;
     MP_ASSERT(T >= 1 && T <= 64 && K >= 1, "bad arguments");
     for (int round = 0; round < rounds; round++) {
         /* Home on the last rank: most writers are not at the home. */
@@ -67,7 +71,7 @@ int main(int argc, char **argv)
         for (int l = 0; l < T; l++)
             MP_CHECK("lock counter", l, (long)n * K, slot[(size_t)l * 8]);
         for (int g = 0; g < n * T; g++)
-            MP_CHECK("thread counter", g, K, mine[(size_t)g * 8]);
+            MP_CHECK("thread counter", g, locked_only ? 0 : K, mine[(size_t)g * 8]);
         MP_OK(sdsm_barrier());
         MP_OK(sdsm_free(base));
     }
