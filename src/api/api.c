@@ -1,5 +1,5 @@
 /*
- * init.c - the public API entry points and the order in which the layers
+ * api.c - the public API entry points and the order in which the layers
  * are brought up and down.  This file is the composition root: the only
  * one that sees every layer.  Each entry point checks its arguments and the
  * runtime state, and reports misuse through one function (report) that
@@ -16,6 +16,7 @@
 #include "boot/boot.h"
 #include "core/coll.h"
 #include "core/config.h"
+#include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
@@ -39,40 +40,6 @@ static sdsm_boot_t boot;
 static sdsm_stats_snap_t *snaps;
 static _Atomic uint32_t   snaps_in;
 
-static const char *const errnames[] = {
-    "success",
-    "invalid argument",
-    "sdsm is not initialized (call sdsm_init first) or already finalized",
-    "out of memory or shared address space",
-    "ranks passed different arguments to a collective call",
-    "lock not held by the calling thread",
-    "a peer rank failed",
-    "malformed message received",
-    "not supported",
-    "system call failed",
-    "timed out",
-    "invalid state",
-    "lock already held by the calling thread",
-    "first-touch page has no home yet",
-    "authentication with the job key failed",
-};
-
-const char *sdsm_strerror(int err)
-{
-    if (err > 0 || -err >= (int)(sizeof errnames / sizeof *errnames))
-        return "unknown error";
-    return errnames[-err];
-}
-
-static __attribute__((noreturn)) void stop_job(int code, const char *what, const char *msg)
-{
-    sdsm_log(SDSM_LOG_ERROR, "%s: %s", what, msg);
-    char reason[SDSM_CTRL_MAX_REASON];
-    snprintf(reason, sizeof reason, "%s: %s", what, msg);
-    sdsm_boot_abort(code, reason);
-    _exit((code & 0xff) ? code & 0xff : 1);
-}
-
 void sdsm_abort(int code, const char *fmt, ...)
 {
     char msg[2048];
@@ -82,26 +49,7 @@ void sdsm_abort(int code, const char *fmt, ...)
     va_end(ap);
     char what[32];
     snprintf(what, sizeof what, "sdsm_abort(%d)", code);
-    stop_job(code, what, msg);
-}
-
-void sdsm_fatal(const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    int lost;
-    if (sscanf(msg, "lost connection to rank %d", &lost) == 1) {
-        /* Someone else failed first: tell the launcher this exit is only a
-         * consequence, and give it time to see that rank's own death. */
-        sdsm_log(SDSM_LOG_ERROR, "%s", msg);
-        sdsm_boot_lost(lost);
-        usleep(500000);
-        _exit(1);
-    }
-    stop_job(1, "fatal", msg);
+    sdsm_stop_job(code, what, msg);
 }
 
 /* Per thread, like errno: the code of this thread's last failed call. */
@@ -124,7 +72,7 @@ static int report(const char *call, int code, const char *fmt, ...)
         sdsm_info("%s: %s", call, full);
         return code;
     }
-    stop_job(1, call, full);
+    sdsm_stop_job(1, call, full);
 }
 
 #define REQUIRE_RUNNING(call)                                                          \
@@ -153,6 +101,7 @@ int sdsm_init(int *argc, char ***argv)
     char err[256];
     if (state != ST_NEW)
         return report("sdsm_init", SDSM_ESTATE, "called twice");
+    sdsm_fatal_notify(sdsm_boot_abort, sdsm_boot_lost); /* the launcher hears why a rank stops */
     sdsm_log_rank = (int)sdsm_config_peek_rank(environ); /* so even a bad variable names the rank */
     if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
         return report("sdsm_init", SDSM_EINVAL, "%s", err);

@@ -1,0 +1,78 @@
+/*
+ * fatal.c - how the job ends when something cannot go on, and the names of
+ * the error codes.  Bottom layer: every other layer may stop the job, so
+ * this file knows none of them; whoever can tell the launcher (boot, wired
+ * by the API layer at init) registers itself with sdsm_fatal_notify().
+ */
+#include "fatal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "sdsm.h"
+
+static void (*notify_abort)(int code, const char *reason);
+static void (*notify_lost)(int rank);
+
+void sdsm_fatal_notify(void (*abort_fn)(int code, const char *reason), void (*lost_fn)(int rank))
+{
+    notify_abort = abort_fn;
+    notify_lost = lost_fn;
+}
+
+static const char *const errnames[] = {
+    "success",
+    "invalid argument",
+    "sdsm is not initialized (call sdsm_init first) or already finalized",
+    "out of memory or shared address space",
+    "ranks passed different arguments to a collective call",
+    "lock not held by the calling thread",
+    "a peer rank failed",
+    "malformed message received",
+    "not supported",
+    "system call failed",
+    "timed out",
+    "invalid state",
+    "lock already held by the calling thread",
+    "first-touch page has no home yet",
+    "authentication with the job key failed",
+};
+
+const char *sdsm_strerror(int err)
+{
+    if (err > 0 || -err >= (int)(sizeof errnames / sizeof *errnames))
+        return "unknown error";
+    return errnames[-err];
+}
+
+void sdsm_stop_job(int code, const char *what, const char *msg)
+{
+    sdsm_log(SDSM_LOG_ERROR, "%s: %s", what, msg);
+    char reason[4096];
+    snprintf(reason, sizeof reason, "%s: %s", what, msg);
+    if (notify_abort)
+        notify_abort(code, reason);
+    _exit((code & 0xff) ? code & 0xff : 1);
+}
+
+void sdsm_fatal(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int lost;
+    if (sscanf(msg, "lost connection to rank %d", &lost) == 1) {
+        /* Someone else failed first: tell the launcher this exit is only a
+         * consequence, and give it time to see that rank's own death. */
+        sdsm_log(SDSM_LOG_ERROR, "%s", msg);
+        if (notify_lost)
+            notify_lost(lost);
+        usleep(500000);
+        _exit(1);
+    }
+    sdsm_stop_job(1, "fatal", msg);
+}
