@@ -206,7 +206,9 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             continue;
         }
         if (p->state == SDSM_PG_READ_ONLY && is_write) {
-            if ((home != H.me || sdsm_home_twins_at_home) && !(p->flags & SDSM_PGF_TWIN)) {
+            /* ibec twins a home page too, but only one somebody else holds. */
+            int twin = home != H.me || (sdsm_home_twins_at_home && sdsm_copyset_others(pg));
+            if (twin && !(p->flags & SDSM_PGF_TWIN)) {
                 memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
                 p->flags |= SDSM_PGF_TWIN;
                 sdsm_stat_add(SDSM_ST_TWINS, 1);
@@ -408,7 +410,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
          * so a release at this home sees either both or neither. */
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
-        if (m->state == SDSM_PG_READ_WRITE && !sdsm_home_twins_at_home) {
+        if (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN)) {
             /* A home page kept writable while nobody else held it: from now
              * on its writes must be seen, and this interval's announced. */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);

@@ -13,9 +13,13 @@
  * made at the first write after the barrier, against the page) for every
  * page it wrote to the page's home - the page manager - which applies it and
  * forwards it to every rank in the page's copyset (update, not invalidate)
- * before acknowledging.  Homes twin their own pages so their writes travel
- * the same way.  diffL writes are also in diffB, so nothing else needs to be
- * published at a barrier; the chains and stamps start again from empty.
+ * before acknowledging.  Homes twin their own pages that others hold, so
+ * their writes travel the same way; a home page nobody else holds has no
+ * twin and stays writable, like hlrc's (a fetch write-protects it first).
+ * The homes also keep the diffL they applied and forward them, in lock
+ * order, ahead of the diffB (diffL bytes are kept out of diffB); the chains
+ * and stamps start again from empty.  All this is a second phase and round
+ * of the barrier, which only happens when some rank has a diffB or diffL.
  *
  * A home serves a page it is writing as it is at that moment, half-done
  * writes included.  Its diffs are made against its twins, so a byte it
@@ -70,6 +74,7 @@ static struct {
     uint32_t        barriers;
     buf_t          *out;          /* per-home diffB batches */
     _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
+    uint32_t        diffb_left;   /* barrier: pages with a diffB to send */
     uint8_t        *maskb, *maskl; /* served masks of twinB and twinL: a bit per byte */
     uint8_t        *masked;       /* per page: MASK_B | MASK_L (stripe lock) */
 } I;
@@ -99,10 +104,21 @@ static stamp_t *stamp_of(uint32_t id)
     return s;
 }
 
-/* Fault path, stripe lock held: the first write in a critical section. */
+/* A home page nobody else holds: no twin, no diff, kept writable (the
+ * first fetch of it write-protects it again).  Stripe lock held. */
+static int home_private(uint32_t pg)
+{
+    return sdsm_page_home(pg) == I.me && !sdsm_copyset_others(pg);
+}
+
+/* Fault path, stripe lock held: the first write in a critical section.
+ * A page only this home holds needs no diffL: whoever acquires the lock
+ * and reads it fetches it, with these writes. */
 static void write_hook(uint32_t pg)
 {
     sdsm_page_t *p = sdsm_page(pg);
+    if (home_private(pg))
+        return;
     pthread_mutex_lock(&I.mtx);
     if (I.depth > 0 && !(p->flags & SDSM_PGF_TWINL)) {
         memcpy(twinl(pg), sdsm_page_rt(pg), I.ps);
@@ -182,7 +198,7 @@ static void protect_writable(void)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg = I.work[i];
         sdsm_page_lock(pg);
-        if (sdsm_page(pg)->state == SDSM_PG_READ_WRITE)
+        if (sdsm_page(pg)->state == SDSM_PG_READ_WRITE && !home_private(pg))
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
         sdsm_page_unlock(pg);
     }
@@ -328,10 +344,40 @@ static int ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *s
     return 0;
 }
 
-/* Barrier, first round: nothing to send yet (see barrier_second). */
+/*
+ * Barrier, before the first round: settle here every written page that has
+ * nothing to send - a home page nobody else holds (it stays writable, its
+ * twin if any is dropped), or one whose diff already went (sdsm_flush) -
+ * and leave on the dirty list only the pages with a diffB.  Whether any
+ * rank has one, or sent diffL, decides the second phase (barrier_flags).
+ */
+static uint32_t settle_dirty(void)
+{
+    uint32_t n = sdsm_page_take_dirty(I.work), left = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = I.work[i];
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg);
+        p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
+        if ((p->flags & SDSM_PGF_TWIN) && home >= 0 && (home != I.me || sdsm_copyset_others(pg))) {
+            sdsm_page_mark_dirty(pg); /* its diffB goes in the second phase */
+            left++;
+        } else {
+            p->flags &= (uint8_t)~(SDSM_PGF_FLUSHED | SDSM_PGF_TWIN);
+            mask_drop(mask_of(I.maskb, pg), pg, MASK_B);
+            if (p->state == SDSM_PG_READ_WRITE && home != I.me)
+                sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
+        }
+        sdsm_page_unlock(pg);
+    }
+    return left;
+}
+
 static int ibec_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
 {
     (void)kind;
+    I.diffb_left = settle_dirty();
     if (pages) {
         *pages = I.work;
         *npages = 0;
@@ -359,7 +405,7 @@ static void send_diffb(void)
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
         p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
-        if (p->state == SDSM_PG_READ_WRITE)
+        if (p->state == SDSM_PG_READ_WRITE && !home_private(pg))
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == I.me, 1);
         if ((p->flags & SDSM_PGF_TWIN) && home >= 0) {
             /* A page only its home holds has nobody to tell. */
@@ -434,14 +480,11 @@ static void ibec_acquire(sdsm_sync_kind_t kind)
         sweep();
 }
 
-/* A second phase is needed when anybody wrote anything. */
+/* A second phase is needed when some rank has diffL for the homes to
+ * forward or diffB to send (see settle_dirty). */
 static uint32_t ibec_barrier_flags(void)
 {
-    uint32_t wrote = (uint32_t)atomic_exchange(&I.lock_diffs, 0);
-    pthread_mutex_lock(&sdsm_region.dirty_mtx);
-    wrote |= sdsm_region.ndirty > 0;
-    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
-    return wrote;
+    return (uint32_t)atomic_exchange(&I.lock_diffs, 0) | (I.diffb_left > 0);
 }
 
 static void ibec_barrier_second(void)

@@ -205,7 +205,6 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 static int barrier_round(int manager)
 {
-    uint64_t t0 = sdsm_now_ns();
     const uint32_t *pages;
     uint32_t n;
     sdsm_proto->release(SDSM_SYNC_BARRIER, &pages, &n);
@@ -235,9 +234,6 @@ static int barrier_round(int manager)
     while (atomic_load(&done_count) == before)
         sdsm_wait_change(&done_count, before);
     sdsm_wait_leave(&sv);
-    sdsm_proto->acquire(SDSM_SYNC_BARRIER);
-    sdsm_stat_add(SDSM_ST_BARRIERS, 1);
-    sdsm_stat_add(SDSM_ST_BARRIER_WAIT_NS, sdsm_now_ns() - t0);
     return 0;
 }
 
@@ -250,8 +246,12 @@ static int on_coll(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return sdsm_coll_check(src, &call);
 }
 
+/* One barrier: one round, a second when a protocol has something to send
+ * after the first (its flags), one more after home moves.  The protocol's
+ * acquire runs once, at the end. */
 int sdsm_barrier_run_at(int manager)
 {
+    uint64_t t0 = sdsm_now_ns();
     if (manager != 0) /* rank 0 sees every collective call, whoever manages this one */
         sdsm_net_send(0, SDSM_MSG_COLL, 0, 0, sdsm_coll_current(), sizeof(sdsm_coll_t), NULL, 0);
     barrier_round(manager);
@@ -264,6 +264,9 @@ int sdsm_barrier_run_at(int manager)
         nmoves_in = 0;
         barrier_round(manager); /* new homes hold their pages before anyone asks */
     }
+    sdsm_proto->acquire(SDSM_SYNC_BARRIER);
+    sdsm_stat_add(SDSM_ST_BARRIERS, 1);
+    sdsm_stat_add(SDSM_ST_BARRIER_WAIT_NS, sdsm_now_ns() - t0);
     return 0;
 }
 
