@@ -23,11 +23,26 @@ fail() {
 }
 
 # run ARGS... : sdsmrun ARGS, recording exit status, output and wall time.
+# IN=FILE: standard input (default /dev/null).  PIPED=1: stdout and stderr
+# reach their files through pipes, as they reach a pager or another program,
+# where writers of more than a few KiB at once can split each other's lines.
 run() {
-    local t0 t1
+    local t0 t1 cats=()
     t0=$(date +%s%N)
-    "$SDSMRUN" "$@" >"$OUT" 2>"$ERR" </dev/null
-    RC=$?
+    if [ "${PIPED:-0}" = 1 ]; then
+        rm -f "$TMP/o.fifo" "$TMP/e.fifo"
+        mkfifo "$TMP/o.fifo" "$TMP/e.fifo"
+        cat "$TMP/o.fifo" >"$OUT" &
+        cats+=($!)
+        cat "$TMP/e.fifo" >"$ERR" &
+        cats+=($!)
+        "$SDSMRUN" "$@" >"$TMP/o.fifo" 2>"$TMP/e.fifo" <"${IN:-/dev/null}"
+        RC=$?
+        wait "${cats[@]}"
+    else
+        "$SDSMRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}"
+        RC=$?
+    fi
     t1=$(date +%s%N)
     MS=$(((t1 - t0) / 1000000))
 }
@@ -69,6 +84,7 @@ case_help() {
     run --help
     expect_rc 0
     for w in -n --nprocs --timeout --stats --protocol --verbose --help --version --info \
+        --tag-output --output-filename "Standard input goes to rank 0 only" \
         SDSM_RANK SDSM_NPROCS SDSM_RENDEZVOUS SDSM_JOB_KEY SDSM_STATS SDSM_ERRORS=abort\|return \
         SDSM_PROTOCOL SDSM_HEAP_SIZE SDSM_PAGE_SIZE SDSM_LOG 124 127 128+SIG; do
         expect_out "$w"
@@ -324,6 +340,128 @@ EOF
     SDSM_RANK=7 run_job -n 2 sh -c 'echo "rank $SDSM_RANK"'
     expect_rc 0
     expect_out "rank 1"
+}
+
+# ---- standard streams
+
+# Rank R's line I: "R:<R>:<I>:" then LEN(R, I) copies of letter R, then ":END".
+# Every seventh line is longer than a pipe's buffer (64 KiB).
+LINES_AWK='
+function len(r, i) { return i % 7 == 0 ? 70000 + 13 * r : 1000 + (i * 37 + r * 101) % 9000 }
+function rep(c, n,   s) { s = c; while (length(s) < n) s = s s; return substr(s, 1, n) }
+function letter(r) { return substr("abcdefghijklmnopqrstuvwxyz", r % 26 + 1, 1) }'
+
+# lines_prog N: a rank program printing N such lines on stdout.
+lines_prog() {
+    echo "awk -v r=\"\$SDSM_RANK\" -v n=$1 '$LINES_AWK
+BEGIN { for (i = 0; i < n; i++) print \"R:\" r \":\" i \":\" rep(letter(r), len(r, i)) \":END\" }'"
+}
+
+# check_lines FILE RANKS N [PREFIXED]: FILE holds exactly N whole lines from each
+# of RANKS ranks, none broken or mixed; PREFIXED=1: each starts with "[R] ".
+check_lines() {
+    local bad
+    bad=$(awk -v ranks="$2" -v n="$3" -v tagged="${4:-0}" "$LINES_AWK"'
+        {
+            line = $0
+            if (tagged) {
+                if (!match(line, /^\[[0-9]+\] /)) { print "untagged line " NR; exit }
+                t = substr(line, 2, RLENGTH - 3); line = substr(line, RLENGTH + 1)
+            }
+            k = split(line, f, ":")
+            if (k != 5 || f[1] != "R" || f[5] != "END") { print "broken line " NR ": " substr(line, 1, 60); exit }
+            r = f[2]; i = f[3]
+            if (tagged && t != r) { print "line " NR " of rank " r " tagged [" t "]"; exit }
+            if (f[4] != rep(letter(r), len(r, i))) { print "line " NR " (rank " r ", line " i ") has other bytes"; exit }
+            if (seen[r, i]++) { print "line " i " of rank " r " twice"; exit }
+            count[r]++
+        }
+        END { for (r = 0; r < ranks; r++) if (count[r] != n) { print "rank " r ": " count[r] + 0 " lines, expected " n; exit } }
+    ' "$1")
+    [ -z "$bad" ] || fail "$1: $bad"
+}
+
+# Input goes to rank 0 whole; the others read an empty stdin at once.
+case_io_stdin() {
+    head -c 3000000 /dev/urandom | od -An -tx1 -v >"$TMP/in"
+    IN=$TMP/in run_job -n 4 sh -c 'cat >"$0/got.$SDSM_RANK"' "$TMP"
+    expect_rc 0
+    cmp -s "$TMP/in" "$TMP/got.0" || fail "rank 0 did not get the whole input"
+    for r in 1 2 3; do
+        [ -f "$TMP/got.$r" ] && [ ! -s "$TMP/got.$r" ] || fail "rank $r read something from stdin"
+    done
+    # Rank 0 reading only part of it, or nothing, must not hold anyone up.
+    IN=$TMP/in run_job -n 3 sh -c '[ "$SDSM_RANK" != 0 ] || head -n 2'
+    expect_rc 0
+    [ "$(wc -l <"$OUT")" -eq 2 ] || fail "rank 0 printed $(wc -l <"$OUT") lines, expected 2"
+    IN=$TMP/in run_job -n 2 /bin/true
+    expect_rc 0
+    expect_faster 2000
+}
+
+# Many long lines from 4 ranks at once: every line arrives whole.
+case_io_lines() {
+    PIPED=1 run_job -n 4 sh -c "$(lines_prog 150)"
+    expect_rc 0
+    expect_quiet
+    check_lines "$OUT" 4 150
+}
+
+case_io_tag() {
+    PIPED=1 run_job -n 3 --tag-output sh -c "$(lines_prog 40); echo \"err \$SDSM_RANK\" >&2"
+    expect_rc 0
+    check_lines "$OUT" 3 40 1
+    for r in 0 1 2; do
+        expect_count 1 "[$r] err $r"
+    done
+    # An unfinished last line is passed on; the next rank's line starts a line of its own.
+    run_job -n 2 --tag-output sh -c 'printf "no newline $SDSM_RANK"'
+    expect_rc 0
+    grep -qx '\[0\] no newline 0' "$OUT" || fail "rank 0's unfinished line is missing or merged"
+    grep -qx '\[1\] no newline 1' "$OUT" || fail "rank 1's unfinished line is missing or merged"
+    # Without tags the bytes are passed on exactly.
+    run_job -n 1 sh -c 'printf "a\nb"'
+    [ "$(od -An -c "$OUT" | tr -d ' ')" = 'a\nb' ] || fail "untagged output was changed"
+}
+
+case_io_files() {
+    local d=$TMP/outdir r
+    run_job -n 3 --output-filename "$d" sh -c "$(lines_prog 20); echo \"err \$SDSM_RANK\" >&2"
+    expect_rc 0
+    [ ! -s "$OUT" ] || fail "output reached sdsmrun's stdout too"
+    expect_quiet
+    for r in 0 1 2; do
+        [ -f "$d/rank.$r/stdout" ] || { fail "no $d/rank.$r/stdout"; continue; }
+        [ "$(grep -c "^R:$r:" "$d/rank.$r/stdout")" -eq 20 ] || fail "rank.$r/stdout lacks its lines"
+        [ "$(grep -vc "^R:$r:" "$d/rank.$r/stdout")" -eq 0 ] || fail "rank.$r/stdout has other lines"
+        [ "$(cat "$d/rank.$r/stderr")" = "err $r" ] || fail "rank.$r/stderr is wrong"
+    done
+    cat "$d"/rank.*/stdout >"$TMP/all"
+    check_lines "$TMP/all" 3 20
+    run_job -n 2 --output-filename /nonexistent/dir/x /bin/true
+    expect_rc 1
+    expect_err "sdsmrun: --output-filename: cannot create the directory '/nonexistent/dir/x'"
+}
+
+# A rank that dies: all it wrote is passed on, before the verdict on it, and the
+# verdict and the exit status are what they always were.
+case_io_dying() {
+    # Rank 1 dies once the others are done, so the stop cuts no one else short.
+    PIPED=1 run_job -n 3 sh -c "$(lines_prog 60)"'; echo "last words $SDSM_RANK" >&2; printf "tail $SDSM_RANK"
+        [ "$SDSM_RANK" = 1 ] && sleep 0.5 && kill -SEGV $$; exit 0' "tag=$TAG"
+    expect_stop 139 "sdsmrun: rank 1 (pid "
+    expect_err "killed by signal 11 (Segmentation fault)"
+    grep -v '^tail [0-9]$' "$OUT" >"$TMP/lines"
+    check_lines "$TMP/lines" 3 60
+    grep -q "tail 1" "$OUT" || fail "rank 1's unfinished last line was lost"
+    local words verdict
+    words=$(grep -n "last words 1" "$ERR" | cut -d: -f1)
+    verdict=$(grep -n "sdsmrun: rank 1 (pid " "$ERR" | cut -d: -f1)
+    [ -n "$words" ] && [ -n "$verdict" ] && [ "$words" -lt "$verdict" ] ||
+        fail "rank 1's last words did not come before the verdict on it"
+    PIPED=1 run_job -n 2 "$FAKE" "tag=$TAG" rankdo 1 exit 3
+    expect_stop 3 "sdsmrun: rank 1 (pid "
+    expect_err ") exited with status 3"
 }
 
 if ! declare -F "case_$CASE" >/dev/null; then

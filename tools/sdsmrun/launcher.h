@@ -1,7 +1,8 @@
 /*
  * launcher.h - state shared by the parts of sdsmrun: the job (options, ranks,
- * first failure), the control links of the rendezvous (ctrl.c) and the child
- * processes (spawn.c).  sdsmrun.c owns main() and the event loop.
+ * first failure), the control links of the rendezvous (ctrl.c), the child
+ * processes (spawn.c) and their standard streams (iofwd.c).  sdsmrun.c owns
+ * main() and the event loop.
  *
  * Everything runs on one thread driven by poll(), so nothing here is locked.
  * Times are CLOCK_MONOTONIC microseconds (launcher_now).
@@ -11,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -68,6 +70,8 @@ struct job {
     double timeout_s;       /* 0 = none */
     bool stats, verbose;
     const char *protocol;
+    bool tag_output;        /* --tag-output */
+    const char *output_dir; /* --output-filename DIR, or NULL */
     char **argv;            /* program and its arguments */
 
     /* rendezvous */
@@ -85,6 +89,8 @@ struct job {
     pid_t pgid, self;       /* the job's process group (rank 0's pid), the launcher */
     int nregistered, nreaped, njudged, nexited_unreg;
     bool table_sent;
+
+    struct iofwd *io;       /* the ranks' stdin/stdout/stderr (iofwd.c) */
 
     /* what a child restores before exec */
     sigset_t child_mask;
@@ -124,6 +130,18 @@ void ctrl_close_all(struct job *j);
 /* Ask every linked rank what it is waiting for; how many were asked. */
 int  ctrl_ask_all(struct job *j);
 void ctrl_sweep(struct job *j);
+
+/* iofwd.c: the ranks' standard streams */
+int  iofwd_init(struct job *j);            /* before any other descriptor is opened */
+int  iofwd_prepare(struct job *j, int r);  /* before rank r's fork; job_fail on error */
+void iofwd_child(const struct job *j, int r); /* in rank r's child, before exec */
+void iofwd_parent(struct job *j, int r);   /* after rank r's fork, in the launcher */
+size_t iofwd_npoll(const struct job *j);   /* most pollfds iofwd_pollset fills */
+size_t iofwd_pollset(struct job *j, struct pollfd *pfd);
+void iofwd_events(struct job *j, const struct pollfd *pfd); /* the entries pollset filled */
+void iofwd_rank_exited(struct job *j, int r); /* pass on all it wrote, before judging it */
+void iofwd_finish(struct job *j);          /* drain and close everything */
+void iofwd_fresh_line(int dst);            /* before the launcher's own line on dst */
 
 /* spawn.c */
 int  spawn_check_program(const char *prog);

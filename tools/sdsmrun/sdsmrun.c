@@ -6,7 +6,8 @@
  * job outlives the launcher.
  *
  * This file holds the options and the event loop; ctrl.c speaks to the
- * ranks' control links and spawn.c manages their processes.
+ * ranks' control links, spawn.c manages their processes and iofwd.c their
+ * standard input, output and error.
  */
 #define _GNU_SOURCE /* same feature set in every file of the launcher */
 #include "launcher.h"
@@ -34,7 +35,8 @@
 #define MAX_TIMEOUT_S 31536000.0 /* a year: keeps the deadline arithmetic far from overflow */
 
 static const char usage_line[] =
-    "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose] [--] program [args...]\n";
+    "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose]\n"
+    "               [--tag-output] [--output-filename DIR] [--] program [args...]\n";
 
 static const char vars_text[] =
     "Variables set in every rank's environment:\n"
@@ -72,6 +74,11 @@ static const char help_text[] =
     "  -p, --protocol NAME  coherence protocol for every rank: hlrc, update, ibec\n"
     "                       (SDSM_PROTOCOL=NAME; see README)\n"
     "  -v, --verbose        report each rank's pid, registration and exit, with times\n"
+    "      --tag-output     start each line a rank prints with \"[rank] \"\n"
+    "      --output-filename DIR\n"
+    "                       write rank R's stdout and stderr to the files\n"
+    "                       DIR/rank.R/stdout and DIR/rank.R/stderr (created or\n"
+    "                       truncated; no tags) instead of sdsmrun's\n"
     "      --info           list the SDSM_* environment variables and exit\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
@@ -79,18 +86,24 @@ static const char help_text[] =
     "Options stop at the first word that is not one, so the program's own options\n"
     "need no '--'.\n"
     "\n"
-    "The ranks share sdsmrun's standard input, output and error, and run in a\n"
-    "process group of their own (a rank that reads from a terminal is stopped by\n"
-    "SIGTTIN, which counts as a failure).  A rank fails when it exits non-zero, is\n"
-    "killed or stopped by a signal (also when started through a wrapper such as a\n"
-    "shell script: the process that called sdsm_init is watched), calls sdsm_abort,\n"
-    "exits without sdsm_finalize after sdsm_init, or exits while the others are\n"
-    "still in sdsm_init.  Then, or on SIGINT/SIGTERM/SIGHUP, or when --timeout\n"
-    "expires, sdsmrun sends SIGTERM to all ranks, SIGKILL 2 s later, and exits.\n"
-    "When --timeout expires it first asks the ranks what they are waiting for (call,\n"
-    "lock, collective, page) and prints their answers (0.7 s at most).  A program\n"
-    "that never calls sdsm_init runs like any program: the job succeeds when all\n"
-    "ranks exit 0.\n"
+    "Standard input goes to rank 0 only (through sdsmrun, so a terminal works too);\n"
+    "the other ranks read /dev/null.  The ranks' output and errors reach sdsmrun's\n"
+    "stdout and stderr line by line, so lines of different ranks never mix: only a\n"
+    "line longer than 1 MiB is passed on in pieces, and an unfinished line is\n"
+    "ended by a newline only if another line has to follow it.  Ranks write to\n"
+    "pipes, so C stdio buffers their stdout: fflush(stdout) or setvbuf(stdout,\n"
+    "NULL, _IOLBF, 0) shows output at once.  Everything a rank wrote is passed on,\n"
+    "even when it dies.  The ranks run in a process group of their own.\n"
+    "\n"
+    "A rank fails when it exits non-zero, is killed or stopped by a signal (also\n"
+    "when started through a wrapper such as a shell script: the process that called\n"
+    "sdsm_init is watched), calls sdsm_abort, exits without sdsm_finalize after\n"
+    "sdsm_init, or exits while the others are still in sdsm_init.  Then, or on\n"
+    "SIGINT/SIGTERM/SIGHUP, or when --timeout expires, sdsmrun sends SIGTERM to all\n"
+    "ranks, SIGKILL 2 s later, and exits.  When --timeout expires it first asks the\n"
+    "ranks what they are waiting for (call, lock, collective, page) and prints their\n"
+    "answers (0.7 s at most).  A program that never calls sdsm_init runs like any\n"
+    "program: the job succeeds when all ranks exit 0.\n"
     "\n";
 
 static const char status_text[] =
@@ -129,6 +142,7 @@ static void vsay(const char *fmt, va_list ap)
     if (n > (int)sizeof buf - 2)
         n = (int)sizeof buf - 2;
     buf[n++] = '\n';
+    iofwd_fresh_line(STDERR_FILENO); /* not glued to a rank's unfinished line */
     ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
     (void)w;
     errno = saved;
@@ -247,6 +261,12 @@ static int option(struct job *j, int c, char **argv)
     case 't': return parse_timeout(j, optarg);
     case 's': j->stats = true; return -1;
     case 'v': j->verbose = true; return -1;
+    case 'T': j->tag_output = true; return -1;
+    case 'O':
+        if (!*optarg)
+            return usage_error("the output directory must not be empty");
+        j->output_dir = optarg;
+        return -1;
     case 'p':
         for (int i = 0; i < SDSM_PROTO_COUNT; i++)
             if (strcmp(optarg, sdsm_proto_names[i]) == 0) {
@@ -288,6 +308,8 @@ static int parse_args(struct job *j, int argc, char **argv)
         {"stats", no_argument, NULL, 's'},        {"protocol", required_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'v'},      {"info", no_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        /* long only: 'T' and 'O' are not in the short option string */
+        {"tag-output", no_argument, NULL, 'T'},   {"output-filename", required_argument, NULL, 'O'},
         {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
@@ -344,11 +366,11 @@ static int setup_env(struct job *j)
     return 0;
 }
 
-/* Every rank's control link is a descriptor here; make sure there are enough. */
+/* Every rank's control link and output pipes are descriptors here; make sure there are enough. */
 static int setup_nofile(struct job *j)
 {
     struct rlimit rl;
-    rlim_t need = (rlim_t)j->n + 64;
+    rlim_t need = 3 * (rlim_t)j->n + 64;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
         return 0;
     /* Short of fds the rendezvous would stall half-way: better say so now. */
@@ -406,7 +428,7 @@ static int setup(struct job *j)
         return -1;
     }
     sdsm_auth_key_parse(j->keyhex, j->key);
-    if (setup_nofile(j) || ctrl_listen(j) || setup_env(j) || setup_signals(j))
+    if (setup_nofile(j) || iofwd_init(j) || ctrl_listen(j) || setup_env(j) || setup_signals(j))
         return -1;
     if (j->timeout_s > 0)
         j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);
@@ -487,10 +509,11 @@ static int poll_timeout(const struct job *j, int64_t now)
     return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-/* pollfd 0 is the signalfd, 1 the listening socket, then one per connection. */
-static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap)
+/* pollfd 0 is the signalfd, 1 the listening socket, then one per connection,
+ * then the ranks' standard streams (iofwd.c). */
+static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap, size_t *nio)
 {
-    size_t need = 2 + j->nconns;
+    size_t need = 2 + j->nconns + iofwd_npoll(j);
     if (need > *cap) {
         struct pollfd *np = realloc(*pfd, need * sizeof *np);
         if (!np) {
@@ -508,7 +531,8 @@ static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap)
         if (c->outoff < c->outlen)
             (*pfd)[2 + i].events |= POLLOUT;
     }
-    return (int)need;
+    *nio = iofwd_pollset(j, *pfd + 2 + j->nconns);
+    return (int)(2 + j->nconns + *nio);
 }
 
 static int run(struct job *j)
@@ -520,7 +544,8 @@ static int run(struct job *j)
         timers(j, now);
         if (finished(j, now))
             break;
-        int np = build_pollset(j, &pfd, &cap);
+        size_t nio = 0;
+        int np = build_pollset(j, &pfd, &cap, &nio);
         if (np < 0 || (poll(pfd, (nfds_t)np, poll_timeout(j, now)) < 0 && errno != EINTR)) {
             if (np >= 0)
                 launcher_say("poll: %m");
@@ -528,17 +553,20 @@ static int run(struct job *j)
             break;
         }
         /* Links before child exits, so a DONE or ABORT is read before its sender's death. */
-        size_t nc = (size_t)np - 2;
+        size_t nc = (size_t)np - 2 - nio;
         for (size_t i = 0; i < nc; i++)
             if (pfd[2 + i].revents)
                 ctrl_io(j, j->conns[i], pfd[2 + i].revents);
         if (pfd[1].revents && j->lfd >= 0)
             ctrl_accept(j);
+        /* Output before child exits too, so a rank's last words come before the verdict. */
+        iofwd_events(j, pfd + 2 + nc);
         if (pfd[0].revents)
             on_signals(j);
         ctrl_sweep(j);
     }
     free(pfd);
+    iofwd_finish(j);
     launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()),
                      j->status);
     /* Strangers may still be connected; leak checkers should see a clean exit. */

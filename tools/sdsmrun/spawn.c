@@ -77,6 +77,7 @@ static __attribute__((noreturn)) void child(const struct job *j, int r)
     setpgid(0, j->pgid);
     close(j->lfd);
     close(j->sfd);
+    iofwd_child(j, r);
     snprintf(num, sizeof num, "%d", r);
     setenv("SDSM_RANK", num, 1);
     if (j->restore_nofile)
@@ -103,9 +104,14 @@ int spawn_all(struct job *j)
 {
     for (int r = 0; r < j->n; r++) {
         int64_t t = launcher_now();
+        if (iofwd_prepare(j, r)) {
+            never_started(j, r);
+            return -1;
+        }
         pid_t pid = fork();
         if (pid == 0)
             child(j, r);
+        iofwd_parent(j, r);
         if (pid < 0) {
             job_fail(j, 1, "cannot start rank %d: fork: %m", r);
             never_started(j, r);
@@ -241,6 +247,7 @@ void spawn_reap(struct job *j)
             stopped(j, rk, WSTOPSIG(st));
             continue;
         }
+        iofwd_rank_exited(j, (int)(rk - j->ranks));
         rk->reaped = rk->just_reaped = any = true;
         rk->wstatus = st;
         rk->t_exit = launcher_now();
