@@ -383,7 +383,7 @@ check_lines() {
 
 # Input goes to rank 0 whole; the others read an empty stdin at once.
 case_io_stdin() {
-    head -c 3000000 /dev/urandom | od -An -tx1 -v >"$TMP/in"
+    head -c 600000 /dev/urandom | od -An -tx1 -v >"$TMP/in" # 2 MB of lines
     IN=$TMP/in run_job -n 4 sh -c 'cat >"$0/got.$SDSM_RANK"' "$TMP"
     expect_rc 0
     cmp -s "$TMP/in" "$TMP/got.0" || fail "rank 0 did not get the whole input"
@@ -422,6 +422,10 @@ case_io_tag() {
     # Without tags the bytes are passed on exactly.
     run_job -n 1 sh -c 'printf "a\nb"'
     [ "$(od -An -c "$OUT" | tr -d ' ')" = 'a\nb' ] || fail "untagged output was changed"
+    # A line of 3 MB (past the 1 MiB piece size) arrives whole and unchanged.
+    run_job -n 2 sh -c '[ "$SDSM_RANK" = 1 ] || { head -c 3000000 /dev/zero | tr "\0" x; echo; }'
+    [ "$(wc -c <"$OUT")" -eq 3000001 ] && [ "$(tr -d x <"$OUT")" = "" ] ||
+        fail "a 3 MB line came out as $(wc -c <"$OUT") bytes"
 }
 
 case_io_files() {
