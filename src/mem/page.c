@@ -152,8 +152,15 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
         return e;
     }
     R->app = reserve(size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE, R->memfd, (void *)base);
+    if (R->app && R->app != (uint8_t *)base) {
+        /* A kernel without MAP_FIXED_NOREPLACE takes it as a hint; elsewhere
+         * the ranks would not share addresses. */
+        munmap(R->app, size);
+        R->app = NULL;
+        errno = EEXIST;
+    }
     if (!R->app) {
-        int e = -errno;
+        int e = errno ? -errno : -ENOMEM; /* never report success for a failed map */
         sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
                        "or SDSM_HEAP_SIZE", (unsigned long)base, size);
         close(R->memfd);
