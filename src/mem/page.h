@@ -56,7 +56,7 @@ enum {
 typedef struct sdsm_page {
     uint8_t   state;
     uint8_t   flags;
-    uint16_t  pad;
+    uint16_t  pushes;  /* update: home pushes still due (FETCHING with AWAIT_PUSH) */
     int32_t   home1;   /* home rank + 1; 0 = not known yet */
     uint64_t *copyset; /* at the home: ranks holding a copy (service thread only) */
 } sdsm_page_t;

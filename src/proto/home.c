@@ -927,8 +927,14 @@ static int on_push(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
     if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
-        m->flags &= (uint8_t)~SDSM_PGF_AWAIT_PUSH;
         memcpy(sdsm_page_rt(pg), p + 8, H.ps);
+        if (m->pushes > 1) { /* a later barrier's push is on its way too: wait for it */
+            m->pushes--;
+            sdsm_page_unlock(pg);
+            return 0;
+        }
+        m->pushes = 0;
+        m->flags &= (uint8_t)~SDSM_PGF_AWAIT_PUSH;
         sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
         sdsm_stat_add(SDSM_ST_PAGES_UPDATED, 1);
         sdsm_page_unlock(pg);
@@ -1011,11 +1017,20 @@ int sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push)
             if (push) {
                 sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 1);
                 m->flags |= SDSM_PGF_AWAIT_PUSH;
+                m->pushes = 1;
             } else {
                 sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
                 sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
             }
-        } else if (m->state == SDSM_PG_FETCHING && writer != H.me && !(m->flags & SDSM_PGF_AWAIT_PUSH)) {
+        } else if (m->state == SDSM_PG_FETCHING && writer != H.me && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
+            /* Still waiting for an earlier barrier's push, which the next
+             * barrier can overtake (it comes through the manager): that push
+             * may hold contents older than this barrier's writes, so wait for
+             * this barrier's push too (a home's pushes arrive in order). */
+            if (m->pushes == UINT16_MAX)
+                sdsm_fatal("page %u: too many barriers before its home's update arrived", pg);
+            m->pushes++;
+        } else if (m->state == SDSM_PG_FETCHING && writer != H.me) {
             m->flags |= SDSM_PGF_STALE; /* a prefetch in flight may hold old data */
         }
         sdsm_page_unlock(pg);
@@ -1152,7 +1167,8 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
                 m->state = SDSM_PG_INVALID;
                 sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
             }
-            m->flags &= (uint8_t)~(SDSM_PGF_TWIN | SDSM_PGF_IDLE);
+            m->flags &= (uint8_t)~(SDSM_PGF_TWIN | SDSM_PGF_IDLE | SDSM_PGF_AWAIT_PUSH);
+            m->pushes = 0;
             m->home1 = to + 1;
             if (to == H.me)
                 H.home_data_expected++; /* may have arrived already: counts only grow */

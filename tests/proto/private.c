@@ -8,7 +8,7 @@
  * there on, and the values must be right; the counters show the cost of
  * sharing (twins) appear only then.
  *
- * usage: proto_private [pages] [intervals]
+ * usage: proto_private [pages] [intervals] [shared-rounds]
  */
 #define PT_NAME "private"
 #include "pt.h"
@@ -17,6 +17,7 @@ int main(int argc, char **argv)
 {
     sdsm_init(&argc, &argv);
     long pages = argc > 1 ? atol(argv[1]) : 64, iters = argc > 2 ? atol(argv[2]) : 100;
+    long rounds = argc > 3 ? atol(argv[3]) : 3;
     int me = sdsm_rank(), n = sdsm_nprocs();
     long words = 4096 / sizeof(long), per = pages * words;
     long *a = sdsm_alloc((size_t)(n * per) * sizeof(long), SDSM_HOME_BLOCK);
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
 
     /* Shared from here on: the neighbour reads, the owner keeps writing. */
     long *next = a + ((me + 1) % n) * per;
-    for (long it = 0; it < 3; it++) {
+    for (long it = 0; it < rounds; it++) {
         for (long p = 0; p < pages; p++)
             mine[p * words] = 1000 * it + me;
         sdsm_barrier();
