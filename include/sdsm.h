@@ -248,8 +248,11 @@ SDSM_API int sdsm_refresh(void *addr, size_t len);
 /*
  * Collective: make root's contents of [addr, addr + len), as they are when
  * root calls it, current on every rank, overriding concurrent writes of the
- * range by other ranks.  Includes two barriers.  Every rank must pass the
- * same range and root (else the job stops, see above).
+ * range by other ranks (writes they have not yet made visible are dropped, so
+ * they never reach root's contents; a page root holds no copy of is read from
+ * its home, where the home rank's own concurrent writes may show).  Includes
+ * two barriers.  Every rank must pass the same range and root (else the job
+ * stops, see above).
  */
 SDSM_API int sdsm_bcast(void *addr, size_t len, int root);
 

@@ -373,6 +373,8 @@ int sdsm_bcast(void *addr, size_t len, int root)
         if (!(snap = malloc(len)))
             return report("sdsm_bcast", SDSM_ENOMEM, "no memory for a %zu-byte snapshot", len);
         memcpy(snap, addr, len);
+    } else {
+        sdsm_home_discard(addr, len); /* overridden: never let them into root's snapshot */
     }
     sdsm_barrier_run(); /* everybody's earlier writes are home... */
     int rc = 0;

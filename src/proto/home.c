@@ -1095,6 +1095,30 @@ int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
 }
 
 /*
+ * sdsm_bcast on a rank other than the root: forget this rank's writes to
+ * [addr, addr + len) that its homes have not seen yet (the bytes go back to
+ * the twin's), since the broadcast overrides them.  Sent at the bcast's
+ * first barrier instead, they could reach the root's home pages before the
+ * root copied its contents, and the root would broadcast them.  A home's
+ * writes to its own pages (no twin) are its master copy already.
+ */
+void sdsm_home_discard(const uint8_t *addr, size_t len)
+{
+    for (size_t done = 0; done < len;) {
+        uint32_t pg = 0;
+        sdsm_region_page_of(addr + done, &pg);
+        size_t off = (size_t)((addr + done) - sdsm_page_app(pg));
+        size_t chunk = H.ps - off < len - done ? H.ps - off : len - done;
+        sdsm_page_lock(pg);
+        /* (ibec's writes bound to a lock, TWINL, are left to its lock's chain.) */
+        if ((sdsm_page(pg)->flags & (SDSM_PGF_TWIN | SDSM_PGF_TWINL)) == SDSM_PGF_TWIN)
+            memcpy(sdsm_page_rt(pg) + off, sdsm_page_twin(pg) + off, chunk);
+        sdsm_page_unlock(pg);
+        done += chunk;
+    }
+}
+
+/*
  * Overwrite the homes' copies of [addr, addr + len) with data (a snapshot of
  * the same range) and invalidate every other copy (EAGER), then wait.
  */

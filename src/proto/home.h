@@ -36,6 +36,7 @@ int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
 void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n);
 int  sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags);
 int  sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data);
+void sdsm_home_discard(const uint8_t *addr, size_t len);
 void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n);
 void sdsm_home_apply_to_copies(const uint8_t *p, size_t len, uint8_t *twin2_base);
 void sdsm_home_free_range(uint32_t first, uint32_t n);
