@@ -1,7 +1,7 @@
 /*
  * hlrc.c - home-based release consistency with multiple writers and
  * invalidation (SCASH's invalidate mode, seed 001's protocol).  Everything
- * but the barrier completion is the shared home machinery (home.c): eager
+ * but the barrier completion is the shared home machinery (notice.c): eager
  * invalidation at lock releases, write notices at barriers, after which
  * copies others wrote are dropped.
  */

@@ -1,0 +1,79 @@
+/*
+ * home_int.h - state shared by the files of the home-based machinery
+ * (home.c, fetch.c, release.c, inval.c, notice.c, control.c).  Internal to
+ * src/proto; the protocols themselves use home.h.
+ */
+#ifndef SDSM_PROTO_HOME_INT_H
+#define SDSM_PROTO_HOME_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "proto/home.h"
+
+/*
+ * A home waiting for invalidation acks before it acknowledges an EAGER (or
+ * FORWARD) diff.  remaining counts the acks still due plus the older
+ * operations this one waits for: a copy holder removed from a page's copyset
+ * by an older operation may not have dropped its copy yet, so a later diff
+ * of the same page is acknowledged only after that older one is - otherwise
+ * its writer could release a lock whose next holder still reads the stale
+ * copy.  Operations complete in dependency order; each then releases the
+ * operations waiting for it (dep).
+ */
+typedef struct pending {
+    struct pending *next;
+    uint32_t        id, seq;
+    int             src;
+    uint32_t        remaining;
+    uint32_t       *dep, ndep, capdep; /* ids of operations waiting for this one */
+    uint32_t       *pages, npages;     /* its pages (their inflight is cleared at the end) */
+} pending_t;
+
+typedef struct sdsm_home_state {
+    int             me, n;
+    size_t          ps;
+    pthread_mutex_t release_mtx;  /* one release at a time per rank */
+    uint32_t       *work;         /* release: dirty pages (npages capacity) */
+    uint32_t       *notices;      /* release: pages written, for the barrier */
+    buf_t          *out;          /* release: per-home batches */
+    /* service thread only */
+    uint32_t      **tgt;          /* per-rank invalidation lists */
+    uint32_t       *tgt_n, *tgt_cap;
+    buf_t          *fwd;          /* per-rank forwarded diffs (ibec) */
+    uint8_t        *zero;         /* a page of zeros */
+    buf_t           zbuf;         /* a page encoded against it (handlers only) */
+    buf_t           run;          /* pages gathered for a fetch reply (handlers only) */
+    pending_t      *pending;
+    uint32_t        next_id;
+    uint32_t       *inflight;     /* per page, under its lock: the last operation that may still
+                                     be invalidating copies of it (0: none) */
+    uint32_t       *deps;         /* on_diff: older operations the current one waits for */
+    uint32_t        ndeps, capdeps;
+    _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
+    uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
+    pthread_mutex_t lockfwd_mtx;
+    buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order */
+} sdsm_home_state_t;
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The one instance (home.c); H is the short name every home file uses. */
+extern sdsm_home_state_t sdsm_home_state;
+#define H sdsm_home_state
+
+/* Each file registers the handlers of its messages (from sdsm_home_init). */
+void sdsm_home_fetch_init(void);
+void sdsm_home_inval_init(void);
+void sdsm_home_notice_init(void);
+void sdsm_home_control_init(void);
+
+#endif

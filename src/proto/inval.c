@@ -1,0 +1,365 @@
+/*
+ * inval.c - diffs arriving at a home, and what they do to the other copies:
+ * applied to the home's copy, then (EAGER) every other copy is invalidated
+ * or (FORWARD, ibec) the diff is forwarded to every copy holder, and only
+ * when those are acknowledged - and any older operation on the same pages
+ * is complete - is the writer acknowledged.  The copy holder's side too: an
+ * invalidation of a page this rank is writing first sends its diff home,
+ * so no byte is lost; forwarded diffs are applied to copies and twins.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
+#include "mem/alloc.h"
+#include "mem/diff.h"
+#include "mem/page.h"
+#include "net/msg.h"
+#include "net/net.h"
+#include "net/rpc.h"
+#include "proto/home.h"
+#include "proto/home_int.h"
+#include "proto/proto.h"
+
+static void add_target(int r, uint32_t pg)
+{
+    if (H.tgt_n[r] == H.tgt_cap[r]) {
+        H.tgt_cap[r] = H.tgt_cap[r] ? 2 * H.tgt_cap[r] : 256;
+        if (!(H.tgt[r] = realloc(H.tgt[r], H.tgt_cap[r] * sizeof(uint32_t))))
+            sdsm_fatal("out of memory");
+    }
+    H.tgt[r][H.tgt_n[r]++] = pg;
+}
+
+/* Collect and remove every copy holder of pg except the writer. */
+static void collect_copies(uint32_t pg, int writer)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (!m->copyset)
+        return;
+    for (size_t w = 0; w < sdsm_region.copyset_words; w++) {
+        uint64_t bits = m->copyset[w];
+        while (bits) {
+            int r = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (r != writer && r != H.me) {
+                add_target(r, pg);
+                m->copyset[w] &= ~(1ull << (r % 64));
+            }
+        }
+    }
+}
+
+/* Forward mode (ibec): every other holder of pg gets the entry, keeps its copy. */
+static void forward_targets(uint32_t pg, int writer, const uint8_t *entry, size_t len)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (!m->copyset)
+        return;
+    for (int r = 0; r < H.n; r++) {
+        if (r == writer || r == H.me || !sdsm_copyset_has(pg, r))
+            continue;
+        sdsm_buf_reserve(&H.fwd[r], len);
+        memcpy(H.fwd[r].p + H.fwd[r].len, entry, len);
+        H.fwd[r].len += len;
+        H.tgt_n[r] = 1; /* marks r as a target */
+    }
+}
+
+static pending_t *pending_find(uint32_t id)
+{
+    for (pending_t *op = H.pending; op; op = op->next)
+        if (op->id == id)
+            return op;
+    return NULL;
+}
+
+/* Remember that the operation being built must wait for operation id. */
+static void add_dep(uint32_t id)
+{
+    if (!id || !pending_find(id))
+        return; /* completed already */
+    for (uint32_t i = 0; i < H.ndeps; i++)
+        if (H.deps[i] == id)
+            return;
+    if (H.ndeps == H.capdeps) {
+        H.capdeps = H.capdeps ? 2 * H.capdeps : 16;
+        if (!(H.deps = realloc(H.deps, H.capdeps * sizeof *H.deps)))
+            sdsm_fatal("out of memory");
+    }
+    H.deps[H.ndeps++] = id;
+}
+
+/* op's last ack or dependency arrived: acknowledge its diff and release
+ * the operations that waited for it (iteratively: chains can be long). */
+static void pending_complete(pending_t *op)
+{
+    while (op) {
+        pending_t *next = NULL;
+        for (pending_t **pp = &H.pending; *pp; pp = &(*pp)->next)
+            if (*pp == op) {
+                *pp = op->next;
+                break;
+            }
+        sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
+        for (uint32_t i = 0; i < op->npages; i++) {
+            sdsm_page_lock(op->pages[i]);
+            if (H.inflight[op->pages[i]] == op->id)
+                H.inflight[op->pages[i]] = 0;
+            sdsm_page_unlock(op->pages[i]);
+        }
+        for (uint32_t i = 0; i < op->ndep; i++) {
+            pending_t *d = pending_find(op->dep[i]);
+            if (d && --d->remaining == 0) {
+                if (!next) {
+                    next = d;
+                    continue;
+                }
+                pending_complete(d); /* rare: a second one ready at once */
+            }
+        }
+        free(op->dep);
+        free(op->pages);
+        free(op);
+        op = next;
+    }
+}
+
+static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    int ack = !(h->flags & SDSM_DIFF_NOACK);
+    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps)) {
+        if (ack)
+            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
+        return -EPROTO;
+    }
+    for (size_t off = 0; off < h->len;) {
+        uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
+        if (nb) {
+            /* Under the page lock: the flags (and a home's twin, under ibec)
+             * change with the fault path's. */
+            sdsm_page_lock(pg);
+            size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
+            if (sdsm_page(pg)->flags & SDSM_PGF_TWIN) /* a home that twins its pages (ibec) */
+                sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
+            sdsm_page_unlock(pg);
+            sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
+            sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
+        }
+        if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) {
+            sdsm_page_lock(pg);
+            if (h->flags & SDSM_DIFF_FORWARD)
+                forward_targets(pg, src, p + off, 8 + nb);
+            else
+                collect_copies(pg, src);
+            sdsm_page_unlock(pg);
+            add_dep(H.inflight[pg]); /* service thread: written only here and at completion */
+        }
+        off += 8 + nb;
+    }
+    if (h->flags & SDSM_DIFF_LOCK) { /* kept, in arrival (= lock) order, for the barrier */
+        pthread_mutex_lock(&H.lockfwd_mtx);
+        sdsm_buf_reserve(&H.lockfwd, h->len);
+        memcpy(H.lockfwd.p + H.lockfwd.len, p, h->len);
+        H.lockfwd.len += h->len;
+        pthread_mutex_unlock(&H.lockfwd_mtx);
+    }
+    if (!(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))) {
+        if (ack)
+            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
+        return 0;
+    }
+    pending_t *op = NULL;
+    for (int r = 0; r < H.n; r++) {
+        if (!H.tgt_n[r] && !(r == 0 && H.ndeps))
+            continue;
+        if (!op) {
+            if (!(op = calloc(1, sizeof *op)))
+                sdsm_fatal("out of memory");
+            *op = (pending_t){.next = H.pending, .id = ++H.next_id ? H.next_id : ++H.next_id,
+                              .seq = h->seq, .src = src};
+            H.pending = op;
+            for (uint32_t i = 0; i < H.ndeps; i++) {
+                pending_t *d = pending_find(H.deps[i]);
+                if (d->ndep == d->capdep) {
+                    d->capdep = d->capdep ? 2 * d->capdep : 4;
+                    if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
+                        sdsm_fatal("out of memory");
+                }
+                d->dep[d->ndep++] = op->id;
+                op->remaining++;
+            }
+            H.ndeps = 0;
+            /* Later diffs of these pages wait for this operation. */
+            for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
+                op->npages++;
+            if (!(op->pages = malloc(op->npages * sizeof *op->pages)))
+                sdsm_fatal("out of memory");
+            op->npages = 0;
+            for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4)) {
+                uint32_t pg = rd32(p + off);
+                op->pages[op->npages++] = pg;
+                sdsm_page_lock(pg);
+                H.inflight[pg] = op->id;
+                sdsm_page_unlock(pg);
+            }
+        }
+        if (!H.tgt_n[r])
+            continue;
+        op->remaining++;
+        if (h->flags & SDSM_DIFF_FORWARD)
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 0, op->id, H.fwd[r].p, H.fwd[r].len, NULL, 0);
+        else
+            sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, H.tgt[r], H.tgt_n[r] * 4u, NULL, 0);
+        H.tgt_n[r] = 0;
+        H.fwd[r].len = 0;
+    }
+    if (!op)
+        sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    for (pending_t **pp = &H.pending; *pp; pp = &(*pp)->next) {
+        pending_t *op = *pp;
+        if (op->id != h->seq)
+            continue;
+        if (--op->remaining == 0)
+            pending_complete(op);
+        return 0;
+    }
+    return -EPROTO;
+}
+
+/* Drop our copies; a page we are writing first sends its diff home. */
+static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t n = h->len / 4;
+    for (uint32_t i = 0; i < n; i++)
+        if (rd32(p + 4 * i) >= sdsm_region.npages)
+            return -EPROTO;
+    buf_t early = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = rd32(p + 4 * i);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE) {
+            int dirty = m->state == SDSM_PG_READ_WRITE;
+            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+            if (dirty) {
+                /* Send before unlocking: a fetch of this page by one of our
+                 * threads must reach the home after our own writes. */
+                early.len = 0;
+                sdsm_batch_add(&early, pg, sdsm_page_twin(pg));
+                m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
+                sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
+            }
+            sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
+        }
+        sdsm_page_unlock(pg);
+    }
+    free(early.p);
+    sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int on_diff_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (h->flags == 2) {
+        if (atomic_load(&sdsm_home_lock_fwd_pending) == 0)
+            return -EPROTO;
+        sdsm_count_done(&sdsm_home_lock_fwd_pending);
+        return 0;
+    }
+    return sdsm_rpc_reply(h->seq, h->flags ? -EPROTO : 0, NULL, 0);
+}
+
+/* Apply a diff batch to our copies (and their twins, so the bytes are not
+ * sent again as our own writes).  Pages we do not hold are skipped. */
+void sdsm_home_apply_to_copies(const uint8_t *p, size_t len, uint8_t *twin2_base)
+{
+    for (size_t off = 0; off < len;) {
+        uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (nb && (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE)) {
+            size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
+            if (m->flags & SDSM_PGF_TWIN)
+                sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
+            if (twin2_base && (m->flags & SDSM_PGF_TWINL))
+                sdsm_diff_apply(twin2_base + ((size_t)pg << sdsm_region.shift), p + off + 8, nb);
+            sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
+            sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
+        }
+        sdsm_page_unlock(pg);
+        off += 8 + nb;
+    }
+}
+
+uint8_t *sdsm_home_twin2; /* ibec's second twin area, for forwarded diffs */
+
+static int on_fwd_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps))
+        return -EPROTO;
+    sdsm_home_apply_to_copies(p, h->len, sdsm_home_twin2);
+    if (h->flags & 2) /* lock diffs forwarded at a barrier */
+        sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 2, 0, NULL, 0, NULL, 0);
+    else
+        sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
+    return 0;
+}
+
+/*
+ * ibec, at barrier completion (service thread, epoch already moved on): send
+ * the diffL this home applied since the last barrier, in the order it
+ * applied them, to every other holder of each page.  They are acknowledged
+ * to sdsm_home_lock_fwd_pending, which barrier_second waits for.  Sent
+ * before any frame of the new epoch is handled, so they reach each holder
+ * ahead of the diffB forwarded in the second phase.
+ */
+_Atomic uint32_t sdsm_home_lock_fwd_pending;
+
+void sdsm_home_forward_lock_diffs(void)
+{
+    pthread_mutex_lock(&H.lockfwd_mtx);
+    buf_t in = H.lockfwd;
+    H.lockfwd = (buf_t){0};
+    pthread_mutex_unlock(&H.lockfwd_mtx);
+    if (!in.len)
+        return;
+    for (size_t off = 0; off < in.len;) {
+        uint32_t pg = rd32(in.p + off), nb = rd32(in.p + off + 4);
+        sdsm_page_lock(pg);
+        for (int r = 0; r < H.n; r++)
+            if (r != H.me && sdsm_copyset_has(pg, r)) {
+                sdsm_buf_reserve(&H.fwd[r], 8 + nb);
+                memcpy(H.fwd[r].p + H.fwd[r].len, in.p + off, 8 + nb);
+                H.fwd[r].len += 8 + nb;
+            }
+        sdsm_page_unlock(pg);
+        off += 8 + nb;
+    }
+    for (int r = 0; r < H.n; r++)
+        if (H.fwd[r].len) {
+            atomic_fetch_add(&sdsm_home_lock_fwd_pending, 1);
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 2, 0, H.fwd[r].p, H.fwd[r].len, NULL, 0);
+            H.fwd[r].len = 0;
+        }
+    free(in.p);
+}
+
+void sdsm_home_inval_init(void)
+{
+    sdsm_msg_set_handler(SDSM_MSG_DIFF, on_diff);
+    sdsm_msg_set_handler(SDSM_MSG_INVAL_ACK, on_inval_ack);
+    sdsm_msg_set_handler(SDSM_MSG_INVAL, on_inval);
+    sdsm_msg_set_handler(SDSM_MSG_DIFF_ACK, on_diff_ack);
+    sdsm_msg_set_handler(SDSM_MSG_FWD_DIFF, on_fwd_diff);
+}

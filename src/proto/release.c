@@ -1,0 +1,124 @@
+/*
+ * release.c - the HLRC release that hlrc and update share:
+ *  - Lock release (eager, SCASH's ERC): the diffs go to the homes flagged
+ *    EAGER; each home applies them, invalidates every other copy of those
+ *    pages and only then acknowledges (inval.c).  When unlock returns no
+ *    stale copy exists anywhere, so any acquire ordered after it - through
+ *    any chain of locks or barriers - sees the writes.
+ *  - Barrier: the diffs go to the homes (no invalidation round), and the
+ *    list of pages each rank wrote rides on the barrier messages; the
+ *    manager merges them and each protocol applies the merged list at
+ *    barrier completion (notice.c).
+ * A home page nobody else holds stays writable and costs nothing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
+#include "mem/alloc.h"
+#include "mem/diff.h"
+#include "mem/page.h"
+#include "net/msg.h"
+#include "net/net.h"
+#include "net/rpc.h"
+#include "proto/home.h"
+#include "proto/home_int.h"
+#include "proto/proto.h"
+
+#define BATCH_LIMIT (1u << 20) /* flush a per-home diff batch past this size */
+
+/* Does a home page need its writes announced?  Someone else holds a copy,
+ * or an invalidation of one is still on its way (the holder may still read
+ * its old copy: our next release must wait for that, through on_diff).
+ * Page lock held. */
+static int home_shared(uint32_t pg)
+{
+    return H.inflight[pg] || sdsm_copyset_others(pg);
+}
+
+int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
+{
+    int eager = kind == SDSM_SYNC_LOCK;
+    pthread_mutex_lock(&H.release_mtx);
+    uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
+    if (n == 0) { /* the common case of a lock or barrier without writes */
+        pthread_mutex_unlock(&H.release_mtx);
+        if (pages) {
+            *pages = H.notices;
+            *npages = 0;
+        }
+        return 0;
+    }
+    qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
+    uint32_t npend = 0; /* pages marked PENDING, kept in work[0, npend) (npend <= i) */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t pg = H.work[i];
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg), written = 0;
+        p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
+        if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
+            /* Nobody else holds this home page: nothing to announce, and it
+             * stays writable, so the next interval's writes cost no fault.
+             * A fetch of it (on_fetch) write-protects it again first. */
+        } else if (p->state == SDSM_PG_READ_WRITE) {
+            /* Protect first: a write by another thread after this faults
+             * and waits for the lock instead of racing with the diff. */
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
+            p->flags &= (uint8_t)~SDSM_PGF_TWIN;
+            if (home != H.me) {
+                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+                p->flags |= SDSM_PGF_PENDING;
+                H.work[npend++] = pg;
+            }
+            else if (eager)
+                sdsm_batch_add(&H.out[home], pg, NULL);
+            /* A page written only at its home, of which nobody else holds a
+             * copy, needs no notice: whoever fetches it later gets it whole.
+             * (Copysets change under the page lock, which we hold.) */
+            written = home != H.me || home_shared(pg);
+        } else if (p->flags & SDSM_PGF_FLUSHED) {
+            p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
+            if (eager && home >= 0)
+                sdsm_batch_add(&H.out[home], pg, NULL);
+            written = 1;
+        }
+        sdsm_page_unlock(pg);
+        if (written)
+            H.notices[nn++] = pg;
+        if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
+            sdsm_batch_send(&H.out[home], home, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+    }
+    for (int h = 0; h < H.n; h++)
+        sdsm_batch_send(&H.out[h], h, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+    /* The diffs are queued on their connections: a fetch sent from now on
+     * reaches each home after them, so the pages may be fetched again. */
+    int woke = 0;
+    for (uint32_t i = 0; i < npend; i++) {
+        sdsm_page_t *p = sdsm_page(H.work[i]);
+        sdsm_page_lock(H.work[i]);
+        p->flags &= (uint8_t)~SDSM_PGF_PENDING;
+        woke |= p->state == SDSM_PG_INVALID;
+        sdsm_page_unlock(H.work[i]);
+    }
+    if (woke)
+        sdsm_page_wake();
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    pthread_mutex_unlock(&H.release_mtx);
+    if (r.status)
+        sdsm_fatal("a home rejected this rank's diffs (protocol error)");
+    if (pages) {
+        *pages = H.notices;
+        *npages = nn;
+    }
+    return 0;
+}
