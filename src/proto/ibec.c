@@ -62,8 +62,13 @@ static struct {
     int             me, n;
     size_t          ps;
     uint8_t        *twinl;
-    pthread_mutex_t mtx;          /* cs list, stamps, held stack */
+    pthread_mutex_t mtx;          /* stamps, held stack */
+    /* The fault path adds to the segment's page list under the page lock,
+     * and a release takes page locks under mtx: so the list (and the depth
+     * the fault path reads) have a lock of their own, taken last. */
+    pthread_mutex_t cs_mtx;
     uint32_t       *cs, ncs;      /* pages with twinL in the current segment */
+    uint32_t       *cs_spare;     /* the list being closed */
     uint32_t       *work;         /* scratch page list (npages capacity) */
     stamp_t        *stamps[STAMP_BUCKETS];
     struct {
@@ -119,13 +124,13 @@ static void write_hook(uint32_t pg)
     sdsm_page_t *p = sdsm_page(pg);
     if (home_private(pg))
         return;
-    pthread_mutex_lock(&I.mtx);
+    pthread_mutex_lock(&I.cs_mtx);
     if (I.depth > 0 && !(p->flags & SDSM_PGF_TWINL)) {
         memcpy(twinl(pg), sdsm_page_rt(pg), I.ps);
         p->flags |= SDSM_PGF_TWINL;
         I.cs[I.ncs++] = pg;
     }
-    pthread_mutex_unlock(&I.mtx);
+    pthread_mutex_unlock(&I.cs_mtx);
 }
 
 /* Served masks.  Stripe lock held. */
@@ -209,8 +214,14 @@ static void protect_writable(void)
 static void close_segment(void)
 {
     buf_t *b = I.depth > 0 ? &I.held[I.depth - 1].diff : NULL;
-    for (uint32_t i = 0; i < I.ncs; i++) {
-        uint32_t pg = I.cs[i];
+    pthread_mutex_lock(&I.cs_mtx);
+    uint32_t ncs = I.ncs, *cs = I.cs;
+    I.cs = I.cs_spare; /* writes from now on start the next segment */
+    I.cs_spare = cs;
+    I.ncs = 0;
+    pthread_mutex_unlock(&I.cs_mtx);
+    for (uint32_t i = 0; i < ncs; i++) {
+        uint32_t pg = cs[i];
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         if (p->flags & SDSM_PGF_TWINL) {
@@ -233,7 +244,6 @@ static void close_segment(void)
         }
         sdsm_page_unlock(pg);
     }
-    I.ncs = 0;
 }
 
 static uint32_t ibec_lock_stamp(int id)
@@ -280,7 +290,9 @@ static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
     close_segment(); /* writes so far belong to the enclosing lock, if any */
     I.held[I.depth].id = id;
     I.held[I.depth].diff.len = 0;
+    pthread_mutex_lock(&I.cs_mtx);
     I.depth++;
+    pthread_mutex_unlock(&I.cs_mtx);
     pthread_mutex_unlock(&I.mtx);
     protect_writable();
     return 0;
@@ -327,7 +339,9 @@ static int ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *s
         buf_t d = I.held[k].diff;
         for (int j = k; j < I.depth - 1; j++)
             I.held[j] = I.held[j + 1];
+        pthread_mutex_lock(&I.cs_mtx);
         I.depth--;
+        pthread_mutex_unlock(&I.cs_mtx);
         I.held[I.depth].diff = (buf_t){0};
         if (d.len) {
             *payload = d.p;
@@ -536,16 +550,18 @@ static int ibec_init(void)
     I.n = sdsm_region.nprocs;
     I.ps = sdsm_region.page_size;
     pthread_mutex_init(&I.mtx, NULL);
+    pthread_mutex_init(&I.cs_mtx, NULL);
     size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
     int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     I.twinl = mmap(NULL, sdsm_region.size, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.cs = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+    I.cs_spare = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.out = calloc((size_t)I.n, sizeof *I.out);
     I.maskb = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.maskl = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.masked = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
-    if (I.twinl == MAP_FAILED || I.cs == MAP_FAILED || I.work == MAP_FAILED || !I.out ||
+    if (I.twinl == MAP_FAILED || I.cs == MAP_FAILED || I.cs_spare == MAP_FAILED || I.work == MAP_FAILED || !I.out ||
         I.maskb == MAP_FAILED || I.maskl == MAP_FAILED || I.masked == MAP_FAILED)
         return -ENOMEM;
     sdsm_home_write_hook = write_hook;
