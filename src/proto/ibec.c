@@ -133,8 +133,10 @@ static void write_hook(uint32_t pg)
     pthread_mutex_unlock(&I.cs_mtx);
 }
 
-/* Served masks.  Stripe lock held. */
-static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, uint32_t pg, int which)
+/* Served masks.  Stripe lock held.  Marks the bytes where copy differs
+ * from twin, except those where it differs from other (when given). */
+static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, const uint8_t *other,
+                     uint32_t pg, int which)
 {
     int any = 0;
     for (size_t i = 0; i < I.ps; i += 8) {
@@ -144,22 +146,29 @@ static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, ui
         if (a == b)
             continue;
         for (size_t k = 0; k < 8; k++)
-            if (twin[i + k] != copy[i + k])
+            if (twin[i + k] != copy[i + k] && (!other || other[i + k] == copy[i + k])) {
                 mask[(i + k) / 8] |= (uint8_t)(1u << ((i + k) % 8));
-        any = 1;
+                any = 1;
+            }
     }
     if (any)
         I.masked[pg] |= (uint8_t)which;
 }
 
-/* A fetch of one of our home pages was served with copy. */
+/*
+ * A fetch of one of our home pages was served with copy.  Inside a critical
+ * section the bytes the reader got different from twinL are the section's
+ * (they go with its diffL, which close_segment also applies to twinB); the
+ * others that differ from twinB go with diffB.
+ */
 static void serve_hook(uint32_t pg, const uint8_t *copy)
 {
     uint8_t fl = sdsm_page(pg)->flags;
+    const uint8_t *tl = (fl & SDSM_PGF_TWINL) ? twinl(pg) : NULL;
     if (fl & SDSM_PGF_TWIN)
-        mask_add(mask_of(I.maskb, pg), sdsm_page_twin(pg), copy, pg, MASK_B);
-    if (fl & SDSM_PGF_TWINL)
-        mask_add(mask_of(I.maskl, pg), twinl(pg), copy, pg, MASK_L);
+        mask_add(mask_of(I.maskb, pg), sdsm_page_twin(pg), copy, tl, pg, MASK_B);
+    if (tl)
+        mask_add(mask_of(I.maskl, pg), tl, copy, NULL, pg, MASK_L);
 }
 
 /*
@@ -172,6 +181,11 @@ static void mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which)
 {
     if (!(I.masked[pg] & which))
         return;
+    if (sdsm_page_home(pg) != I.me) { /* moved away (sdsm_set_home): the mask is stale */
+        memset(mask, 0, I.ps / 8);
+        I.masked[pg] &= (uint8_t)~which;
+        return;
+    }
     const uint8_t *cur = sdsm_page_rt(pg);
     for (size_t i = 0; i < I.ps / 8; i++) {
         if (!mask[i])

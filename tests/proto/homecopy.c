@@ -8,7 +8,10 @@
  *  - outside critical sections, after the next barrier;
  *  - inside a critical section of lock LX, after acquiring LX (ibec sends
  *    those writes with the lock).
- * The steps are ordered by flags, so this runs the same way every time.
+ * Rank 1 holds a copy from the start (so the home twins the page when it
+ * writes it) and drops it with sdsm_refresh to fetch the page again while
+ * the home is writing it.  The steps are ordered by flags, so this runs the
+ * same way every time.
  */
 #define PT_NAME "homecopy"
 #include "pt.h"
@@ -53,11 +56,21 @@ static void signal_to(volatile long *p, long v)
     sdsm_flush((const void *)p, sizeof *p);
 }
 
+/* Rank 1 fetches the page again now (the home is half way). */
+static void refetch(volatile unsigned char *page)
+{
+    sdsm_refresh((void *)page, 4096);
+    PT_CHECK("a byte nobody writes", 0, page[Y]);
+}
+
 static void outside_lock(int me, volatile long *flag, int round)
 {
     volatile unsigned char *page = sdsm_alloc(4096, 0);
     if (me == 0)
         page[X] = 7; /* as of the first barrier */
+    sdsm_barrier();
+    if (me == 1)
+        PT_CHECK("X, read to hold a copy", 7, page[X]);
     sdsm_barrier();
     if (me == 0) {
         page[X] = 9; /* in progress... */
@@ -66,7 +79,7 @@ static void outside_lock(int me, volatile long *flag, int round)
         page[X] = 7; /* ...and back: from barrier to barrier X is unchanged at the home */
     } else if (me == 1) {
         wait_flag(flag, 3 * round + 1);
-        PT_CHECK("a byte nobody writes", 0, page[Y]); /* fetches the page while X is 9 */
+        refetch(page); /* while X is 9 */
         set_flag(flag, 3 * round + 2);
     }
     sdsm_barrier();
@@ -89,6 +102,9 @@ static void inside_lock(int me, volatile long *to0, volatile long *to1, int roun
         sdsm_unlock(LX);
     }
     sdsm_barrier();
+    if (me == 1)
+        PT_CHECK("X, read to hold a copy", 7, page[X]);
+    sdsm_barrier();
     if (me == 0) {
         sdsm_lock(LX);
         page[X] = 9; /* in progress... */
@@ -98,7 +114,7 @@ static void inside_lock(int me, volatile long *to0, volatile long *to1, int roun
         sdsm_unlock(LX);
     } else if (me == 1) {
         await(to1, round + 1, "rank 0 is inside its critical section");
-        PT_CHECK("a byte nobody writes", 0, page[Y]); /* fetches the page while X is 9 */
+        refetch(page); /* while X is 9 */
         signal_to(to0, round + 1);
         sdsm_lock(LX); /* granted after rank 0's unlock */
         PT_CHECK("X after acquiring the lock it was written under", 7, page[X]);
