@@ -43,19 +43,20 @@ mp_hang_test(stuck_quiet 2 --status 0 --expect "^OK hang_stuck$" --reject "hang 
 set_tests_properties(mp_hang_stuck_quiet_2 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=0")
 
 # sdsmrun --timeout asks the ranks what they are waiting for before it stops them.
+# 4 s leaves every rank time to reach its wait even on a loaded machine.
 add_test(NAME mp_hang_timeout_3
-  COMMAND ${MP_EXPECT} --status 124 --max-seconds 10 --no-leftovers
-    --expect "sdsmrun: time limit of 2 s exceeded. asking the ranks what they are waiting for"
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
+    --expect "sdsmrun: time limit of 4 s exceeded. asking the ranks what they are waiting for"
     --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call. holds lock 3"
     --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
     --expect "sdsmrun: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [02], [02]"
     --reject "OK hang"
-    -- ${MP_RUN} -n 3 --timeout 2 $<TARGET_FILE:mp_hang> forever)
+    -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> forever)
 set_tests_properties(mp_hang_timeout_3 PROPERTIES LABELS mp TIMEOUT 40)
 add_test(NAME mp_hang_timeout_barrier_3
-  COMMAND ${MP_EXPECT} --status 124 --max-seconds 10 --no-leftovers
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
     --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_barrier\\(\\) \\(manager 0\\) \\(collective #3\\), for its manager rank 0"
     --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
     --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
-    -- ${MP_RUN} -n 3 --timeout 2 $<TARGET_FILE:mp_hang> late)
+    -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
 set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40)
