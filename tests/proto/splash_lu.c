@@ -93,9 +93,9 @@ static void lu(double *a, int me, int pr, int pc, int shared)
 int main(int argc, char **argv)
 {
     sdsm_init(&argc, &argv);
-    N = argc > 1 ? atol(argv[1]) : 128;
-    B = argc > 2 ? atol(argv[2]) : 16;
-    int runs = argc > 3 ? atoi(argv[3]) : 8;
+    N = argc > 1 ? atol(argv[1]) : 96;
+    B = argc > 2 ? atol(argv[2]) : 8;
+    int runs = argc > 3 ? atoi(argv[3]) : 40;
     NB = N / B;
     int n = sdsm_nprocs(), pr = 1;
     for (int r = 1; r * r <= n; r++)
