@@ -130,6 +130,27 @@ static void pending_complete(pending_t *op)
     }
 }
 
+/*
+ * Page lock held: a diff entry applied to a page and to its twins, so those
+ * bytes are not taken for this rank's own writes.  twinB (TWIN) is the
+ * home's under ibec, or a copy holder's; twinL (TWINL, in twin2_base) is
+ * ibec's for the critical section in progress here: a diff that lands in its
+ * middle - another rank's diffL at this home, say - belongs to other locks,
+ * and left out of twinL it would travel again with this section's diffL,
+ * where it overwrites newer values of those locks' data at the acquirer.
+ */
+static void apply_entry(uint32_t pg, const uint8_t *diff, uint32_t nb, uint8_t *twin2_base)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), diff, nb);
+    if (m->flags & SDSM_PGF_TWIN)
+        sdsm_diff_apply(sdsm_page_twin(pg), diff, nb);
+    if (twin2_base && (m->flags & SDSM_PGF_TWINL))
+        sdsm_diff_apply(twin2_base + ((size_t)pg << sdsm_region.shift), diff, nb);
+    sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
+    sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
+}
+
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
@@ -141,15 +162,11 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     for (size_t off = 0; off < h->len;) {
         uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
         if (nb) {
-            /* Under the page lock: the flags (and a home's twin, under ibec)
+            /* Under the page lock: the flags (and a home's twins, under ibec)
              * change with the fault path's. */
             sdsm_page_lock(pg);
-            size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
-            if (sdsm_page(pg)->flags & SDSM_PGF_TWIN) /* a home that twins its pages (ibec) */
-                sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
+            apply_entry(pg, p + off + 8, nb, sdsm_home_twin2);
             sdsm_page_unlock(pg);
-            sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
-            sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
         }
         if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) {
             sdsm_page_lock(pg);
@@ -288,15 +305,8 @@ void sdsm_home_apply_to_copies(const uint8_t *p, size_t len, uint8_t *twin2_base
         uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
-        if (nb && (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE)) {
-            size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), p + off + 8, nb);
-            if (m->flags & SDSM_PGF_TWIN)
-                sdsm_diff_apply(sdsm_page_twin(pg), p + off + 8, nb);
-            if (twin2_base && (m->flags & SDSM_PGF_TWINL))
-                sdsm_diff_apply(twin2_base + ((size_t)pg << sdsm_region.shift), p + off + 8, nb);
-            sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
-            sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
-        }
+        if (nb && (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE))
+            apply_entry(pg, p + off + 8, nb, twin2_base);
         sdsm_page_unlock(pg);
         off += 8 + nb;
     }
