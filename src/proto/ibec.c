@@ -471,11 +471,11 @@ static void sweep(void)
             continue;
         for (uint32_t pg = rec->first; pg < rec->first + rec->npages; pg++) {
             sdsm_page_t *p = sdsm_page(pg);
-            if (p->state != SDSM_PG_READ_ONLY || !p->home1 || p->home1 - 1 == I.me)
-                continue;
+            /* Under the lock: at a home, a fetch changes its page's state. */
             sdsm_page_lock(pg);
             int home = p->home1 - 1;
-            if (p->state == SDSM_PG_READ_ONLY && !(p->flags & SDSM_PGF_DIRTY)) {
+            if (p->state == SDSM_PG_READ_ONLY && p->home1 && home != I.me &&
+                !(p->flags & SDSM_PGF_DIRTY)) {
                 if (p->flags & SDSM_PGF_IDLE) {
                     p->flags &= (uint8_t)~SDSM_PGF_IDLE;
                     sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
