@@ -24,7 +24,10 @@
  *
  * Threads: the calls may be made from several threads of a process.  Locks
  * are held by the calling thread; barriers and allocation are collective over
- * ranks and must be called by one thread per rank.
+ * ranks and must be called by one thread per rank.  Any data-race-free
+ * program gets the answer it would get with one process, whatever the number
+ * of threads per rank, under hlrc and update.  Under ibec the critical
+ * sections of one rank's threads take turns (see the README on ibec).
  *
  * Collective calls (sdsm_barrier, sdsm_barrier_at, sdsm_alloc, sdsm_calloc,
  * sdsm_free, sdsm_bcast, sdsm_finalize) must be made by every rank in the
