@@ -154,6 +154,21 @@ size_t sdsm_diff_apply(uint8_t *page, const uint8_t *runs, size_t len)
     return total;
 }
 
+const uint8_t *sdsm_diff_next(const uint8_t *runs, size_t len, size_t *off, size_t *pos, size_t *at,
+                              size_t *n)
+{
+    size_t gap = 0;
+    if (*off >= len)
+        return NULL;
+    *off += get_varint(runs + *off, len - *off, &gap);
+    *off += get_varint(runs + *off, len - *off, n);
+    *at = *pos + gap;
+    const uint8_t *d = runs + *off;
+    *off += *n;
+    *pos = *at + *n;
+    return d;
+}
+
 int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_t ps)
 {
     size_t off = 0;

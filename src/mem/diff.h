@@ -41,6 +41,14 @@ int sdsm_diff_check(const uint8_t *runs, size_t len, size_t page_size);
 /* Apply checked runs to page.  Returns the number of data bytes written. */
 size_t sdsm_diff_apply(uint8_t *page, const uint8_t *runs, size_t len);
 
+/*
+ * Walk checked runs one at a time: *off and *pos start at 0; each call
+ * returns the next run's bytes (NULL after the last) with their offset in
+ * the page in *at and their count in *n.
+ */
+const uint8_t *sdsm_diff_next(const uint8_t *runs, size_t len, size_t *off, size_t *pos, size_t *at,
+                              size_t *n);
+
 /* Walk a batch, checking every entry against npages and page_size.  0 or -EPROTO. */
 int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_t page_size);
 

@@ -56,7 +56,8 @@ typedef struct sdsm_home_state {
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
     uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
     pthread_mutex_t lockfwd_mtx;
-    buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order */
+    buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order:
+                                     {u32 writer, u32 len, batch[len]}[] */
 } sdsm_home_state_t;
 
 static inline uint32_t rd32(const uint8_t *p)

@@ -16,10 +16,12 @@
  * before acknowledging.  Homes twin their own pages that others hold, so
  * their writes travel the same way; a home page nobody else holds has no
  * twin and stays writable, like hlrc's (a fetch write-protects it first).
- * The homes also keep the diffL they applied and forward them, in lock
- * order, ahead of the diffB (diffL bytes are kept out of diffB); the chains
- * and stamps start again from empty.  All this is a second phase and round
- * of the barrier, which only happens when some rank has a diffB or diffL.
+ * The homes also keep the diffL they applied and forward, ahead of the
+ * diffB, the last value of every byte they wrote (in lock order), to each
+ * holder but the one whose diffL wrote it last (diffL bytes are kept out of
+ * diffB); the chains and stamps start again from empty.  All this is a
+ * second phase and round of the barrier, which only happens when some rank
+ * has a diffB or diffL.
  *
  * A home serves a page it is writing as it is at that moment, half-done
  * writes included.  Its diffs are made against its twins, so a byte it
@@ -279,16 +281,22 @@ static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
         memcpy(&st, chain + off, 4);
         memcpy(&bl, chain + off + 4, 4);
         const uint8_t *b = chain + off + 8;
-        for (size_t e = 0; e < bl;) { /* a page we do not hold is fetched first */
+        for (size_t e = 0; e < bl;) {
             uint32_t pg, nb;
             memcpy(&pg, b + e, 4);
             memcpy(&nb, b + e + 4, 4);
-            uint8_t st_now = sdsm_page(pg)->state;
-            if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg))
-                sdsm_home_fault(pg, 0);
+            /* Our own pages have every diffL already, applied as they came
+             * (before their lock moved on); applied again, an entry's bytes
+             * written outside the critical section - another thread's, caught
+             * in its twinL - could undo newer ones. */
+            if (sdsm_page_home(pg) != I.me) {
+                uint8_t st_now = sdsm_page(pg)->state; /* a page we do not hold is fetched first */
+                if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg))
+                    sdsm_home_fault(pg, 0);
+                sdsm_home_apply_to_copies(b + e, 8 + nb, I.twinl);
+            }
             e += 8 + nb;
         }
-        sdsm_home_apply_to_copies(b, bl, I.twinl);
         if (st > top)
             top = st;
         off += 8 + bl;

@@ -675,6 +675,44 @@ static void test_chain_check(void)
     CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
 }
 
+/* sdsm_diff_next walks exactly the runs the independent decoder finds. */
+static void test_next_runs(void)
+{
+    for (size_t p = 0; p < 2; p++) {
+        size_t ps = page_sizes[p];
+        uint8_t *twin = malloc(ps), *cur = malloc(ps);
+        run_t *runs = malloc(ps * sizeof *runs);
+        for (unsigned long long seed = 1; seed <= 4; seed++) {
+            ck_rng_t r = {seed * 0x9e3779b9ull};
+            fill_random(&r, twin, ps);
+            for (int mode = 0; mode < M_NMODES; mode++) {
+                make_pattern(&r, twin, cur, ps, mode);
+                uint8_t *out;
+                size_t nruns, ndata, n;
+                size_t len = encode(twin, cur, ps, 1, 0, &out, &nruns, &ndata);
+                CHECK_I(decode(out, len, ps, runs, ps, &n), ==, 0);
+                size_t off = 0, pos = 0, at, l, i = 0;
+                const uint8_t *d;
+                while ((d = sdsm_diff_next(out, len, &off, &pos, &at, &l))) {
+                    CHECK_U(i, <, n);
+                    if (i >= n)
+                        break;
+                    CHECK_U(at, ==, runs[i].start);
+                    CHECK_U(l, ==, runs[i].len);
+                    CHECK_I(d == out + runs[i].data, ==, 1);
+                    i++;
+                }
+                CHECK_U(i, ==, n);
+                CHECK_U(off, ==, len);
+                free(out);
+            }
+        }
+        free(runs);
+        free(twin);
+        free(cur);
+    }
+}
+
 int main(void)
 {
     RUN(test_roundtrip_random);
@@ -685,5 +723,6 @@ int main(void)
     RUN(test_check_rejects);
     RUN(test_batch_check);
     RUN(test_chain_check);
+    RUN(test_next_runs);
     return ck_done("test_diff");
 }
