@@ -290,7 +290,9 @@ static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
              * written outside the critical section - another thread's, caught
              * in its twinL - could undo newer ones. */
             if (sdsm_page_home(pg) != I.me) {
-                uint8_t st_now = sdsm_page(pg)->state; /* a page we do not hold is fetched first */
+                sdsm_page_lock(pg); /* a page we do not hold is fetched first */
+                uint8_t st_now = sdsm_page(pg)->state;
+                sdsm_page_unlock(pg);
                 if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg))
                     sdsm_home_fault(pg, 0);
                 sdsm_home_apply_to_copies(b + e, 8 + nb, I.twinl);
