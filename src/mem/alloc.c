@@ -140,10 +140,13 @@ static const sdsm_alloc_rec_t *search(uint32_t pg)
         hi = MAX_ALLOCS;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        uint32_t slot = atomic_load_explicit(&order[mid], memory_order_relaxed) % MAX_ALLOCS;
+        /* Acquire loads: the sequence re-check after the search cannot move
+         * before them (a fence would do, but ThreadSanitizer does not
+         * model fences). */
+        uint32_t slot = atomic_load_explicit(&order[mid], memory_order_acquire) % MAX_ALLOCS;
         const sdsm_alloc_rec_t *r = &recs[slot];
-        uint32_t first = __atomic_load_n(&r->first, __ATOMIC_RELAXED);
-        uint32_t np = __atomic_load_n(&r->npages, __ATOMIC_RELAXED);
+        uint32_t first = __atomic_load_n(&r->first, __ATOMIC_ACQUIRE);
+        uint32_t np = __atomic_load_n(&r->npages, __ATOMIC_ACQUIRE);
         if (pg < first)
             hi = mid;
         else if (pg - first >= np)
@@ -163,7 +166,6 @@ const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
             continue;
         }
         const sdsm_alloc_rec_t *r = search(pg);
-        atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&seq, memory_order_relaxed) == s0)
             return r;
     }
@@ -172,9 +174,8 @@ const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
 /* Writer side of the sequence lock (the allocating thread only). */
 static void change_begin(void)
 {
-    atomic_store_explicit(&seq, atomic_load_explicit(&seq, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    /* acq_rel: the stores of the change cannot move before the odd count. */
+    atomic_fetch_add_explicit(&seq, 1, memory_order_acq_rel);
 }
 
 static void change_end(void) { atomic_fetch_add_explicit(&seq, 1, memory_order_release); }
