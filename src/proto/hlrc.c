@@ -1,9 +1,9 @@
 /*
  * hlrc.c - home-based release consistency with multiple writers and
- * invalidation (SCASH's invalidate mode, seed 001's protocol).  Everything
- * but the barrier completion is the shared home machinery (notice.c): eager
- * invalidation at lock releases, write notices at barriers, after which
- * copies others wrote are dropped.
+ * invalidation (SCASH's invalidate mode, seed 001's protocol).  It is the
+ * shared home machinery as it is: eager invalidation at lock releases
+ * (release.c, inval.c), write notices at barriers, after which copies others
+ * wrote are dropped (notice.c).
  */
 #include "proto/home.h"
 
