@@ -1,5 +1,5 @@
 /*
- * boot.c - job set-up under sdsmrun (see boot.h).
+ * boot.c - job set-up under sdsmrun or a PMIx launcher (see boot.h).
  *
  * Connection order avoids deadlock without threads: rank i first connects
  * to ranks 0..i-1 (each of which is accepting once it has finished its own
@@ -9,6 +9,7 @@
  */
 #include "boot.h"
 #include "accept.h"
+#include "pmix.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -180,11 +181,91 @@ static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t 
     return 0;
 }
 
+/* Both launch paths end here: the table holds every rank's listening
+ * address and job_key is known; link every pair of ranks. */
+static int link_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t deadline)
+{
+    int rc;
+    if ((rc = connect_peers(b, table, deadline)))
+        return rc;
+    if ((rc = sdsm_boot_accept(b->listen_fd, job_key, b->rank, b->nprocs, b->peer_fds, deadline)))
+        return rc;
+    for (int r = 0; r < b->nprocs; r++)
+        if (r != b->rank)
+            fcntl(b->peer_fds[r], F_SETFL, O_NONBLOCK);
+    fcntl(b->listen_fd, F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+static int alloc_peers(sdsm_boot_t *b, sdsm_ctrl_addr_t **table)
+{
+    *table = calloc((size_t)b->nprocs, sizeof **table);
+    b->peer_fds = malloc((size_t)b->nprocs * sizeof(int));
+    if (!*table || !b->peer_fds) {
+        free(*table);
+        *table = NULL;
+        return SDSM_ENOMEM;
+    }
+    for (int r = 0; r < b->nprocs; r++)
+        b->peer_fds[r] = -1;
+    return 0;
+}
+
+/* Direct launch (mpirun, srun): PMIx gives rank, size, addresses and key. */
+static int start_pmix(sdsm_boot_t *b)
+{
+    int one_host, rc = sdsm_pmix_start(&b->rank, &b->nprocs, &one_host);
+    if (rc)
+        return rc;
+    sdsm_log_rank = b->rank;
+    if (!one_host) {
+        /* Choosing the interface that reaches the other hosts is not done
+         * yet: loopback would silently be wrong, so refuse. */
+        sdsm_error_log("direct launch with ranks on several hosts is not supported yet: "
+                       "run all %d ranks on one host", b->nprocs);
+        return SDSM_ENOTSUP;
+    }
+    int64_t deadline = sdsm_io_now_ms() + sdsm_cfg.timeout * 1000;
+    sdsm_ctrl_addr_t me, *table;
+    if ((rc = alloc_peers(b, &table)))
+        return rc;
+    struct in_addr lo = {.s_addr = htonl(INADDR_LOOPBACK)};
+    rc = SDSM_ESYS;
+    if ((b->listen_fd = listen_on(lo, &me)) < 0)
+        goto out;
+    if ((rc = sdsm_pmix_exchange(&me, sdsm_cfg.timeout, table, job_key)))
+        goto out;
+    rc = link_peers(b, table, deadline);
+out:
+    free(table);
+    return rc;
+}
+
+/* A launcher that speaks only PMI-1/PMI-2 (srun --mpi=pmi2, MPICH's
+ * hydra) sets PMI_SIZE: running on as a job of one would make N unrelated
+ * jobs that each print their own results, so refuse instead. */
+static int pmi_only(void)
+{
+    const char *s = getenv("PMI_SIZE");
+    long n;
+    if (!s || sdsm_config_parse_long(s, 1, 1L << 30, &n) || n < 2)
+        return 0;
+    sdsm_error_log("started by a PMI-1/PMI-2 launcher (PMI_SIZE=%ld), which sdsm does not speak: "
+                   "use PMIx (srun --mpi=pmix, Open MPI's mpirun) or sdsmrun", n);
+    return SDSM_ENOTSUP;
+}
+
 int sdsm_boot_start(sdsm_boot_t *b)
 {
     memset(b, 0, sizeof *b);
     b->listen_fd = b->ctrl_fd = -1;
     if (sdsm_cfg.rank < 0) {
+        /* Not started by sdsmrun: a PMIx launcher, or a job of one. */
+        if (sdsm_pmix_present())
+            return start_pmix(b);
+        int rc = pmi_only();
+        if (rc)
+            return rc;
         b->rank = 0;
         b->nprocs = 1;
         return 0;
@@ -201,27 +282,17 @@ int sdsm_boot_start(sdsm_boot_t *b)
         sdsm_error_log("SDSM_RENDEZVOUS=%s: expected ip:port", sdsm_cfg.rendezvous ? sdsm_cfg.rendezvous : "");
         return SDSM_EINVAL;
     }
-    sdsm_ctrl_addr_t me, *table = calloc((size_t)b->nprocs, sizeof *table);
-    b->peer_fds = malloc((size_t)b->nprocs * sizeof(int));
-    if (!table || !b->peer_fds) {
-        free(table);
-        return SDSM_ENOMEM;
-    }
-    for (int r = 0; r < b->nprocs; r++)
-        b->peer_fds[r] = -1;
-    int rc = SDSM_ESYS;
+    sdsm_ctrl_addr_t me, *table;
+    int rc = alloc_peers(b, &table);
+    if (rc)
+        return rc;
+    rc = SDSM_ESYS;
     if ((b->listen_fd = listen_on(la.sin_addr, &me)) < 0)
         goto out;
     if ((rc = rendezvous(b, &me, table, deadline)))
         goto out;
-    if ((rc = connect_peers(b, table, deadline)))
+    if ((rc = link_peers(b, table, deadline)))
         goto out;
-    if ((rc = sdsm_boot_accept(b->listen_fd, job_key, b->rank, b->nprocs, b->peer_fds, deadline)))
-        goto out;
-    for (int r = 0; r < b->nprocs; r++)
-        if (r != b->rank)
-            fcntl(b->peer_fds[r], F_SETFL, O_NONBLOCK);
-    fcntl(b->listen_fd, F_SETFL, O_NONBLOCK);
     fcntl(ctrl_fd, F_SETFL, O_NONBLOCK); /* polled by any thread making progress */
     b->ctrl_fd = ctrl_fd;
 out:
@@ -231,6 +302,7 @@ out:
 
 void sdsm_boot_abort(int code, const char *reason)
 {
+    sdsm_pmix_abort(code, reason); /* returns at once unless directly launched */
     if (ctrl_fd < 0)
         return;
     size_t len = strlen(reason);
@@ -289,4 +361,5 @@ void sdsm_boot_close(sdsm_boot_t *b)
     free(b->peer_fds);
     b->peer_fds = NULL;
     b->listen_fd = b->ctrl_fd = ctrl_fd = -1;
+    sdsm_pmix_fini();
 }

@@ -5,7 +5,10 @@
  * are in the environment.  The rank listens on an ephemeral port, registers
  * with the launcher, receives everyone's address, and connects to every
  * lower rank while accepting every higher one, each link authenticated with
- * the job key.  Without them the process is a job of one.
+ * the job key.  Started by a PMIx launcher instead (mpirun, srun: see
+ * pmix.h), the rank, size, addresses and key come from PMIx and the links
+ * are made the same way, without a launcher link.  Without either the
+ * process is a job of one.
  */
 #ifndef SDSM_BOOT_BOOT_H
 #define SDSM_BOOT_BOOT_H

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# direct_test.sh - run an sdsm program under Open MPI's mpirun (direct launch
+# through PMIx, no sdsmrun) and check how it ended.
+#
+#   direct_test.sh NP [--ok NAME] [mp_expect.sh options] -- PROG [ARGS...]
+#
+# --ok NAME: the output holds exactly one "OK NAME" line (a job of NP ranks
+# prints it once; NP processes that each ran as a job of one would print it
+# NP times).  Skipped (status 77) when mpirun is not installed.
+set -u
+here=$(dirname "$0")
+np=$1
+shift
+ok=
+if [ "${1:-}" = --ok ]; then
+    ok=$2
+    shift 2
+fi
+mpirun=${MPIRUN:-$(command -v mpirun)}
+if [ -z "$mpirun" ]; then
+    echo "SKIP: mpirun not found (install Open MPI, e.g. Debian's openmpi-bin, to test direct launch)"
+    exit 77
+fi
+opts=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    opts+=("$1")
+    shift
+done
+shift
+[ -n "$ok" ] && opts+=(--expect "^OK $ok\$")
+out=$(bash "$here/mp_expect.sh" "${opts[@]}" -- \
+      "$mpirun" --allow-run-as-root --oversubscribe -n "$np" "$@")
+rc=$?
+echo "$out"
+if [ -n "$ok" ]; then
+    count=$(grep -c "^OK $ok\$" <<<"$out")
+    if [ "$count" != 1 ]; then
+        echo "direct_test: FAIL: \"OK $ok\" printed $count times, expected once (one job of $np ranks)"
+        rc=1
+    fi
+fi
+exit "$rc"
