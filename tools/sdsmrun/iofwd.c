@@ -401,6 +401,43 @@ static bool read_stream(struct job *j, struct stream *s, size_t budget)
     return true;
 }
 
+/* Bytes rank r wrote on another host, as its agent passed them on. */
+void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len)
+{
+    struct iofwd *io = j->io;
+    if (!io || io->to_files)
+        return;
+    struct stream *s = &io->s[2 * r + (dst == STDERR_FILENO)];
+    while (len > 0) {
+        if (s->cap - s->len < READ_CHUNK) {
+            size_t cap = s->cap ? 2 * s->cap : 2 * READ_CHUNK;
+            char *nb = realloc(s->buf, cap);
+            if (!nb) {
+                pass_on(j, s, s->len);
+                if (s->cap - s->len == 0)
+                    return;
+            } else {
+                s->buf = nb;
+                s->cap = cap;
+            }
+        }
+        size_t take = s->cap - s->len < len ? s->cap - s->len : len;
+        memcpy(s->buf + s->len, p, take);
+        s->len += take;
+        p += take;
+        len -= take;
+        pass_lines(j, s);
+    }
+}
+
+void iofwd_feed_end(struct job *j, int r)
+{
+    struct iofwd *io = j->io;
+    for (int i = 2 * r; io && i < 2 * r + 2; i++)
+        if (io->s[i].fd < 0)
+            close_stream(j, &io->s[i]);
+}
+
 /* ------------------------------------------------------- event loop */
 
 size_t iofwd_npoll(const struct job *j)
@@ -467,8 +504,9 @@ void iofwd_finish(struct job *j)
     stop_input(io);
     for (int i = 0; i < 2 * j->n; i++) {
         struct stream *s = &io->s[i];
-        if (s->fd >= 0 && read_stream(j, s, DRAIN_MAX))
-            close_stream(j, s); /* a descendant still holds it open: stop here */
+        if (s->fd < 0 || read_stream(j, s, DRAIN_MAX))
+            close_stream(j, s); /* a descendant still holds it open: stop here;
+                                 * or an agent's rank cut short mid-line */
     }
     /* Still mid-line: the launcher's last words start a line of their own. */
     static struct stream gone;

@@ -62,6 +62,32 @@ struct rank {
     int lost;               /* 1 + the rank whose link this one lost (SDSM_CTRL_LOST); 0 = none */
     pid_t reg_pid;          /* the pid it registered: pid, or a descendant's under a wrapper */
     sdsm_ctrl_addr_t addr;
+    int host;               /* index in job.hosts */
+    int agent;              /* index in job.agents for a rank on another host; -1 = ours.
+                             * Its pid is then the agent's report (0 until it comes). */
+};
+
+/* Long options without a short form. */
+enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX };
+
+/* A host of --hosts/--hostfile. */
+struct host {
+    char *name;
+    int slots;
+    bool local;             /* this machine: its ranks are forked here */
+};
+
+/* The launcher's side of one remote host's agent (hosts.c). */
+struct agent {
+    int host;
+    pid_t pid;              /* the remote shell's process, our child */
+    int in_w;               /* its stdin: the key, then held open (-1 once closed) */
+    int out_r;              /* its stdout: frames (-1 once at EOF) */
+    uint8_t *buf;           /* a frame being read */
+    size_t len, cap;
+    bool ready, reaped, failed;
+    int wstatus;
+    int64_t ready_by;       /* it must say hello by then */
 };
 
 struct job {
@@ -73,6 +99,16 @@ struct job {
     bool tag_output;        /* --tag-output */
     const char *output_dir; /* --output-filename DIR, or NULL */
     char **argv;            /* program and its arguments */
+    /* hosts (hosts.c); without --hosts/--hostfile one local host */
+    struct host *hosts;
+    int nhosts;
+    bool map_by_node;       /* --map-by node: round-robin; else fill each host's slots */
+    const char *rsh;        /* --rsh, SDSM_RSH or the default */
+    const char *prefix;     /* --prefix: sdsmrun's directory on the remote hosts */
+    char **xenv;            /* -x: "NAME=VALUE" for every rank */
+    int nxenv;
+    struct agent *agents;
+    int nagents;
 
     /* rendezvous */
     int lfd, sfd;           /* listening socket, signalfd */
@@ -147,6 +183,32 @@ void iofwd_fresh_line(int dst);            /* before the launcher's own line on 
 int  spawn_check_program(const char *prog);
 int  spawn_all(struct job *j);
 void spawn_reap(struct job *j);
+/* Judge the ranks marked just_reaped (by spawn_reap or an agent's report). */
+void spawn_judge_reaped(struct job *j);
+void spawn_stopped(struct job *j, struct rank *rk, int sig);
+/* "1234" or "1234 on host b": a rank's pid as messages name it. */
+const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len);
+void spawn_child_env(const struct job *j, int r); /* SDSM_RANK, SDSM_HOST, in a rank's child */
+
+/* iofwd.c, for ranks on other hosts: their output arrives from their agent */
+void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len);
+void iofwd_feed_end(struct job *j, int r); /* the rank exited: pass on unfinished lines */
+
+/* hosts.c: --hosts, --hostfile, -x, placement and the agents */
+int  hosts_option(struct job *j, int c, const char *arg); /* -1: go on; else exit status */
+int  hosts_place(struct job *j);       /* after parsing; -1: go on; else exit status */
+int  hosts_setup_env(struct job *j);   /* -x for our own ranks */
+bool hosts_any_local(const struct job *j);
+bool hosts_all_local(const struct job *j);
+int  agents_start(struct job *j);      /* after the local ranks are forked */
+bool agents_reaped(struct job *j, pid_t pid, int st); /* true if pid was an agent */
+size_t agents_npoll(const struct job *j);
+size_t agents_pollset(struct job *j, struct pollfd *pfd);
+void agents_events(struct job *j, const struct pollfd *pfd);
+void agents_timers(struct job *j, int64_t now);
+int64_t agents_next_deadline(const struct job *j);
+bool agents_gone(const struct job *j);
+int  agent_main(int argc, char **argv); /* agent.c: sdsmrun --agent ... */
 void spawn_link_closed(struct job *j, struct rank *rk);
 void spawn_registered(struct job *j, struct rank *rk);
 void spawn_timers(struct job *j, int64_t now);

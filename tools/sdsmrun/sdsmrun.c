@@ -36,7 +36,9 @@
 
 static const char usage_line[] =
     "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose]\n"
-    "               [--tag-output] [--output-filename DIR] [--] program [args...]\n";
+    "               [--tag-output] [--output-filename DIR] [--hosts H[:S],... | --hostfile F]\n"
+    "               [--map-by slot|node] [--rsh CMD] [--prefix DIR] [-x NAME[=VALUE]]...\n"
+    "               [--] program [args...]\n";
 
 static const char vars_text[] =
     "Variables set in every rank's environment:\n"
@@ -47,6 +49,8 @@ static const char vars_text[] =
     "                         job must prove it knows the key (never print it)\n"
     "  SDSM_STATS=1           with --stats\n"
     "  SDSM_PROTOCOL=NAME     with --protocol\n"
+    "  SDSM_HOST=NAME         the host the rank was placed on, as --hosts/--hostfile name\n"
+    "                         it (without them: this machine's name)\n"
     "\n"
     "Variables users commonly set themselves (passed to the ranks unchanged):\n"
     "  SDSM_STATS=0|1         1: rank 0 prints every rank's statistics at sdsm_finalize\n"
@@ -58,7 +62,9 @@ static const char vars_text[] =
     "                         (default 64G; memory is used only when touched)\n"
     "  SDSM_PAGE_SIZE=SIZE    coherence unit, a power of two >= 4096 (default 4096)\n"
     "  SDSM_LOG=LEVEL         runtime log level: error, warn (default), info, debug\n"
-    "  SDSM_TIMEOUT=S         seconds sdsm_init waits for the job to assemble (default 30)\n"
+    "  SDSM_TIMEOUT=S         seconds sdsm_init waits for the job to assemble (default 30);\n"
+    "                         also how long sdsmrun waits for each host's agent to start\n"
+    "  SDSM_RSH=CMD           remote shell for --hosts/--hostfile (default: ssh -o BatchMode=yes)\n"
     "  SDSM_HANG_REPORT=S     after a call has waited S seconds, rank 0 prints what every\n"
     "                         rank is waiting for, once per period (default 60; 0: never)\n";
 
@@ -79,6 +85,21 @@ static const char help_text[] =
     "                       write rank R's stdout and stderr to the files\n"
     "                       DIR/rank.R/stdout and DIR/rank.R/stderr (created or\n"
     "                       truncated; no tags) instead of sdsmrun's\n"
+    "      --hosts H[:S],...  run ranks on these hosts, S slots each (default 1); a name\n"
+    "                       given twice adds its slots.  This machine (its name or\n"
+    "                       \"localhost\") runs its ranks itself; for every other host\n"
+    "                       sdsmrun starts an agent: RSH HOST SDSMRUN --agent ..., which\n"
+    "                       forks that host's ranks and passes on their output and exit\n"
+    "      --hostfile FILE  hosts from FILE: lines \"host [slots=N]\", '#' comments\n"
+    "      --map-by slot|node  slot (default): fill each host's slots in order; node:\n"
+    "                       one rank per host in turn, skipping full hosts\n"
+    "      --rsh CMD        remote shell command, split at spaces (default $SDSM_RSH, else\n"
+    "                       \"ssh -o BatchMode=yes\"); it gets HOST then the agent's command\n"
+    "                       line, quoted for the remote shell\n"
+    "      --prefix DIR     the directory holding sdsmrun on the other hosts (default:\n"
+    "                       the same path as here)\n"
+    "  -x NAME[=VALUE]      give every rank on every host NAME (its value here, or VALUE);\n"
+    "                       SDSM_* variables set here reach the other hosts by themselves\n"
     "      --info           list the SDSM_* environment variables and exit\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
@@ -94,6 +115,16 @@ static const char help_text[] =
     "pipes, so C stdio buffers their stdout: fflush(stdout) or setvbuf(stdout,\n"
     "NULL, _IOLBF, 0) shows output at once.  Everything a rank wrote is passed on,\n"
     "even when it dies.  The ranks run in a process group of their own.\n"
+    "\n"
+    "On other hosts: the program must be at the same path (or on the PATH there),\n"
+    "the job runs in the same working directory, and rank 0's standard input is\n"
+    "forwarded only when rank 0 runs on this machine.  The job key reaches each\n"
+    "agent on its standard input, never on a command line; when the launcher or its\n"
+    "connection goes away the agent stops its ranks.  A host whose remote shell or\n"
+    "agent fails (unknown host, program missing there) fails the job naming the\n"
+    "host.  The ranks reach sdsmrun at 127.0.0.1, so for now every host must share\n"
+    "this machine's loopback (e.g. a wrapper as --rsh); --output-filename works\n"
+    "only for ranks on this machine.\n"
     "\n"
     "A rank fails when it exits non-zero, is killed or stopped by a signal (also\n"
     "when started through a wrapper such as a shell script: the process that called\n"
@@ -275,6 +306,15 @@ static int option(struct job *j, int c, char **argv)
             }
         return usage_error("unknown protocol '%s': expected one of %s", optarg, proto_list());
     case 'h': return print_texts(help);
+    case OPT_HOSTS:
+    case OPT_HOSTFILE:
+        if (j->nhosts)
+            return usage_error("give --hosts or --hostfile once");
+        return hosts_option(j, c, optarg);
+    case OPT_MAP_BY:
+    case OPT_RSH:
+    case OPT_PREFIX:
+    case 'x': return hosts_option(j, c, optarg);
     case 'I': {
         /* The runtime's own table, so this list can never drift from it. */
         sdsm_config_t cfg;
@@ -310,11 +350,16 @@ static int parse_args(struct job *j, int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
         /* long only: 'T' and 'O' are not in the short option string */
         {"tag-output", no_argument, NULL, 'T'},   {"output-filename", required_argument, NULL, 'O'},
+        {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"hostfile", required_argument, NULL, OPT_HOSTFILE},
+        {"map-by", required_argument, NULL, OPT_MAP_BY},
+        {"rsh", required_argument, NULL, OPT_RSH},
+        {"prefix", required_argument, NULL, OPT_PREFIX},
         {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
     /* '+': the program's own options are not ours; ':': report missing values ourselves. */
-    while ((c = getopt_long(argc, argv, "+:n:t:sp:vhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:n:t:sp:vhVx:", longopts, NULL)) != -1) {
         int rc = option(j, c, argv);
         if (rc >= 0)
             return rc;
@@ -416,11 +461,6 @@ static int setup_signals(struct job *j)
 static int setup(struct job *j)
 {
     j->self = getpid();
-    j->ranks = calloc((size_t)j->n, sizeof *j->ranks);
-    if (!j->ranks) {
-        launcher_say("out of memory for %d ranks", j->n);
-        return -1;
-    }
     int e = sdsm_auth_key_generate(j->keyhex);
     if (e) {
         errno = -e;
@@ -428,7 +468,8 @@ static int setup(struct job *j)
         return -1;
     }
     sdsm_auth_key_parse(j->keyhex, j->key);
-    if (setup_nofile(j) || iofwd_init(j) || ctrl_listen(j) || setup_env(j) || setup_signals(j))
+    if (setup_nofile(j) || iofwd_init(j) || ctrl_listen(j) || setup_env(j) || hosts_setup_env(j) ||
+        setup_signals(j))
         return -1;
     if (j->timeout_s > 0)
         j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);
@@ -466,6 +507,7 @@ static void timers(struct job *j, int64_t now)
 {
     ctrl_timers(j, now);
     spawn_timers(j, now);
+    agents_timers(j, now);
     /* A job that has just ended in time is not failed by the clock. */
     if (j->stopping || !j->deadline || now < j->deadline || j->njudged >= j->n)
         return;
@@ -483,8 +525,8 @@ static void timers(struct job *j, int64_t now)
 static bool finished(struct job *j, int64_t now)
 {
     if (!j->stopping)
-        return j->njudged == j->n;
-    if (j->nreaped == j->n && (j->killed || spawn_job_gone(j)))
+        return j->njudged == j->n && agents_gone(j);
+    if (j->nreaped == j->n && agents_gone(j) && (j->killed || spawn_job_gone(j)))
         return true;
     if (now >= j->stop_at + GIVE_UP_AFTER_US) {
         launcher_say("%d rank(s) did not terminate; giving up on them", j->n - j->nreaped);
@@ -498,6 +540,8 @@ static int poll_timeout(const struct job *j, int64_t now)
     int64_t next = ctrl_next_deadline(j), t = spawn_next_deadline(j);
     if (t < next)
         next = t;
+    if ((t = agents_next_deadline(j)) < next)
+        next = t;
     int64_t clock = j->ask_until ? j->ask_until : j->deadline;
     if (!j->stopping && clock && clock < next)
         next = clock;
@@ -510,10 +554,10 @@ static int poll_timeout(const struct job *j, int64_t now)
 }
 
 /* pollfd 0 is the signalfd, 1 the listening socket, then one per connection,
- * then the ranks' standard streams (iofwd.c). */
-static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap, size_t *nio)
+ * then the ranks' standard streams (iofwd.c), then the agents (hosts.c). */
+static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap, size_t *nio, size_t *nag)
 {
-    size_t need = 2 + j->nconns + iofwd_npoll(j);
+    size_t need = 2 + j->nconns + iofwd_npoll(j) + agents_npoll(j);
     if (need > *cap) {
         struct pollfd *np = realloc(*pfd, need * sizeof *np);
         if (!np) {
@@ -532,7 +576,8 @@ static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap, size_t
             (*pfd)[2 + i].events |= POLLOUT;
     }
     *nio = iofwd_pollset(j, *pfd + 2 + j->nconns);
-    return (int)(2 + j->nconns + *nio);
+    *nag = agents_pollset(j, *pfd + 2 + j->nconns + *nio);
+    return (int)(2 + j->nconns + *nio + *nag);
 }
 
 static int run(struct job *j)
@@ -544,8 +589,8 @@ static int run(struct job *j)
         timers(j, now);
         if (finished(j, now))
             break;
-        size_t nio = 0;
-        int np = build_pollset(j, &pfd, &cap, &nio);
+        size_t nio = 0, nag = 0;
+        int np = build_pollset(j, &pfd, &cap, &nio, &nag);
         if (np < 0 || (poll(pfd, (nfds_t)np, poll_timeout(j, now)) < 0 && errno != EINTR)) {
             if (np >= 0)
                 launcher_say("poll: %m");
@@ -553,7 +598,7 @@ static int run(struct job *j)
             break;
         }
         /* Links before child exits, so a DONE or ABORT is read before its sender's death. */
-        size_t nc = (size_t)np - 2 - nio;
+        size_t nc = (size_t)np - 2 - nio - nag;
         for (size_t i = 0; i < nc; i++)
             if (pfd[2 + i].revents)
                 ctrl_io(j, j->conns[i], pfd[2 + i].revents);
@@ -561,6 +606,7 @@ static int run(struct job *j)
             ctrl_accept(j);
         /* Output before child exits too, so a rank's last words come before the verdict. */
         iofwd_events(j, pfd + 2 + nc);
+        agents_events(j, pfd + 2 + nc + nio);
         if (pfd[0].revents)
             on_signals(j);
         ctrl_sweep(j);
@@ -581,10 +627,15 @@ int main(int argc, char **argv)
 {
     struct job job = {.lfd = -1, .sfd = -1};
     job.t0 = launcher_now();
+    if (argc > 1 && strcmp(argv[1], "--agent") == 0)
+        return agent_main(argc, argv);
     int rc = parse_args(&job, argc, argv);
-    if (rc >= 0)
+    if (rc >= 0 || (rc = hosts_place(&job)) >= 0)
         return rc;
-    int e = spawn_check_program(job.argv[0]);
+    if (job.output_dir && job.nhosts > 1 && !hosts_all_local(&job))
+        return usage_error("--output-filename works only for ranks on this machine");
+    /* Another host checks for itself (its agent names it when the program is missing). */
+    int e = hosts_any_local(&job) ? spawn_check_program(job.argv[0]) : 0;
     if (e) {
         errno = e;
         launcher_say("cannot run '%s': %m", job.argv[0]);

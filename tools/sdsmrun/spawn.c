@@ -66,9 +66,25 @@ int spawn_check_program(const char *prog)
     }
 }
 
-static __attribute__((noreturn)) void child(const struct job *j, int r)
+void spawn_child_env(const struct job *j, int r)
 {
     char num[16];
+    snprintf(num, sizeof num, "%d", r);
+    setenv("SDSM_RANK", num, 1);
+    setenv("SDSM_HOST", j->hosts[j->ranks[r].host].name, 1);
+}
+
+const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len)
+{
+    if (rk->agent < 0)
+        snprintf(buf, len, "%d", (int)rk->pid);
+    else
+        snprintf(buf, len, "%d on host %s", (int)rk->pid, j->hosts[rk->host].name);
+    return buf;
+}
+
+static __attribute__((noreturn)) void child(const struct job *j, int r)
+{
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* The launcher may have died before the line above took effect. */
     if (getppid() != j->self)
@@ -78,8 +94,7 @@ static __attribute__((noreturn)) void child(const struct job *j, int r)
     close(j->lfd);
     close(j->sfd);
     iofwd_child(j, r);
-    snprintf(num, sizeof num, "%d", r);
-    setenv("SDSM_RANK", num, 1);
+    spawn_child_env(j, r);
     if (j->restore_nofile)
         setrlimit(RLIMIT_NOFILE, &j->child_nofile);
     if (j->restore_sigpipe)
@@ -94,6 +109,8 @@ static __attribute__((noreturn)) void child(const struct job *j, int r)
 static void never_started(struct job *j, int from)
 {
     for (int r = from; r < j->n; r++) {
+        if (j->ranks[r].judged)
+            continue;
         j->ranks[r].reaped = j->ranks[r].judged = true;
         j->nreaped++;
         j->njudged++;
@@ -104,6 +121,8 @@ int spawn_all(struct job *j)
 {
     for (int r = 0; r < j->n; r++) {
         int64_t t = launcher_now();
+        if (j->ranks[r].agent >= 0)
+            continue; /* its host's agent starts it */
         if (iofwd_prepare(j, r)) {
             never_started(j, r);
             return -1;
@@ -124,8 +143,13 @@ int spawn_all(struct job *j)
         j->ranks[r].t_spawn = t;
     }
     for (int r = 0; r < j->n && j->verbose; r++)
-        launcher_verbose(j, "rank %d: pid %d started at %.1f ms", r, (int)j->ranks[r].pid,
-                         launcher_ms(j, j->ranks[r].t_spawn));
+        if (j->ranks[r].agent < 0)
+            launcher_verbose(j, "rank %d: pid %d started at %.1f ms", r, (int)j->ranks[r].pid,
+                             launcher_ms(j, j->ranks[r].t_spawn));
+    if (agents_start(j)) {
+        never_started(j, 0);
+        return -1;
+    }
     return 0;
 }
 
@@ -140,8 +164,9 @@ static void describe(int st, char *buf, size_t len)
 
 static void judge(struct job *j, struct rank *rk)
 {
-    int r = (int)(rk - j->ranks), st = rk->wstatus, pid = (int)rk->pid;
-    char how[160];
+    int r = (int)(rk - j->ranks), st = rk->wstatus;
+    char how[160], pb[96], lb[96];
+    const char *pid = spawn_pid_str(j, rk, pb, sizeof pb);
     if (rk->judged)
         return;
     rk->judged = true;
@@ -157,22 +182,22 @@ static void judge(struct job *j, struct rank *rk)
     }
     describe(st, how, sizeof how);
     if (j->stopping || rk->aborted)
-        launcher_verbose(j, "rank %d (pid %d) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
+        launcher_verbose(j, "rank %d (pid %s) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
     else if (WIFSIGNALED(st))
-        job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %d) %s", r, pid, how);
+        job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %s) %s", r, pid, how);
     else if (WEXITSTATUS(st) && rk->lost)
-        job_fail(j, WEXITSTATUS(st), "rank %d (pid %d) %s after losing its link to rank %d (pid %d)",
-                 r, pid, how, rk->lost - 1, (int)j->ranks[rk->lost - 1].pid);
+        job_fail(j, WEXITSTATUS(st), "rank %d (pid %s) %s after losing its link to rank %d (pid %s)",
+                 r, pid, how, rk->lost - 1, spawn_pid_str(j, &j->ranks[rk->lost - 1], lb, sizeof lb));
     else if (WEXITSTATUS(st))
-        job_fail(j, WEXITSTATUS(st), "rank %d (pid %d) %s", r, pid, how);
+        job_fail(j, WEXITSTATUS(st), "rank %d (pid %s) %s", r, pid, how);
     else if (rk->registered && j->table_sent && !rk->done)
-        job_fail(j, 1, "rank %d (pid %d) exited without calling sdsm_finalize", r, pid);
+        job_fail(j, 1, "rank %d (pid %s) exited without calling sdsm_finalize", r, pid);
     else if (!j->table_sent && (rk->registered || j->nregistered > 0))
-        job_fail(j, 1, "rank %d (pid %d) exited before sdsm_init completed", r, pid);
+        job_fail(j, 1, "rank %d (pid %s) exited before sdsm_init completed", r, pid);
     else {
         if (!rk->registered)
             j->nexited_unreg++;
-        launcher_verbose(j, "rank %d (pid %d) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
+        launcher_verbose(j, "rank %d (pid %s) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
     }
 }
 
@@ -188,7 +213,9 @@ void spawn_registered(struct job *j, struct rank *rk)
     for (int r = 0; r < j->n; r++) {
         struct rank *gone = &j->ranks[r];
         if (gone->judged && !gone->registered && gone->pid > 0) {
-            job_fail(j, 1, "rank %d (pid %d) exited before sdsm_init completed", r, (int)gone->pid);
+            char pb[96];
+            job_fail(j, 1, "rank %d (pid %s) exited before sdsm_init completed", r,
+                     spawn_pid_str(j, gone, pb, sizeof pb));
             return;
         }
     }
@@ -205,18 +232,20 @@ void spawn_link_closed(struct job *j, struct rank *rk)
 static struct rank *find_rank(struct job *j, pid_t pid)
 {
     for (int r = 0; r < j->n; r++)
-        if (j->ranks[r].pid == pid && !j->ranks[r].reaped)
+        if (j->ranks[r].pid == pid && !j->ranks[r].reaped && j->ranks[r].agent < 0)
             return &j->ranks[r];
     return NULL;
 }
 
-static void stopped(struct job *j, struct rank *rk, int sig)
+void spawn_stopped(struct job *j, struct rank *rk, int sig)
 {
     int r = (int)(rk - j->ranks);
+    char pb[96];
+    spawn_pid_str(j, rk, pb, sizeof pb);
     if (j->stopping)
-        launcher_verbose(j, "rank %d (pid %d) stopped by signal %d", r, (int)rk->pid, sig);
+        launcher_verbose(j, "rank %d (pid %s) stopped by signal %d", r, pb, sig);
     else
-        job_fail(j, 128 + sig, "rank %d (pid %d) stopped by signal %d (%s)", r, (int)rk->pid, sig,
+        job_fail(j, 128 + sig, "rank %d (pid %s) stopped by signal %d (%s)", r, pb, sig,
                  strsignal(sig));
 }
 
@@ -239,12 +268,14 @@ void spawn_reap(struct job *j)
             break;
         }
         struct rank *rk = find_rank(j, pid);
+        if (!rk && agents_reaped(j, pid, st))
+            continue;
         if (!rk) { /* an orphan of a rank, reparented to us as subreaper */
             launcher_verbose(j, "reaped pid %d, a descendant of a rank", (int)pid);
             continue;
         }
         if (WIFSTOPPED(st)) {
-            stopped(j, rk, WSTOPSIG(st));
+            spawn_stopped(j, rk, WSTOPSIG(st));
             continue;
         }
         iofwd_rank_exited(j, (int)(rk - j->ranks));
@@ -253,7 +284,13 @@ void spawn_reap(struct job *j)
         rk->t_exit = launcher_now();
         j->nreaped++;
     }
-    for (int pass = 0; any && pass < 2; pass++)
+    if (any)
+        spawn_judge_reaped(j);
+}
+
+void spawn_judge_reaped(struct job *j)
+{
+    for (int pass = 0; pass < 2; pass++)
         for (int r = 0; r < j->n; r++) {
             struct rank *rk = &j->ranks[r];
             if (!rk->just_reaped || (pass == 0 && rk->lost))
@@ -276,7 +313,8 @@ void spawn_reap(struct job *j)
 
 static bool wrapped(const struct rank *rk)
 {
-    return rk->link && !rk->reaped && !rk->done && rk->reg_pid > 0 && rk->reg_pid != rk->pid;
+    return rk->agent < 0 && rk->link && !rk->reaped && !rk->done && rk->reg_pid > 0 &&
+           rk->reg_pid != rk->pid;
 }
 
 static bool proc_stopped(pid_t pid)
@@ -320,9 +358,11 @@ void spawn_timers(struct job *j, int64_t now)
         rk->linger = 0;
         if (rk->reaped && rk->link)
             ctrl_close(j, rk->link); /* judges it */
-        else if (!rk->reaped && !rk->link && !j->stopping)
-            job_fail(j, 1, "rank %d (pid %d) closed its control link without calling sdsm_finalize",
-                     r, (int)rk->pid);
+        else if (!rk->reaped && !rk->link && !j->stopping) {
+            char pb[96];
+            job_fail(j, 1, "rank %d (pid %s) closed its control link without calling sdsm_finalize",
+                     r, spawn_pid_str(j, rk, pb, sizeof pb));
+        }
     }
     if (j->stopping && !j->killed && now >= j->stop_at + KILL_AFTER_US && !spawn_job_gone(j)) {
         launcher_verbose(j, "sending SIGKILL to what is left of the job");
@@ -355,7 +395,7 @@ void spawn_signal_job(struct job *j, int sig)
     /* A rank may have moved itself to another group; it is still our child. */
     for (int r = 0; r < j->n; r++) {
         struct rank *rk = &j->ranks[r];
-        if (!rk->reaped && rk->pid > 0 && getpgid(rk->pid) != j->pgid)
+        if (!rk->reaped && rk->agent < 0 && rk->pid > 0 && getpgid(rk->pid) != j->pgid)
             kill(rk->pid, sig);
     }
 }

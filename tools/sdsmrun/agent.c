@@ -1,0 +1,419 @@
+/*
+ * agent.c - `sdsmrun --agent HOST ...`: started by the launcher through the
+ * remote shell on another host, it forks that host's ranks with the
+ * environment the launcher gives its own (rank, size, rendezvous, key),
+ * and reports on its stdout (frames, agent.h): their pids, output, stops and
+ * exits.
+ *
+ * The job key arrives as the first line of stdin (never on a command line);
+ * stdin then stays open.  When it closes (the launcher or its connection is
+ * gone), when stdout breaks, or on SIGTERM/SIGINT/SIGHUP, the agent stops
+ * its ranks: SIGTERM, SIGKILL 2 s later, and exits once they are reaped.
+ * Its ranks also die with it (PR_SET_PDEATHSIG), so none is orphaned.
+ *
+ * The command line is written by the launcher, not by users:
+ *   --agent HOST --rendezvous IP:PORT --nprocs N [--wdir DIR] (--rank R)...
+ *   (--env NAME=VALUE)... -- program args...
+ */
+#define _GNU_SOURCE
+#include "launcher.h"
+#include "agent.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KEY_WAIT_MS 10000
+
+struct arank {
+    int rank;
+    pid_t pid;
+    int out[2];          /* our read ends of its stdout, stderr; -1 once closed */
+    bool reaped;
+};
+
+static struct {
+    const char *host, *rendezvous, *nprocs, *wdir;
+    char **argv;
+    struct arank *r;
+    int n, nreaped;
+    int sfd;
+    pid_t pgid;
+    sigset_t old_mask;
+    bool stopping, killed, out_dead;
+    int64_t stop_at;
+} ag = {.sfd = -1};
+
+static void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void agent_say(const char *fmt, ...)
+{
+    char buf[600];
+    int saved = errno;
+    int n = snprintf(buf, sizeof buf, "sdsmrun (agent on %s): ", ag.host ? ag.host : "?");
+    va_list ap;
+    va_start(ap, fmt);
+    errno = saved;
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
+    (void)w;
+}
+
+static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
+{
+    struct agent_frame f = {.type = type, .rank = htonl(rank), .len = htonl(len)};
+    struct iovec iov[2] = {{&f, sizeof f}, {(void *)p, len}};
+    size_t left = sizeof f + len;
+    int k = 0;
+    while (left > 0 && !ag.out_dead) {
+        ssize_t n = writev(STDOUT_FILENO, iov + k, 2 - k);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ag.out_dead = true; /* the launcher is gone */
+            return;
+        }
+        left -= (size_t)n;
+        while (k < 2 && (size_t)n >= iov[k].iov_len) {
+            n -= (ssize_t)iov[k].iov_len;
+            k++;
+        }
+        if (k < 2) {
+            iov[k].iov_base = (char *)iov[k].iov_base + n;
+            iov[k].iov_len -= (size_t)n;
+        }
+    }
+}
+
+static void send_u32(uint8_t type, uint32_t rank, uint32_t v)
+{
+    v = htonl(v);
+    send_frame(type, rank, &v, 4);
+}
+
+static __attribute__((noreturn)) void fail(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static __attribute__((noreturn)) void fail(int status, const char *fmt, ...)
+{
+    char buf[4 + AGENT_MAX_TEXT];
+    uint32_t st = htonl((uint32_t)status);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + 4, AGENT_MAX_TEXT, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if (n >= (int)AGENT_MAX_TEXT)
+        n = AGENT_MAX_TEXT - 1;
+    memcpy(buf, &st, 4);
+    send_frame(AGENT_FAIL, 0, buf, (uint32_t)(4 + n));
+    exit(status);
+}
+
+static int parse(int argc, char **argv)
+{
+    ag.r = calloc((size_t)argc, sizeof *ag.r);
+    if (!ag.r)
+        return -1;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "--") == 0) {
+            ag.argv = argv + i + 1;
+            return *ag.argv && ag.host && ag.rendezvous && ag.nprocs && ag.n ? 0 : -1;
+        }
+        if (i + 1 >= argc)
+            return -1;
+        const char *v = argv[++i];
+        if (strcmp(o, "--agent") == 0) {
+            ag.host = v;
+        } else if (strcmp(o, "--rendezvous") == 0) {
+            ag.rendezvous = v;
+        } else if (strcmp(o, "--nprocs") == 0) {
+            ag.nprocs = v;
+        } else if (strcmp(o, "--wdir") == 0) {
+            ag.wdir = v;
+        } else if (strcmp(o, "--rank") == 0) {
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end || end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
+                return -1;
+            ag.r[ag.n++] = (struct arank){.rank = (int)r, .out = {-1, -1}};
+        } else if (strcmp(o, "--env") == 0) {
+            char *eq = strchr(v, '=');
+            if (!eq || eq == v)
+                return -1;
+            *eq = '\0';
+            int e = setenv(v, eq + 1, 1);
+            *eq = '=';
+            if (e)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* The first line of stdin: 64 hex digits and a newline. */
+static int read_key(char hex[2 * SDSM_KEY_BYTES + 1])
+{
+    size_t have = 0, need = 2 * SDSM_KEY_BYTES + 1;
+    char buf[2 * SDSM_KEY_BYTES + 1];
+    int64_t until = launcher_now() + KEY_WAIT_MS * 1000LL;
+    while (have < need) {
+        int64_t left = until - launcher_now();
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)(left / 1000) + 1) == 0)
+            return -1;
+        ssize_t n = read(STDIN_FILENO, buf + have, need - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        have += (size_t)n;
+    }
+    uint8_t key[SDSM_KEY_BYTES];
+    if (buf[need - 1] != '\n')
+        return -1;
+    buf[need - 1] = '\0';
+    if (sdsm_auth_key_parse(buf, key))
+        return -1;
+    memcpy(hex, buf, need);
+    return 0;
+}
+
+static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, int err_w)
+{
+    char num[16];
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        _exit(127);
+    setpgid(0, ag.pgid);
+    int null = open("/dev/null", O_RDONLY);
+    if (null >= 0)
+        dup2(null, STDIN_FILENO);
+    dup2(out_w, STDOUT_FILENO);
+    dup2(err_w, STDERR_FILENO);
+    snprintf(num, sizeof num, "%d", ar->rank);
+    setenv("SDSM_RANK", num, 1);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &ag.old_mask, NULL);
+    execvp(ag.argv[0], ag.argv);
+    fprintf(stderr, "sdsmrun (agent on %s): cannot run '%s': %m\n", ag.host, ag.argv[0]);
+    _exit(127);
+}
+
+static void start_ranks(void)
+{
+    for (int i = 0; i < ag.n; i++) {
+        struct arank *ar = &ag.r[i];
+        int o[2], e[2];
+        if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+            fail(1, "cannot start rank %d: pipe: %m", ar->rank);
+        pid_t pid = fork();
+        if (pid == 0)
+            rank_child(ar, o[1], e[1]);
+        close(o[1]);
+        close(e[1]);
+        if (pid < 0)
+            fail(1, "cannot start rank %d: fork: %m", ar->rank);
+        if (!ag.pgid)
+            ag.pgid = pid;
+        setpgid(pid, ag.pgid);
+        fcntl(o[0], F_SETFL, O_NONBLOCK);
+        fcntl(e[0], F_SETFL, O_NONBLOCK);
+        ar->pid = pid;
+        ar->out[0] = o[0];
+        ar->out[1] = e[0];
+        send_u32(AGENT_PID, (uint32_t)ar->rank, (uint32_t)pid);
+    }
+}
+
+/* Pass on what one of a rank's streams holds; false at its end. */
+static bool pass_output(struct arank *ar, int k, size_t budget)
+{
+    static char buf[AGENT_MAX_DATA];
+    size_t got = 0;
+    while (ar->out[k] >= 0 && got < budget) {
+        ssize_t n = read(ar->out[k], buf, sizeof buf);
+        if (n > 0) {
+            send_frame(k ? AGENT_STDERR : AGENT_STDOUT, (uint32_t)ar->rank, buf, (uint32_t)n);
+            got += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && errno == EAGAIN) {
+            return true;
+        } else {
+            close(ar->out[k]);
+            ar->out[k] = -1;
+            return false;
+        }
+    }
+    return ar->out[k] >= 0;
+}
+
+static void signal_ranks(int sig)
+{
+    if (ag.pgid > 0)
+        kill(-ag.pgid, sig);
+    for (int i = 0; i < ag.n; i++)
+        if (!ag.r[i].reaped && ag.r[i].pid > 0)
+            kill(ag.r[i].pid, sig);
+}
+
+static void stop(void)
+{
+    if (ag.stopping)
+        return;
+    ag.stopping = true;
+    ag.stop_at = launcher_now();
+    signal_ranks(SIGTERM);
+    signal_ranks(SIGCONT);
+}
+
+static void reap(void)
+{
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG | WUNTRACED);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid <= 0)
+            return;
+        for (int i = 0; i < ag.n; i++) {
+            struct arank *ar = &ag.r[i];
+            if (ar->pid != pid || ar->reaped)
+                continue;
+            if (WIFSTOPPED(st)) {
+                send_u32(AGENT_STOPPED, (uint32_t)ar->rank, (uint32_t)WSTOPSIG(st));
+                break;
+            }
+            /* All it wrote goes before its exit; a descendant holding the
+             * pipes open cannot keep us here (a bounded drain). */
+            for (int k = 0; k < 2; k++) {
+                pass_output(ar, k, 64u << 20);
+                if (ar->out[k] >= 0)
+                    close(ar->out[k]);
+                ar->out[k] = -1;
+            }
+            ar->reaped = true;
+            ag.nreaped++;
+            send_u32(AGENT_EXIT, (uint32_t)ar->rank, (uint32_t)st);
+            break;
+        }
+    }
+}
+
+static void on_signals(void)
+{
+    struct signalfd_siginfo si[16];
+    ssize_t n;
+    while ((n = read(ag.sfd, si, sizeof si)) > 0)
+        for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++)
+            if (si[i].ssi_signo != SIGCHLD)
+                stop();
+    reap();
+}
+
+static void setup_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    signal(SIGPIPE, SIG_IGN);
+    if (sigprocmask(SIG_BLOCK, &set, &ag.old_mask) ||
+        (ag.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+        fail(1, "cannot set up signal handling: %m");
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+static void loop(void)
+{
+    struct pollfd *pfd = calloc(2 + 2 * (size_t)ag.n, sizeof *pfd);
+    int *who = calloc(2 * (size_t)ag.n, sizeof *who);
+    bool in_open = true;
+    if (!pfd || !who)
+        fail(1, "out of memory");
+    while (ag.nreaped < ag.n) {
+        int64_t now = launcher_now();
+        if (ag.out_dead)
+            stop();
+        if (ag.stopping && !ag.killed && now >= ag.stop_at + KILL_AFTER_US) {
+            signal_ranks(SIGKILL);
+            ag.killed = true;
+        }
+        if (ag.stopping && now >= ag.stop_at + GIVE_UP_AFTER_US)
+            break;
+        size_t np = 0;
+        pfd[np++] = (struct pollfd){.fd = ag.sfd, .events = POLLIN};
+        pfd[np++] = (struct pollfd){.fd = in_open ? STDIN_FILENO : -1, .events = POLLIN};
+        for (int i = 0; i < ag.n; i++)
+            for (int k = 0; k < 2; k++)
+                if (ag.r[i].out[k] >= 0) {
+                    who[np - 2] = 2 * i + k;
+                    pfd[np++] = (struct pollfd){.fd = ag.r[i].out[k], .events = POLLIN};
+                }
+        int timeout = ag.stopping ? 100 : -1;
+        if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR)
+            fail(1, "poll: %m");
+        for (size_t p = 2; p < np; p++)
+            if (pfd[p].revents)
+                pass_output(&ag.r[who[p - 2] / 2], who[p - 2] % 2, 4 * AGENT_MAX_DATA);
+        if (pfd[1].revents) {
+            char junk[256];
+            ssize_t n = read(STDIN_FILENO, junk, sizeof junk);
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                in_open = false; /* the launcher is gone */
+                stop();
+            }
+        }
+        if (pfd[0].revents)
+            on_signals();
+    }
+    free(pfd);
+    free(who);
+}
+
+int agent_main(int argc, char **argv)
+{
+    char hex[2 * SDSM_KEY_BYTES + 1];
+    if (parse(argc, argv)) {
+        agent_say("bad agent command line (this mode is for sdsmrun itself)");
+        return 2;
+    }
+    setup_signals();
+    if (read_key(hex))
+        fail(1, "no job key on the agent's standard input");
+    if (ag.wdir && chdir(ag.wdir))
+        fail(1, "cannot change to the directory '%s': %m", ag.wdir);
+    int e = spawn_check_program(ag.argv[0]);
+    if (e) {
+        errno = e;
+        fail(127, "cannot run '%s': %m", ag.argv[0]);
+    }
+    if (setenv("SDSM_NPROCS", ag.nprocs, 1) || setenv("SDSM_RENDEZVOUS", ag.rendezvous, 1) ||
+        setenv("SDSM_JOB_KEY", hex, 1) || setenv("SDSM_HOST", ag.host, 1))
+        fail(1, "cannot set the ranks' environment: %m");
+    send_frame(AGENT_HELLO, 0, NULL, 0);
+    start_ranks();
+    loop();
+    return 0;
+}

@@ -1,0 +1,40 @@
+/*
+ * agent.h - what an agent (sdsmrun --agent, agent.c) tells the launcher
+ * (hosts.c) on its stdout: frames of a 12-byte header in network byte order
+ * and a payload.
+ *
+ *   HELLO   rank 0, no payload: the agent has the key and can run the program;
+ *           its ranks are being started
+ *   PID     u32 pid of the rank on its host
+ *   STDOUT, STDERR  bytes the rank wrote (at most AGENT_MAX_DATA)
+ *   STOPPED u32 signal that stopped the rank
+ *   EXIT    u32 the rank's wait status
+ *   FAIL    u32 exit status, then text: the agent cannot go on (e.g. the
+ *           program is missing on its host); it exits next
+ */
+#ifndef SDSMRUN_AGENT_H
+#define SDSMRUN_AGENT_H
+
+#include <stdint.h>
+
+#define AGENT_MAX_DATA (64u * 1024)
+#define AGENT_MAX_TEXT 400u
+
+enum agent_type {
+    AGENT_HELLO = 'H',
+    AGENT_PID = 'P',
+    AGENT_STDOUT = 'O',
+    AGENT_STDERR = 'E',
+    AGENT_STOPPED = 'S',
+    AGENT_EXIT = 'X',
+    AGENT_FAIL = 'F',
+};
+
+struct agent_frame {
+    uint8_t type;
+    uint8_t pad[3];
+    uint32_t rank;
+    uint32_t len;
+};
+
+#endif

@@ -1,0 +1,833 @@
+/*
+ * hosts.c - ranks on several hosts: --hosts/--hostfile, placement
+ * (--map-by), -x, and the launcher's side of the agents.
+ *
+ * Ranks placed on this machine (its own name or "localhost") are forked by
+ * spawn.c as always.  For every other host the launcher starts
+ * `RSH HOST SDSMRUN --agent ...` (agent.c): the agent forks that host's
+ * ranks and talks back on its stdout in frames (agent.h).  The job key goes
+ * down the remote shell's stdin, never on a command line; that stdin stays
+ * open, so the agent sees the launcher go away and takes its ranks down.
+ *
+ * An agent's frames are validated like any input from the network: a rank
+ * must be one of that host's, lengths must fit the type.
+ */
+#define _GNU_SOURCE
+#include "launcher.h"
+#include "agent.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define DEFAULT_RSH "ssh -o BatchMode=yes"
+#define READ_BUDGET (256 * 1024) /* per agent per poll round */
+
+static int say_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int say_usage(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    launcher_say("%s", buf);
+    fputs("Try 'sdsmrun --help' for more information.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Add slots on host name (a name given twice adds up, as with mpirun). */
+static int add_host(struct job *j, const char *name, size_t len, long slots)
+{
+    for (int i = 0; i < j->nhosts; i++)
+        if (strlen(j->hosts[i].name) == len && memcmp(j->hosts[i].name, name, len) == 0) {
+            j->hosts[i].slots += (int)slots;
+            return 0;
+        }
+    struct host *nh = realloc(j->hosts, ((size_t)j->nhosts + 1) * sizeof *nh);
+    char *copy = strndup(name, len);
+    if (!nh || !copy) {
+        free(copy);
+        if (nh)
+            j->hosts = nh;
+        launcher_say("out of memory for the host list");
+        return -1;
+    }
+    j->hosts = nh;
+    j->hosts[j->nhosts++] = (struct host){.name = copy, .slots = (int)slots};
+    return 0;
+}
+
+static bool name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > 255 || s[0] == '-')
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("-._", s[i]))
+            return false;
+    return true;
+}
+
+static bool parse_slots(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > LAUNCHER_MAX_RANKS)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* "a:2,b,c:4" */
+static int parse_hosts(struct job *j, const char *arg)
+{
+    const char *p = arg;
+    for (;;) {
+        const char *end = strchrnul(p, ',');
+        const char *colon = memchr(p, ':', (size_t)(end - p));
+        size_t nlen = (size_t)((colon ? colon : end) - p);
+        long slots = 1;
+        char num[16];
+        if (colon) {
+            size_t l = (size_t)(end - colon - 1);
+            if (l >= sizeof num)
+                l = sizeof num - 1;
+            memcpy(num, colon + 1, l);
+            num[l] = '\0';
+        }
+        if (!name_ok(p, nlen) || (colon && !parse_slots(num, &slots)))
+            return say_usage("--hosts '%s': expected host[:slots],... (slots 1 to %d)", arg,
+                             LAUNCHER_MAX_RANKS);
+        if (add_host(j, p, nlen, slots))
+            return 1;
+        if (!*end)
+            return -1;
+        p = end + 1;
+    }
+}
+
+/* One line of a hostfile: "host [slots=N]", '#' starts a comment.  1 = bad. */
+static int hostfile_line(struct job *j, char *line)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    char *save, *name = strtok_r(line, " \t\r\n", &save);
+    if (!name)
+        return 0;
+    long slots = 1;
+    for (char *w; (w = strtok_r(NULL, " \t\r\n", &save));) {
+        if (strncmp(w, "slots=", 6) != 0 || !parse_slots(w + 6, &slots))
+            return 1;
+    }
+    if (!name_ok(name, strlen(name)))
+        return 1;
+    return add_host(j, name, strlen(name), slots) ? -1 : 0;
+}
+
+static int parse_hostfile(struct job *j, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return say_usage("--hostfile: cannot open '%s': %m", path);
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = -1;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        int e = hostfile_line(j, line);
+        if (e > 0) {
+            rc = say_usage("%s:%d: expected 'host [slots=N]' (N from 1 to %d), '#' comments",
+                           path, lineno, LAUNCHER_MAX_RANKS);
+            break;
+        }
+        if (e < 0) {
+            rc = 1;
+            break;
+        }
+    }
+    if (rc < 0 && ferror(f))
+        rc = say_usage("--hostfile: cannot read '%s': %m", path);
+    if (rc < 0 && j->nhosts == 0)
+        rc = say_usage("--hostfile '%s' names no host", path);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* -x NAME (its value here) or -x NAME=VALUE: for every rank on every host. */
+static int parse_x(struct job *j, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (nlen == 0 || (!isalpha((unsigned char)arg[0]) && arg[0] != '_'))
+        return say_usage("-x '%s': expected NAME or NAME=VALUE", arg);
+    for (size_t i = 0; i < nlen; i++)
+        if (!isalnum((unsigned char)arg[i]) && arg[i] != '_')
+            return say_usage("-x '%s': expected NAME or NAME=VALUE", arg);
+    char *entry;
+    if (eq) {
+        entry = strdup(arg);
+    } else {
+        const char *v = getenv(arg);
+        if (!v)
+            return say_usage("-x %s: %s is not set here", arg, arg);
+        if (asprintf(&entry, "%s=%s", arg, v) < 0)
+            entry = NULL;
+    }
+    char **nx = entry ? realloc(j->xenv, ((size_t)j->nxenv + 1) * sizeof *nx) : NULL;
+    if (!nx) {
+        free(entry);
+        launcher_say("out of memory for -x");
+        return 1;
+    }
+    j->xenv = nx;
+    j->xenv[j->nxenv++] = entry;
+    return -1;
+}
+
+int hosts_option(struct job *j, int c, const char *arg)
+{
+    switch (c) {
+    case OPT_HOSTS: return parse_hosts(j, arg);
+    case OPT_HOSTFILE: return parse_hostfile(j, arg);
+    case OPT_MAP_BY:
+        if (strcmp(arg, "node") == 0)
+            j->map_by_node = true;
+        else if (strcmp(arg, "slot") == 0)
+            j->map_by_node = false;
+        else
+            return say_usage("--map-by '%s': expected slot or node", arg);
+        return -1;
+    case OPT_RSH:
+        if (!*arg)
+            return say_usage("--rsh must not be empty");
+        j->rsh = arg;
+        return -1;
+    case OPT_PREFIX:
+        if (!*arg)
+            return say_usage("--prefix must not be empty");
+        j->prefix = arg;
+        return -1;
+    case 'x': return parse_x(j, arg);
+    default: return say_usage("internal: unknown host option %d", c);
+    }
+}
+
+static bool is_local(const char *name)
+{
+    char me[HOST_NAME_MAX + 1];
+    if (strcmp(name, "localhost") == 0)
+        return true;
+    if (gethostname(me, sizeof me))
+        return false;
+    me[HOST_NAME_MAX] = '\0';
+    return strcmp(name, me) == 0;
+}
+
+/* One agent per other host that has ranks. */
+static int assign_agents(struct job *j)
+{
+    int *agent_of = malloc((size_t)j->nhosts * sizeof *agent_of);
+    if (!agent_of)
+        return -1;
+    for (int h = 0; h < j->nhosts; h++)
+        agent_of[h] = -1;
+    for (int r = 0; r < j->n; r++) {
+        int h = j->ranks[r].host;
+        j->ranks[r].agent = -1;
+        if (j->hosts[h].local)
+            continue;
+        if (agent_of[h] < 0)
+            agent_of[h] = j->nagents++;
+        j->ranks[r].agent = agent_of[h];
+    }
+    j->agents = calloc((size_t)j->nagents + 1, sizeof *j->agents);
+    if (j->agents)
+        for (int h = 0; h < j->nhosts; h++)
+            if (agent_of[h] >= 0)
+                j->agents[agent_of[h]] = (struct agent){.host = h, .in_w = -1, .out_r = -1};
+    free(agent_of);
+    return j->agents ? 0 : -1;
+}
+
+int hosts_place(struct job *j)
+{
+    if (j->nhosts == 0) {
+        char me[HOST_NAME_MAX + 1] = "localhost";
+        if (gethostname(me, sizeof me) == 0)
+            me[HOST_NAME_MAX] = '\0';
+        if (add_host(j, me, strlen(me), j->n))
+            return 1;
+    }
+    long total = 0;
+    for (int h = 0; h < j->nhosts; h++) {
+        j->hosts[h].local = is_local(j->hosts[h].name);
+        total += j->hosts[h].slots;
+    }
+    if (total < j->n) {
+        launcher_say("%d ranks need %d slots, but the hosts have only %ld; no rank was started", j->n,
+                     j->n, total);
+        return EXIT_USAGE;
+    }
+    j->ranks = calloc((size_t)j->n, sizeof *j->ranks);
+    int *used = calloc((size_t)j->nhosts, sizeof *used);
+    if (!j->ranks || !used) {
+        free(used);
+        launcher_say("out of memory for %d ranks", j->n);
+        return 1;
+    }
+    int h = 0;
+    for (int r = 0; r < j->n; r++) {
+        /* Round-robin moves on after every rank, fill moves on when a host is full. */
+        while (used[h] >= j->hosts[h].slots)
+            h = (h + 1) % j->nhosts;
+        j->ranks[r].host = h;
+        used[h]++;
+        if (j->map_by_node)
+            h = (h + 1) % j->nhosts;
+    }
+    free(used);
+    if (assign_agents(j)) {
+        launcher_say("out of memory for the agents");
+        return 1;
+    }
+    if (!j->rsh)
+        j->rsh = getenv("SDSM_RSH") && *getenv("SDSM_RSH") ? getenv("SDSM_RSH") : DEFAULT_RSH;
+    return -1;
+}
+
+bool hosts_any_local(const struct job *j)
+{
+    for (int r = 0; r < j->n; r++)
+        if (j->hosts[j->ranks[r].host].local)
+            return true;
+    return false;
+}
+
+int hosts_setup_env(struct job *j)
+{
+    for (int i = 0; i < j->nxenv; i++) {
+        char *eq = strchr(j->xenv[i], '=');
+        *eq = '\0';
+        int e = setenv(j->xenv[i], eq + 1, 1);
+        *eq = '=';
+        if (e) {
+            launcher_say("-x: cannot set %s: %m", j->xenv[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------- starting agents */
+
+/* Words of a command line for the remote shell, which joins them for a
+ * shell on the other side: each goes in single quotes. */
+struct words {
+    char **w;
+    size_t n, cap;
+    bool oom;
+};
+
+static void add_word(struct words *ws, char *w)
+{
+    if (!w) {
+        ws->oom = true;
+        return;
+    }
+    if (ws->n + 2 > ws->cap) {
+        size_t cap = ws->cap ? 2 * ws->cap : 32;
+        char **nw = realloc(ws->w, cap * sizeof *nw);
+        if (!nw) {
+            free(w);
+            ws->oom = true;
+            return;
+        }
+        ws->w = nw;
+        ws->cap = cap;
+    }
+    ws->w[ws->n++] = w;
+    ws->w[ws->n] = NULL;
+}
+
+static char *quoted(const char *s)
+{
+    size_t len = 3;
+    for (const char *p = s; *p; p++)
+        len += *p == '\'' ? 4 : 1;
+    char *q = malloc(len), *o = q;
+    if (!q)
+        return NULL;
+    *o++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return q;
+}
+
+static void add_quoted(struct words *ws, const char *s)
+{
+    add_word(ws, quoted(s));
+}
+
+static void add_printf(struct words *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_printf(struct words *ws, const char *fmt, ...)
+{
+    char *s;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        ws->oom = true;
+        return;
+    }
+    add_quoted(ws, s);
+    free(s);
+}
+
+static void free_words(struct words *ws)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        free(ws->w[i]);
+    free(ws->w);
+}
+
+/* Variables every remote rank gets: -x ones and this environment's SDSM_*
+ * (sdsmrun sets the job's own ones itself). */
+static bool forwarded(const char *e)
+{
+    static const char *const own[] = {"SDSM_RANK=", "SDSM_NPROCS=", "SDSM_RENDEZVOUS=",
+                                      "SDSM_JOB_KEY=", "SDSM_HOST=", "SDSM_RSH=", NULL};
+    if (strncmp(e, "SDSM_", 5) != 0 || !strchr(e, '='))
+        return false;
+    for (int i = 0; own[i]; i++)
+        if (strncmp(e, own[i], strlen(own[i])) == 0)
+            return false;
+    return true;
+}
+
+static char *sdsmrun_path(const struct job *j)
+{
+    char self[PATH_MAX];
+    if (j->prefix) {
+        char *p;
+        return asprintf(&p, "%s/sdsmrun", j->prefix) < 0 ? NULL : p;
+    }
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return strdup("sdsmrun");
+    self[n] = '\0';
+    return strdup(self);
+}
+
+static int build_argv(const struct job *j, const struct agent *a, struct words *ws)
+{
+    extern char **environ;
+    char cwd[PATH_MAX];
+    char *rsh = strdup(j->rsh), *save;
+    if (!rsh)
+        return -1;
+    for (char *w = strtok_r(rsh, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+        add_word(ws, strdup(w));
+    free(rsh);
+    add_word(ws, strdup(j->hosts[a->host].name));
+    char *self = sdsmrun_path(j);
+    if (self)
+        add_quoted(ws, self);
+    else
+        ws->oom = true;
+    free(self);
+    add_quoted(ws, "--agent");
+    add_quoted(ws, j->hosts[a->host].name);
+    add_quoted(ws, "--rendezvous");
+    add_printf(ws, "127.0.0.1:%u", (unsigned)j->port);
+    add_quoted(ws, "--nprocs");
+    add_printf(ws, "%d", j->n);
+    if (getcwd(cwd, sizeof cwd)) {
+        add_quoted(ws, "--wdir");
+        add_quoted(ws, cwd);
+    }
+    for (int r = 0; r < j->n; r++)
+        if (j->ranks[r].agent == (int)(a - j->agents)) {
+            add_quoted(ws, "--rank");
+            add_printf(ws, "%d", r);
+        }
+    for (int i = 0; i < j->nxenv; i++) {
+        add_quoted(ws, "--env");
+        add_quoted(ws, j->xenv[i]);
+    }
+    for (char **e = environ; *e; e++)
+        if (forwarded(*e)) {
+            add_quoted(ws, "--env");
+            add_quoted(ws, *e);
+        }
+    add_quoted(ws, "--");
+    for (char **p = j->argv; *p; p++)
+        add_quoted(ws, *p);
+    return ws->oom ? -1 : 0;
+}
+
+static __attribute__((noreturn)) void agent_child(const struct job *j, const struct agent *a,
+                                                  char **argv, int in_r, int out_w)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != j->self)
+        _exit(127);
+    setpgid(0, j->pgid);
+    dup2(in_r, STDIN_FILENO);
+    dup2(out_w, STDOUT_FILENO);
+    if (j->restore_nofile)
+        setrlimit(RLIMIT_NOFILE, &j->child_nofile);
+    if (j->restore_sigpipe)
+        signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &j->child_mask, NULL);
+    execvp(argv[0], argv);
+    launcher_say("host %s: cannot run the remote shell '%s': %m", j->hosts[a->host].name, argv[0]);
+    _exit(127);
+}
+
+static int start_agent(struct job *j, struct agent *a)
+{
+    struct words ws = {0};
+    int in[2] = {-1, -1}, out[2] = {-1, -1};
+    const char *host = j->hosts[a->host].name;
+    if (build_argv(j, a, &ws)) {
+        free_words(&ws);
+        job_fail(j, 1, "host %s: out of memory building the agent's command line", host);
+        return -1;
+    }
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+        job_fail(j, 1, "host %s: cannot start its agent: pipe: %m", host);
+        goto fail;
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        agent_child(j, a, ws.w, in[0], out[1]);
+    if (pid < 0) {
+        job_fail(j, 1, "host %s: cannot start its agent: fork: %m", host);
+        goto fail;
+    }
+    if (!j->pgid)
+        j->pgid = pid;
+    setpgid(pid, j->pgid);
+    close(in[0]);
+    close(out[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    a->pid = pid;
+    a->in_w = in[1];
+    a->out_r = out[0];
+    a->ready_by = launcher_now() + j->setup_us;
+    /* 65 bytes into an empty pipe: never blocks. */
+    char line[sizeof j->keyhex + 1];
+    int n = snprintf(line, sizeof line, "%s\n", j->keyhex);
+    if (write(a->in_w, line, (size_t)n) != n)
+        launcher_verbose(j, "host %s: cannot pass the job key to its agent: %m", host);
+    launcher_verbose(j, "host %s: agent started through '%s' (pid %d) at %.1f ms", host, j->rsh,
+                     (int)pid, launcher_ms(j, launcher_now()));
+    free_words(&ws);
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (in[i] >= 0)
+            close(in[i]);
+        if (out[i] >= 0)
+            close(out[i]);
+    }
+    free_words(&ws);
+    return -1;
+}
+
+int agents_start(struct job *j)
+{
+    for (int i = 0; i < j->nagents; i++)
+        if (start_agent(j, &j->agents[i])) {
+            /* Those not started count as gone. */
+            for (int k = i; k < j->nagents; k++)
+                j->agents[k].reaped = true;
+            return -1;
+        }
+    return 0;
+}
+
+/* Mark every rank an agent has not reported as gone: it can report no more. */
+static int abandon_ranks(struct job *j, struct agent *a)
+{
+    int left = 0;
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (rk->agent != (int)(a - j->agents) || rk->reaped)
+            continue;
+        left++;
+        iofwd_feed_end(j, r);
+        rk->reaped = rk->judged = true;
+        rk->linger = 0;
+        j->nreaped++;
+        j->njudged++;
+    }
+    return left;
+}
+
+static void agent_failed(struct job *j, struct agent *a, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void agent_failed(struct job *j, struct agent *a, int status, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    a->failed = true;
+    job_fail(j, status, "host %s: %s", j->hosts[a->host].name, why);
+}
+
+static void bad_frame(struct job *j, struct agent *a, const struct agent_frame *f)
+{
+    agent_failed(j, a, 1, "its agent sent a bad message (type %u, rank %u, length %u)",
+                 (unsigned)f->type, ntohl(f->rank), ntohl(f->len));
+    if (a->out_r >= 0)
+        close(a->out_r);
+    a->out_r = -1;
+}
+
+static bool frame_ok(const struct job *j, const struct agent *a, const struct agent_frame *f)
+{
+    uint32_t r = ntohl(f->rank), len = ntohl(f->len);
+    bool mine = r < (uint32_t)j->n && j->ranks[r].agent == (int)(a - j->agents) && !j->ranks[r].reaped;
+    switch (f->type) {
+    case AGENT_HELLO: return !a->ready && len == 0;
+    case AGENT_FAIL: return len >= 4 && len <= AGENT_MAX_TEXT + 4;
+    case AGENT_PID:
+    case AGENT_STOPPED:
+    case AGENT_EXIT: return a->ready && mine && len == 4;
+    case AGENT_STDOUT:
+    case AGENT_STDERR: return a->ready && mine && len > 0 && len <= AGENT_MAX_DATA;
+    default: return false;
+    }
+}
+
+/* Agent text is from another host: one printable line. */
+static void printable(char *out, const uint8_t *in, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = (in[i] < 0x20 || in[i] == 0x7f) ? '?' : (char)in[i];
+    out[len] = '\0';
+}
+
+static void frame(struct job *j, struct agent *a, const struct agent_frame *f, const uint8_t *p)
+{
+    uint32_t r = ntohl(f->rank), len = ntohl(f->len), v = 0;
+    struct rank *rk = r < (uint32_t)j->n ? &j->ranks[r] : NULL;
+    const char *host = j->hosts[a->host].name;
+    if (len == 4) {
+        memcpy(&v, p, 4);
+        v = ntohl(v);
+    }
+    switch (f->type) {
+    case AGENT_HELLO:
+        a->ready = true;
+        launcher_verbose(j, "host %s: agent ready at %.1f ms", host, launcher_ms(j, launcher_now()));
+        break;
+    case AGENT_FAIL: {
+        char text[AGENT_MAX_TEXT + 1];
+        memcpy(&v, p, 4);
+        printable(text, p + 4, len - 4);
+        int status = (int)(ntohl(v) & 0xff);
+        agent_failed(j, a, status ? status : 1, "%s", text);
+        break;
+    }
+    case AGENT_PID:
+        rk->pid = (pid_t)v;
+        rk->t_spawn = launcher_now();
+        launcher_verbose(j, "rank %u: pid %u on host %s started at %.1f ms", r, v, host,
+                         launcher_ms(j, rk->t_spawn));
+        break;
+    case AGENT_STDOUT:
+    case AGENT_STDERR:
+        iofwd_feed(j, (int)r, f->type == AGENT_STDOUT ? STDOUT_FILENO : STDERR_FILENO, p, len);
+        break;
+    case AGENT_STOPPED:
+        spawn_stopped(j, rk, (int)v);
+        break;
+    case AGENT_EXIT:
+        iofwd_feed_end(j, (int)r);
+        rk->reaped = rk->just_reaped = true;
+        rk->wstatus = (int)v;
+        rk->t_exit = launcher_now();
+        j->nreaped++;
+        spawn_judge_reaped(j);
+        break;
+    }
+}
+
+/* Complete frames in a's buffer; keeps a partial one. */
+static void frames(struct job *j, struct agent *a)
+{
+    size_t off = 0;
+    while (a->out_r >= 0 && a->len - off >= sizeof(struct agent_frame)) {
+        struct agent_frame f;
+        memcpy(&f, a->buf + off, sizeof f);
+        if (!frame_ok(j, a, &f)) {
+            bad_frame(j, a, &f);
+            a->len = 0;
+            return;
+        }
+        size_t len = ntohl(f.len);
+        if (a->len - off < sizeof f + len)
+            break;
+        frame(j, a, &f, a->buf + off + sizeof f);
+        off += sizeof f + len;
+    }
+    memmove(a->buf, a->buf + off, a->len - off);
+    a->len -= off;
+}
+
+static void agent_read(struct job *j, struct agent *a, size_t budget)
+{
+    size_t got = 0;
+    while (a->out_r >= 0 && got < budget) {
+        if (a->cap - a->len < 65536) {
+            size_t cap = a->cap ? 2 * a->cap : sizeof(struct agent_frame) + AGENT_MAX_DATA + 65536;
+            uint8_t *nb = realloc(a->buf, cap);
+            if (!nb) {
+                agent_failed(j, a, 1, "out of memory reading its agent");
+                close(a->out_r);
+                a->out_r = -1;
+                return;
+            }
+            a->buf = nb;
+            a->cap = cap;
+        }
+        ssize_t n = read(a->out_r, a->buf + a->len, a->cap - a->len);
+        if (n > 0) {
+            a->len += (size_t)n;
+            got += (size_t)n;
+            frames(j, a);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && errno == EAGAIN) {
+            return;
+        } else {
+            close(a->out_r);
+            a->out_r = -1;
+        }
+    }
+}
+
+static void describe(int st, char *buf, size_t len)
+{
+    if (WIFSIGNALED(st))
+        snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+}
+
+bool agents_reaped(struct job *j, pid_t pid, int st)
+{
+    struct agent *a = NULL;
+    for (int i = 0; i < j->nagents; i++)
+        if (j->agents[i].pid == pid && !j->agents[i].reaped)
+            a = &j->agents[i];
+    if (!a)
+        return false;
+    agent_read(j, a, SIZE_MAX); /* its last reports are still in the pipe */
+    a->reaped = true;
+    a->wstatus = st;
+    if (a->out_r >= 0)
+        close(a->out_r);
+    if (a->in_w >= 0)
+        close(a->in_w);
+    a->out_r = a->in_w = -1;
+    free(a->buf);
+    a->buf = NULL;
+    a->len = a->cap = 0;
+    char how[128];
+    describe(st, how, sizeof how);
+    int left = abandon_ranks(j, a);
+    if (j->stopping || a->failed) {
+        launcher_verbose(j, "host %s: agent (pid %d) %s", j->hosts[a->host].name, (int)pid, how);
+    } else if (!a->ready) {
+        agent_failed(j, a, 1, "the remote shell '%s' failed before the agent started: it %s", j->rsh,
+                     how);
+    } else if (left || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        agent_failed(j, a, 1, "its agent (pid %d) %s with %d rank(s) still running", (int)pid, how,
+                     left);
+    }
+    return true;
+}
+
+size_t agents_npoll(const struct job *j)
+{
+    return (size_t)j->nagents;
+}
+
+size_t agents_pollset(struct job *j, struct pollfd *pfd)
+{
+    for (int i = 0; i < j->nagents; i++)
+        pfd[i] = (struct pollfd){.fd = j->agents[i].out_r, .events = POLLIN};
+    return (size_t)j->nagents;
+}
+
+void agents_events(struct job *j, const struct pollfd *pfd)
+{
+    for (int i = 0; i < j->nagents; i++)
+        if (pfd[i].revents && j->agents[i].out_r >= 0)
+            agent_read(j, &j->agents[i], READ_BUDGET);
+}
+
+void agents_timers(struct job *j, int64_t now)
+{
+    for (int i = 0; i < j->nagents && !j->stopping; i++) {
+        struct agent *a = &j->agents[i];
+        if (!a->ready && !a->reaped && now >= a->ready_by)
+            agent_failed(j, a, 1, "no word from its agent through '%s' within %lld s (SDSM_TIMEOUT)",
+                         j->rsh, (long long)(j->setup_us / 1000000));
+    }
+}
+
+int64_t agents_next_deadline(const struct job *j)
+{
+    int64_t next = INT64_MAX;
+    for (int i = 0; i < j->nagents && !j->stopping; i++)
+        if (!j->agents[i].ready && !j->agents[i].reaped && j->agents[i].ready_by < next)
+            next = j->agents[i].ready_by;
+    return next;
+}
+
+bool agents_gone(const struct job *j)
+{
+    for (int i = 0; i < j->nagents; i++)
+        if (!j->agents[i].reaped)
+            return false;
+    return true;
+}
+
+bool hosts_all_local(const struct job *j)
+{
+    for (int r = 0; r < j->n; r++)
+        if (!j->hosts[j->ranks[r].host].local)
+            return false;
+    return true;
+}
