@@ -123,6 +123,11 @@ case_env() {
     run -n 2 --hosts a,b -x NOT_SET_ANYWHERE_"$RANDOM" true
     expect_rc 2
     expect_err "is not set here"
+    # -x values are checked like the environment's own SDSM_* before anything starts.
+    run -n 2 --hosts a,b -x SDSM_PROTOCOL=bogus true
+    expect_rc 2
+    expect_err "SDSM_PROTOCOL=bogus"
+    [ ! -s "$FAKERSH_LOG" ] || fail "a remote shell was started despite a bad -x value"
 }
 
 case_host_down() {
@@ -141,6 +146,12 @@ case_host_down() {
     SDSM_TIMEOUT=1 run -n 2 --hosts a,hang "$FAKE" "tag=$TAG" ok
     [ "$RC" -ne 0 ] || fail "exit status 0 with a silent host"
     expect_err "sdsmrun: host hang: no word from its agent through '$RSH' within 1 s"
+    expect_faster 5000
+    expect_no_leftovers
+    # What comes back from a host is checked before it is believed.
+    run -n 2 --hosts a,garbage "$FAKE" "tag=$TAG" ok
+    expect_rc 1
+    expect_err "sdsmrun: host garbage: its agent sent a bad message (type 90, rank "
     expect_faster 5000
     expect_no_leftovers
 }

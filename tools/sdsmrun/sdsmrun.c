@@ -468,8 +468,7 @@ static int setup(struct job *j)
         return -1;
     }
     sdsm_auth_key_parse(j->keyhex, j->key);
-    if (setup_nofile(j) || iofwd_init(j) || ctrl_listen(j) || setup_env(j) || hosts_setup_env(j) ||
-        setup_signals(j))
+    if (setup_nofile(j) || iofwd_init(j) || ctrl_listen(j) || setup_env(j) || setup_signals(j))
         return -1;
     if (j->timeout_s > 0)
         j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);
@@ -632,8 +631,11 @@ int main(int argc, char **argv)
     int rc = parse_args(&job, argc, argv);
     if (rc >= 0 || (rc = hosts_place(&job)) >= 0)
         return rc;
-    if (job.output_dir && job.nhosts > 1 && !hosts_all_local(&job))
+    if (job.output_dir && !hosts_all_local(&job))
         return usage_error("--output-filename works only for ranks on this machine");
+    /* Before the checks below: -x may set SDSM_* (checked) or PATH (where the program is). */
+    if (hosts_setup_env(&job))
+        return 1;
     /* Another host checks for itself (its agent names it when the program is missing). */
     int e = hosts_any_local(&job) ? spawn_check_program(job.argv[0]) : 0;
     if (e) {
