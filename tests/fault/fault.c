@@ -147,7 +147,8 @@ int main(int argc, char **argv)
     }
     phase = (enum phase)p;
     failure = (enum failure)f;
-    const char *r = getenv("SDSM_RANK"); /* set by sdsmrun before sdsm_init */
+    /* Known before sdsm_init: set by sdsmrun, or by a PMIx launcher (mpirun). */
+    const char *r = getenv("SDSM_RANK") ? getenv("SDSM_RANK") : getenv("PMIX_RANK");
     me = r ? atoi(r) : -1;
     const char *fr = getenv("FAULT_RANK");
     if (fr) {
