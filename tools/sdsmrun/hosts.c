@@ -498,11 +498,7 @@ static __attribute__((noreturn)) void agent_child(const struct job *j, const str
     setpgid(0, j->pgid);
     dup2(in_r, STDIN_FILENO);
     dup2(out_w, STDOUT_FILENO);
-    if (j->restore_nofile)
-        setrlimit(RLIMIT_NOFILE, &j->child_nofile);
-    if (j->restore_sigpipe)
-        signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &j->child_mask, NULL);
+    spawn_child_restore(j);
     execvp(argv[0], argv);
     launcher_say("host %s: cannot run the remote shell '%s': %m", j->hosts[a->host].name, argv[0]);
     _exit(127);

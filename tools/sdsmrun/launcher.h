@@ -189,6 +189,9 @@ void spawn_stopped(struct job *j, struct rank *rk, int sig);
 /* "1234" or "1234 on host b": a rank's pid as messages name it. */
 const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len);
 void spawn_child_env(const struct job *j, int r); /* SDSM_RANK, SDSM_HOST, in a rank's child */
+/* In a child before exec: the file limit, SIGPIPE and signal mask it would
+ * have had without the launcher. */
+void spawn_child_restore(const struct job *j);
 
 /* iofwd.c, for ranks on other hosts: their output arrives from their agent */
 void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len);

@@ -66,6 +66,15 @@ int spawn_check_program(const char *prog)
     }
 }
 
+void spawn_child_restore(const struct job *j)
+{
+    if (j->restore_nofile)
+        setrlimit(RLIMIT_NOFILE, &j->child_nofile);
+    if (j->restore_sigpipe)
+        signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &j->child_mask, NULL);
+}
+
 void spawn_child_env(const struct job *j, int r)
 {
     char num[16];
@@ -95,11 +104,7 @@ static __attribute__((noreturn)) void child(const struct job *j, int r)
     close(j->sfd);
     iofwd_child(j, r);
     spawn_child_env(j, r);
-    if (j->restore_nofile)
-        setrlimit(RLIMIT_NOFILE, &j->child_nofile);
-    if (j->restore_sigpipe)
-        signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &j->child_mask, NULL);
+    spawn_child_restore(j);
     execvp(j->argv[0], j->argv);
     launcher_say("cannot run '%s': %m", j->argv[0]);
     _exit(127);
