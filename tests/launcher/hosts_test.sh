@@ -18,14 +18,10 @@ trap 'rm -rf "$TMP"' EXIT
 OUT=$TMP/out ERR=$TMP/err
 export FAKERSH_LOG=$TMP/rsh.log
 TAG="sdsmtest-$$-$RANDOM" # unique word on every rank's command line
-RC=0 MS=0 FAILED=0
 ulimit -c 0
 unset SDSM_RSH
-
-fail() {
-    echo "FAIL [$CASE]: $*"
-    FAILED=1
-}
+LEFTOVER_SETTLE=0.2 # agents stop their ranks after the launcher has gone
+. "$HERE/testlib.sh"
 
 # run ARGS...: sdsmrun --rsh fakersh --timeout 9 ARGS, with status, output and wall time.
 run() {
@@ -38,19 +34,6 @@ run() {
     MS=$(((t1 - t0) / 1000000))
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
-expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr lacks '$1'"; }
-expect_out() { grep -qF -- "$1" "$OUT" || fail "stdout lacks '$1'"; }
-expect_faster() { [ "$MS" -lt "$1" ] || fail "took $MS ms, limit $1 ms"; }
-expect_no_leftovers() {
-    local left
-    sleep 0.2
-    left=$(pgrep -f -- "$TAG")
-    if [ -n "$left" ]; then
-        fail "processes left behind: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)")"
-        pkill -KILL -f -- "$TAG"
-    fi
-}
 # The remote shell was asked for exactly these hosts (sorted, one each).
 expect_rsh_hosts() {
     local got
@@ -255,16 +238,4 @@ case_help() {
     done
 }
 
-if ! declare -F "case_$CASE" >/dev/null; then
-    echo "unknown case $CASE"
-    exit 2
-fi
-"case_$CASE"
-if [ "$FAILED" -ne 0 ]; then
-    echo "--- stdout:"
-    cat "$OUT"
-    echo "--- stderr:"
-    cat "$ERR"
-    exit 1
-fi
-echo "PASS [$CASE] ($MS ms)"
+run_case

@@ -13,14 +13,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/sdsmrun-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 OUT=$TMP/out ERR=$TMP/err
 TAG="sdsmtest-$$-$RANDOM" # unique word on every rank's command line
-RC=0 MS=0
-FAILED=0
 ulimit -c 0
-
-fail() {
-    echo "FAIL [$CASE]: $*"
-    FAILED=1
-}
+. "$(dirname "$0")/testlib.sh"
 
 # run ARGS... : sdsmrun ARGS, recording exit status, output and wall time.
 # IN=FILE: standard input (default /dev/null).  PIPED=1: stdout and stderr
@@ -50,26 +44,6 @@ run() {
 # run_job ARGS...: run, with a time limit first so a launcher that hangs fails
 # fast as 124 (a later --timeout among ARGS wins).
 run_job() { run --timeout 9 "$@"; }
-
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
-expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr lacks '$1'"; }
-expect_out() { grep -qF -- "$1" "$OUT" || fail "stdout lacks '$1'"; }
-expect_no_err() { grep -qF -- "$1" "$ERR" && fail "stderr has '$1'"; }
-expect_quiet() { [ ! -s "$ERR" ] || fail "stderr is not empty"; }
-expect_faster() { [ "$MS" -lt "$1" ] || fail "took $MS ms, limit $1 ms"; }
-expect_count() { # expect_count N TEXT: TEXT appears on exactly N lines of stderr
-    local n
-    n=$(grep -cF -- "$2" "$ERR")
-    [ "$n" -eq "$1" ] || fail "stderr has '$2' $n times, expected $1"
-}
-expect_no_leftovers() {
-    local left
-    left=$(pgrep -f -- "$TAG")
-    if [ -n "$left" ]; then
-        fail "processes left behind: $left"
-        pkill -KILL -f -- "$TAG"
-    fi
-}
 
 # A failure stop: status, the one failure line, one "stopping", under 5 s, nothing left.
 expect_stop() {
@@ -468,16 +442,4 @@ case_io_dying() {
     expect_err ") exited with status 3"
 }
 
-if ! declare -F "case_$CASE" >/dev/null; then
-    echo "unknown case $CASE"
-    exit 2
-fi
-"case_$CASE"
-if [ "$FAILED" -ne 0 ]; then
-    echo "--- stdout:"
-    cat "$OUT"
-    echo "--- stderr:"
-    cat "$ERR"
-    exit 1
-fi
-echo "PASS [$CASE] ($MS ms)"
+run_case
