@@ -64,15 +64,17 @@ void sdsm_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    int lost;
-    if (sscanf(msg, "lost connection to rank %d", &lost) == 1) {
-        /* Someone else failed first: tell the launcher this exit is only a
-         * consequence, and give it time to see that rank's own death. */
-        sdsm_log(SDSM_LOG_ERROR, "%s", msg);
-        if (notify_lost)
-            notify_lost(lost);
-        usleep(500000);
-        _exit(1);
-    }
     sdsm_stop_job(1, "fatal", msg);
+}
+
+void sdsm_fatal_lost(int rank, const char *why)
+{
+    /* Someone else failed first: tell the launcher this exit is only a
+     * consequence, and give it time to see that rank's own death. */
+    sdsm_log(SDSM_LOG_ERROR, "lost connection to rank %d (%s): rank %d failed or was stopped", rank,
+             why, rank);
+    if (notify_lost)
+        notify_lost(rank);
+    usleep(500000);
+    _exit(1);
 }

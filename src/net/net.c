@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
@@ -105,7 +106,7 @@ static void peer_lost(int r, const char *why)
 {
     if (atomic_load(&N.stopping) || N.peers[r].bye)
         return;
-    sdsm_fatal("lost connection to rank %d (%s): rank %d failed or was stopped", r, why, r);
+    sdsm_fatal_lost(r, why);
 }
 
 static void set_events(int r, int out)
