@@ -827,3 +827,22 @@ bool hosts_all_local(const struct job *j)
             return false;
     return true;
 }
+
+void hosts_free(struct job *j)
+{
+    for (int h = 0; h < j->nhosts; h++)
+        free(j->hosts[h].name);
+    free(j->hosts);
+    j->hosts = NULL;
+    j->nhosts = 0;
+    for (int a = 0; a < j->nagents; a++)
+        free(j->agents[a].buf);
+    free(j->agents);
+    j->agents = NULL;
+    j->nagents = 0;
+    for (int i = 0; i < j->nxenv; i++)
+        free(j->xenv[i]);
+    free(j->xenv);
+    j->xenv = NULL;
+    j->nxenv = 0;
+}

@@ -203,6 +203,7 @@ int  hosts_place(struct job *j);       /* after parsing; -1: go on; else exit st
 int  hosts_setup_env(struct job *j);   /* -x for our own ranks */
 bool hosts_any_local(const struct job *j);
 bool hosts_all_local(const struct job *j);
+void hosts_free(struct job *j);        /* the host and agent tables and -x, at exit */
 int  agents_start(struct job *j);      /* after the local ranks are forked */
 bool agents_reaped(struct job *j, pid_t pid, int st); /* true if pid was an agent */
 size_t agents_npoll(const struct job *j);

@@ -620,6 +620,8 @@ static int run(struct job *j)
     ctrl_sweep(j);
     free(j->conns);
     free(j->ranks);
+    j->conns = NULL;
+    j->ranks = NULL;
     return j->status;
 }
 
@@ -631,23 +633,32 @@ int main(int argc, char **argv)
         return agent_main(argc, argv);
     int rc = parse_args(&job, argc, argv);
     if (rc >= 0 || (rc = hosts_place(&job)) >= 0)
-        return rc;
-    if (job.output_dir && !hosts_all_local(&job))
-        return usage_error("--output-filename works only for ranks on this machine");
+        goto out;
+    if (job.output_dir && !hosts_all_local(&job)) {
+        rc = usage_error("--output-filename works only for ranks on this machine");
+        goto out;
+    }
     /* Before the checks below: -x may set SDSM_* (checked) or PATH (where the program is). */
+    rc = 1;
     if (hosts_setup_env(&job))
-        return 1;
+        goto out;
     /* Another host checks for itself (its agent names it when the program is missing). */
     int e = hosts_any_local(&job) ? spawn_check_program(job.argv[0]) : 0;
     if (e) {
         errno = e;
         launcher_say("cannot run '%s': %m", job.argv[0]);
-        return EXIT_NOEXEC;
+        rc = EXIT_NOEXEC;
+        goto out;
     }
     if ((rc = check_config(&job)) >= 0)
-        return rc;
+        goto out;
+    rc = 1;
     if (setup(&job))
-        return 1;
+        goto out;
     spawn_all(&job);
-    return run(&job);
+    rc = run(&job);
+out:
+    free(job.ranks); /* leak checkers should see a clean exit */
+    hosts_free(&job);
+    return rc;
 }
