@@ -26,6 +26,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "net/auth.h"
+#include "net/ifaddr.h"
 #include "net/wire.h"
 #include "sdsm.h"
 
@@ -58,17 +59,71 @@ static void tune(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-static int connect_to(const struct sockaddr_in *a)
+/* Connect within the deadline: a host that is down or cut off never
+ * answers, and a blocking connect would wait minutes for the SYN retries. */
+static int connect_to(const struct sockaddr_in *a, int64_t deadline)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
-    if (connect(fd, (const struct sockaddr *)a, sizeof *a)) {
-        close(fd);
-        return -1;
+    if (connect(fd, (const struct sockaddr *)a, sizeof *a) && errno != EINPROGRESS)
+        goto fail;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int64_t left = deadline - sdsm_io_now_ms();
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            goto fail;
+        }
+        int n = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (n < 0 && errno != EINTR)
+            goto fail;
+        if (n > 0)
+            break;
     }
+    int err = 0;
+    socklen_t el = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+        errno = err ? err : errno;
+        goto fail;
+    }
+    /* The handshakes and the rest of set-up read and write blocking, with
+     * their own deadlines. */
+    fcntl(fd, F_SETFL, 0);
     tune(fd);
     return fd;
+fail:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+static const char *ip_str(uint32_t ip, char *buf)
+{
+    struct in_addr a = {.s_addr = ip};
+    return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN) ? buf : "?";
+}
+
+static const char *host_name(void)
+{
+    return sdsm_cfg.host ? sdsm_cfg.host : "this host";
+}
+
+/* SDSM_IFACE, when set, says where to listen. */
+static int iface_addr(struct in_addr *out)
+{
+    char err[160];
+    if (sdsm_ifaddr_check(sdsm_cfg.iface, err, sizeof err)) {
+        sdsm_error_log("%s", err);
+        return SDSM_EINVAL;
+    }
+    if (sdsm_ifaddr_default(sdsm_cfg.iface, &out->s_addr)) {
+        sdsm_error_log("SDSM_IFACE=%s matches no interface that is up on %s", sdsm_cfg.iface,
+                       host_name());
+        return SDSM_EINVAL;
+    }
+    return 0;
 }
 
 static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
@@ -97,17 +152,11 @@ static int ctrl_send(uint16_t type, const void *p, uint32_t len, int64_t deadlin
     return e ? e : sdsm_io_write_full(ctrl_fd, p, len, deadline);
 }
 
-/* Register with the launcher and receive everyone's address. */
-static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr_t *table,
-                      int64_t deadline)
+/* Reach the launcher and prove the job key. */
+static int launcher_connect(sdsm_boot_t *b, const struct sockaddr_in *la, int64_t deadline)
 {
-    struct sockaddr_in la;
-    if (parse_addr(sdsm_cfg.rendezvous, &la)) {
-        sdsm_error_log("SDSM_RENDEZVOUS=%s: expected ip:port", sdsm_cfg.rendezvous);
-        return SDSM_EINVAL;
-    }
-    if ((ctrl_fd = connect_to(&la)) < 0) {
-        sdsm_error_log("cannot reach the launcher at %s: %m", sdsm_cfg.rendezvous);
+    if ((ctrl_fd = connect_to(la, deadline)) < 0) {
+        sdsm_error_log("cannot reach the launcher at %s from %s: %m", sdsm_cfg.rendezvous, host_name());
         return SDSM_EPEER;
     }
     int e = sdsm_auth_connector(ctrl_fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
@@ -115,6 +164,14 @@ static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr
         sdsm_error_log("launcher handshake failed: %s", strerror(-e));
         return e == -EACCES ? SDSM_EAUTH : SDSM_EPEER;
     }
+    return 0;
+}
+
+/* Register with the launcher and receive everyone's address. */
+static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr_t *table,
+                      int64_t deadline)
+{
+    int e;
     sdsm_ctrl_register_t reg = {.rank = (uint32_t)b->rank, .pid = (uint32_t)getpid(), .addr = *me};
     sdsm_hdr_t h;
     uint32_t n;
@@ -165,9 +222,11 @@ static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t 
     for (int j = 0; j < b->rank; j++) {
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = table[j].port};
         a.sin_addr.s_addr = table[j].ipv4;
-        int fd = connect_to(&a);
+        int fd = connect_to(&a, deadline);
         if (fd < 0) {
-            sdsm_error_log("cannot connect to rank %d: %m", j);
+            char ip[INET_ADDRSTRLEN];
+            sdsm_error_log("cannot connect to rank %d at %s:%u: %m", j, ip_str(table[j].ipv4, ip),
+                           (unsigned)ntohs(table[j].port));
             return SDSM_EPEER;
         }
         int e = sdsm_auth_connector(fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
@@ -218,20 +277,23 @@ static int start_pmix(sdsm_boot_t *b)
     if (rc)
         return rc;
     sdsm_log_rank = b->rank;
-    if (!one_host) {
-        /* Choosing the interface that reaches the other hosts is not done
-         * yet: loopback would silently be wrong, so refuse. */
-        sdsm_error_log("direct launch with ranks on several hosts is not supported yet: "
-                       "run all %d ranks on one host", b->nprocs);
-        return SDSM_ENOTSUP;
+    /* One host: loopback.  Several: SDSM_IFACE, else the default route's
+     * address (PMIx does not say which of this host's networks the others
+     * are on). */
+    struct in_addr ip = {.s_addr = htonl(INADDR_LOOPBACK)};
+    if (sdsm_cfg.iface) {
+        if ((rc = iface_addr(&ip)))
+            return rc;
+    } else if (!one_host && sdsm_ifaddr_default(NULL, &ip.s_addr)) {
+        sdsm_error_log("ranks on several hosts, but no interface other than loopback is up here");
+        return SDSM_EPEER;
     }
     int64_t deadline = sdsm_io_now_ms() + sdsm_cfg.timeout * 1000;
     sdsm_ctrl_addr_t me, *table;
     if ((rc = alloc_peers(b, &table)))
         return rc;
-    struct in_addr lo = {.s_addr = htonl(INADDR_LOOPBACK)};
     rc = SDSM_ESYS;
-    if ((b->listen_fd = listen_on(lo, &me)) < 0)
+    if ((b->listen_fd = listen_on(ip, &me)) < 0)
         goto out;
     if ((rc = sdsm_pmix_exchange(&me, sdsm_cfg.timeout, table, job_key)))
         goto out;
@@ -286,8 +348,26 @@ int sdsm_boot_start(sdsm_boot_t *b)
     int rc = alloc_peers(b, &table);
     if (rc)
         return rc;
+    /* Listen where the link to the launcher leaves from: the kernel's
+     * route choice, so the peers (which reach the launcher too) reach us
+     * there; loopback when the job is on one host. */
+    struct in_addr ip;
+    if (sdsm_cfg.iface ? (rc = iface_addr(&ip)) != 0 : 0)
+        goto out;
+    if ((rc = launcher_connect(b, &la, deadline)))
+        goto out;
+    if (!sdsm_cfg.iface) {
+        struct sockaddr_in mine;
+        socklen_t l = sizeof mine;
+        if (getsockname(ctrl_fd, (struct sockaddr *)&mine, &l)) {
+            sdsm_error_log("getsockname: %m");
+            rc = SDSM_ESYS;
+            goto out;
+        }
+        ip = mine.sin_addr;
+    }
     rc = SDSM_ESYS;
-    if ((b->listen_fd = listen_on(la.sin_addr, &me)) < 0)
+    if ((b->listen_fd = listen_on(ip, &me)) < 0)
         goto out;
     if ((rc = rendezvous(b, &me, table, deadline)))
         goto out;

@@ -36,6 +36,9 @@ static const var_t vars[] = {
     {"SDSM_RENDEZVOUS", T_STR, OFF(rendezvous), NULL, 0, 0, NULL, "launcher address ip:port (set by sdsmrun)"},
     {"SDSM_JOB_KEY", T_STR, OFF(job_key), NULL, 0, 0, NULL, "per-job secret, 64 hex digits (set by sdsmrun)"},
     {"SDSM_HOST", T_STR, OFF(host), NULL, 0, 0, NULL, "host the rank was placed on (set by sdsmrun)"},
+    {"SDSM_IFACE", T_STR, OFF(iface), NULL, 0, 0, NULL,
+     "where ranks on several hosts listen: interface names or networks a.b.c.d/n, comma-separated "
+     "(default: the address that reaches the launcher; loopback on one host)"},
     {"SDSM_RSH", T_STR, OFF(rsh), NULL, 0, 0, NULL,
      "sdsmrun's remote shell for --hosts (default: ssh -o BatchMode=yes)"},
     {"SDSM_HEAP_SIZE", T_SIZE, OFF(heap_size), "64G", 0, 0, NULL,

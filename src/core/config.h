@@ -29,6 +29,7 @@ typedef struct sdsm_config {
     const char *rendezvous;      /* "ip:port" of the launcher, or NULL */
     const char *job_key;         /* 64 hex characters, or NULL */
     const char *host;            /* host name the launcher placed this rank on, or NULL */
+    const char *iface;           /* SDSM_IFACE: interfaces/networks to listen on, or NULL */
     const char *rsh;             /* sdsmrun's remote shell command, or NULL (unused by ranks) */
     size_t      heap_size;       /* bytes of shared address space reserved */
     size_t      page_size;       /* coherence unit, multiple of the OS page */

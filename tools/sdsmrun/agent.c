@@ -12,12 +12,13 @@
  * Its ranks also die with it (PR_SET_PDEATHSIG), so none is orphaned.
  *
  * The command line is written by the launcher, not by users:
- *   --agent HOST --rendezvous IP:PORT --nprocs N [--wdir DIR] (--rank R)...
+ *   --agent HOST --rendezvous IP[,IP...]:PORT --nprocs N [--wdir DIR] (--rank R)...
  *   (--env NAME=VALUE)... -- program args...
  */
 #define _GNU_SOURCE
 #include "launcher.h"
 #include "agent.h"
+#include "net/ifaddr.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -392,8 +393,27 @@ static void loop(void)
     free(who);
 }
 
+/* The launcher listens on each of its addresses: give the ranks the one
+ * this host reaches. */
+static void pick_rendezvous(char *out, size_t len)
+{
+    uint32_t cands[16];
+    uint16_t port;
+    int n = sdsm_ifaddr_parse_list(ag.rendezvous, cands, 16, &port);
+    if (n <= 0)
+        fail(1, "bad launcher address list '%s'", ag.rendezvous);
+    int k = sdsm_ifaddr_pick(cands, n < 16 ? n : 16);
+    if (k < 0)
+        fail(1, "no route from here to the launcher at any of %s", ag.rendezvous);
+    char ip[INET_ADDRSTRLEN];
+    struct in_addr a = {.s_addr = cands[k]};
+    inet_ntop(AF_INET, &a, ip, sizeof ip);
+    snprintf(out, len, "%s:%u", ip, (unsigned)port);
+}
+
 int agent_main(int argc, char **argv)
 {
+    char rdv[32];
     char hex[2 * SDSM_KEY_BYTES + 1];
     if (parse(argc, argv)) {
         agent_say("bad agent command line (this mode is for sdsmrun itself)");
@@ -409,7 +429,8 @@ int agent_main(int argc, char **argv)
         errno = e;
         fail(127, "cannot run '%s': %m", ag.argv[0]);
     }
-    if (setenv("SDSM_NPROCS", ag.nprocs, 1) || setenv("SDSM_RENDEZVOUS", ag.rendezvous, 1) ||
+    pick_rendezvous(rdv, sizeof rdv);
+    if (setenv("SDSM_NPROCS", ag.nprocs, 1) || setenv("SDSM_RENDEZVOUS", rdv, 1) ||
         setenv("SDSM_JOB_KEY", hex, 1) || setenv("SDSM_HOST", ag.host, 1))
         fail(1, "cannot set the ranks' environment: %m");
     send_frame(AGENT_HELLO, 0, NULL, 0);

@@ -1,5 +1,6 @@
 /*
- * ctrl.c - the rendezvous: a listening socket on 127.0.0.1 and one small
+ * ctrl.c - the rendezvous: a listening socket (loopback, or the addresses
+ * other hosts reach: see ctrl_listen) and one small
  * state machine per accepted connection (job-key handshake, REGISTER, then
  * the rank's control link carrying ABORT and DONE).
  *
@@ -13,6 +14,7 @@
  */
 #define _GNU_SOURCE /* accept4 */
 #include "launcher.h"
+#include "net/ifaddr.h"
 #include "net/stranger.h"
 
 #include <arpa/inet.h>
@@ -32,9 +34,56 @@
 
 static sdsm_strangers_t strangers;
 
+#define MAX_LAUNCHER_ADDRS 16
+
+/* Where the launcher listens: on loopback when every rank is on this host;
+ * otherwise on this host's interface addresses (SDSM_IFACE narrows them),
+ * every one of which the agents are told: each picks the one its host
+ * reaches (ifaddr.h).  Ranks forked here use the first. */
+static int launcher_addrs(const struct job *j, uint32_t *cands, int *n)
+{
+    *n = 0;
+    if (hosts_all_local(j))
+        return 0;
+    const char *spec = getenv("SDSM_IFACE");
+    if (spec && !*spec)
+        spec = NULL;
+    int k = sdsm_ifaddr_list(spec, cands, MAX_LAUNCHER_ADDRS);
+    if (k <= 0 && spec) {
+        launcher_say("SDSM_IFACE=%s matches no interface that is up on this host", spec);
+        return -1;
+    }
+    if (k <= 0) /* only loopback: "hosts" that are this machine can still reach it */
+        return 0;
+    *n = k < MAX_LAUNCHER_ADDRS ? k : MAX_LAUNCHER_ADDRS;
+    return 0;
+}
+
+static void format_addrs(struct job *j, const uint32_t *cands, int n)
+{
+    char ip[INET_ADDRSTRLEN];
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        struct in_addr a = {.s_addr = cands[i]};
+        inet_ntop(AF_INET, &a, ip, sizeof ip);
+        used += (size_t)snprintf(j->rdv_agents + used, sizeof j->rdv_agents - used, "%s%s",
+                                 i ? "," : "", ip);
+    }
+    snprintf(j->rdv_agents + used, sizeof j->rdv_agents - used, ":%u", (unsigned)j->port);
+    struct in_addr a = {.s_addr = n ? cands[0] : htonl(INADDR_LOOPBACK)};
+    inet_ntop(AF_INET, &a, ip, sizeof ip);
+    snprintf(j->rdv_local, sizeof j->rdv_local, "%s:%u", ip, (unsigned)j->port);
+}
+
 int ctrl_listen(struct job *j)
 {
+    uint32_t cands[MAX_LAUNCHER_ADDRS];
+    int n;
+    if (launcher_addrs(j, cands, &n))
+        return -1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (n)
+        a.sin_addr.s_addr = n == 1 ? cands[0] : htonl(INADDR_ANY);
     socklen_t len = sizeof a;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, SOMAXCONN) ||
@@ -46,6 +95,7 @@ int ctrl_listen(struct job *j)
     }
     j->lfd = fd;
     j->port = ntohs(a.sin_port);
+    format_addrs(j, cands, n);
     return 0;
 }
 

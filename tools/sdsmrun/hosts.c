@@ -462,7 +462,7 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
     add_quoted(ws, "--agent");
     add_quoted(ws, j->hosts[a->host].name);
     add_quoted(ws, "--rendezvous");
-    add_printf(ws, "127.0.0.1:%u", (unsigned)j->port);
+    add_quoted(ws, j->rdv_agents);
     add_quoted(ws, "--nprocs");
     add_printf(ws, "%d", j->n);
     if (getcwd(cwd, sizeof cwd)) {

@@ -113,6 +113,8 @@ struct job {
     /* rendezvous */
     int lfd, sfd;           /* listening socket, signalfd */
     uint16_t port;
+    char rdv_local[32];     /* SDSM_RENDEZVOUS of the ranks forked here: "ip:port" */
+    char rdv_agents[320];   /* the agents' --rendezvous: "ip[,ip...]:port" (ctrl.c) */
     char keyhex[2 * SDSM_KEY_BYTES + 1];
     uint8_t key[SDSM_KEY_BYTES];
     bool accept_paused;     /* out of fds: retry at accept_retry */

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE /* same feature set in every file of the launcher */
 #include "launcher.h"
+#include "net/ifaddr.h"
 #include "core/config.h"
 
 #include <errno.h>
@@ -44,7 +45,8 @@ static const char vars_text[] =
     "Variables set in every rank's environment:\n"
     "  SDSM_RANK=R            the rank, 0..N-1\n"
     "  SDSM_NPROCS=N          the number of ranks\n"
-    "  SDSM_RENDEZVOUS=IP:PORT  where sdsm_init reaches the launcher (127.0.0.1)\n"
+    "  SDSM_RENDEZVOUS=IP:PORT  where sdsm_init reaches the launcher (127.0.0.1 when\n"
+    "                         every rank is on this machine)\n"
     "  SDSM_JOB_KEY=HEX       64 hex digits, the job's secret: every connection of the\n"
     "                         job must prove it knows the key (never print it)\n"
     "  SDSM_STATS=1           with --stats\n"
@@ -123,9 +125,16 @@ static const char help_text[] =
     "agent on its standard input, never on a command line; when the launcher or its\n"
     "connection goes away the agent stops its ranks.  A host whose remote shell or\n"
     "agent fails (unknown host, program missing there) fails the job naming the\n"
-    "host.  The ranks reach sdsmrun at 127.0.0.1, so for now every host must share\n"
-    "this machine's loopback (e.g. a wrapper as --rsh); --output-filename works\n"
-    "only for ranks on this machine.\n"
+    "host; --output-filename works only for ranks on this machine.\n"
+    "\n"
+    "Addresses: a job on this machine alone uses loopback only.  With other hosts,\n"
+    "sdsmrun listens on this machine's interface addresses (those SDSM_IFACE names,\n"
+    "if set) and each agent picks the one its host reaches (same network first,\n"
+    "then any with a route); every rank listens for its peers only on the address\n"
+    "its link to sdsmrun leaves from, or on SDSM_IFACE's, which is passed to every\n"
+    "host: SDSM_IFACE=eth1 or SDSM_IFACE=10.1.0.0/16 (names or networks, comma-\n"
+    "separated).  Ranks placed on this machine in such a job use its first\n"
+    "address: set SDSM_IFACE when it has several networks.\n"
     "\n"
     "A rank fails when it exits non-zero, is killed or stopped by a signal (also\n"
     "when started through a wrapper such as a shell script: the process that called\n"
@@ -390,7 +399,8 @@ static int check_config(struct job *j)
         launcher_say("cannot set the ranks' environment: %m");
         return 1;
     }
-    if (sdsm_config_load(&cfg, environ, err, sizeof err, NULL) == 0) {
+    if (sdsm_config_load(&cfg, environ, err, sizeof err, NULL) == 0 &&
+        (!cfg.iface || sdsm_ifaddr_check(cfg.iface, err, sizeof err) == 0)) {
         j->setup_us = cfg.timeout * 1000000LL;
         return -1;
     }
@@ -400,10 +410,9 @@ static int check_config(struct job *j)
 
 static int setup_env(struct job *j)
 {
-    char num[16], addr[32];
+    char num[16];
     snprintf(num, sizeof num, "%d", j->n);
-    snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)j->port);
-    if (setenv("SDSM_NPROCS", num, 1) || setenv("SDSM_RENDEZVOUS", addr, 1) ||
+    if (setenv("SDSM_NPROCS", num, 1) || setenv("SDSM_RENDEZVOUS", j->rdv_local, 1) ||
         setenv("SDSM_JOB_KEY", j->keyhex, 1) || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
         (j->protocol && setenv("SDSM_PROTOCOL", j->protocol, 1))) {
         launcher_say("cannot set the ranks' environment: %m");
