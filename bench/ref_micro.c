@@ -10,6 +10,14 @@
  *   ref_micro bw MBYTES BATCHES          TCP loopback streaming: one process
  *                                        writes MBYTES in 1 MiB writes, the
  *                                        other reads (MB/s)
+ *   ref_micro rtt-serve PORT REQ REP     the server side of rtt across hosts:
+ *                                        listens on every address at PORT (0:
+ *                                        any), prints "listening PORT", serves
+ *                                        one connection after another
+ *   ref_micro rtt-to ADDR PORT REQ REP COUNT BATCHES
+ *                                        the client side: ping-pong with a
+ *                                        rtt-serve at ADDR:PORT (IPv4), printed
+ *                                        as rtt does
  *
  * Like sdsm_micro: one warm-up batch, then one "sample <figure> <value>" line
  * per batch (ns per operation, or MB/s).
@@ -154,6 +162,64 @@ static void bench_rtt(long req, long rep, long count, long batches)
     free(in);
 }
 
+/* rtt across hosts: the same ping-pong, server and client started apart
+ * (each in its host's network namespace), so the path is the emulated
+ * network's. */
+static void rtt_serve(long port, long req, long rep)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t sl = sizeof sa;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 4) ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl))
+        die("rtt-serve: listen");
+    printf("listening %u\n", ntohs(sa.sin_port));
+    fflush(stdout);
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR)
+                continue;
+            die("rtt-serve: accept");
+        }
+        nodelay(fd);
+        rtt_server(fd, req, rep);
+        close(fd);
+    }
+}
+
+static void rtt_to(const char *addr, long port, long req, long rep, long count, long batches)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        fprintf(stderr, "rtt-to: not an IPv4 address: %s\n", addr);
+        exit(2);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa))
+        die("rtt-to: connect");
+    nodelay(fd);
+    char *out = calloc(1, (size_t)req), *in = calloc(1, (size_t)rep);
+    if (!out || !in)
+        die("calloc");
+    for (long b = 0; b <= batches; b++) {
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < count; i++) {
+            write_full(fd, out, (size_t)req);
+            if (read_full(fd, in, (size_t)rep))
+                die("rtt-to: server closed");
+        }
+        uint64_t t1 = now_ns();
+        if (b > 0)
+            printf("sample rtt_%ld_%ld %.1f\n", req, rep, (double)(t1 - t0) / (double)count);
+    }
+    close(fd);
+    free(out);
+    free(in);
+}
+
 /* ----------------------------------------------------------- mprotect */
 
 static void bench_mprotect(long count, long batches)
@@ -236,9 +302,15 @@ int main(int argc, char **argv)
         bench_mprotect(a[0], a[1]);
     else if (strcmp(what, "bw") == 0 && argc == 4)
         bench_bw(a[0], a[1]);
+    else if (strcmp(what, "rtt-serve") == 0 && argc == 5)
+        rtt_serve(a[0], a[1], a[2]);
+    else if (strcmp(what, "rtt-to") == 0 && argc == 8)
+        rtt_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0),
+               strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0), strtol(argv[7], NULL, 0));
     else {
         fprintf(stderr, "usage: ref_micro rtt REQ REP COUNT BATCHES | mprotect COUNT BATCHES | "
-                        "bw MBYTES BATCHES\n");
+                        "bw MBYTES BATCHES | rtt-serve PORT REQ REP | "
+                        "rtt-to ADDR PORT REQ REP COUNT BATCHES\n");
         return 2;
     }
     return 0;
