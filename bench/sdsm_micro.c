@@ -1,10 +1,15 @@
 /*
  * sdsm_micro.c - the sdsm side of bench/micro.  Run under sdsmrun:
  *
- *   sdsm_micro fault   PAGES BATCHES   rank 1 read-faults PAGES pages homed
+ *   sdsm_micro fault   PAGES BATCHES [FULL]
+ *                                      rank 1 read-faults PAGES pages homed
  *                                      at rank 0, per batch; rank 0 writes one
  *                                      byte of each page between batches so
- *                                      the next batch faults again
+ *                                      the next batch faults again.  FULL=1:
+ *                                      rank 0 writes every byte instead, so
+ *                                      each page travels whole (a mostly-zero
+ *                                      page travels as a short diff), as in
+ *                                      a ping-pong of one page
  *   sdsm_micro barrier COUNT BATCHES   COUNT barriers per batch
  *   sdsm_micro lock    COUNT BATCHES   rank 0 does COUNT lock/unlock pairs of
  *                                      a lock managed by rank 1 per batch,
@@ -57,13 +62,17 @@ static void need_two(const char *what)
 
 /* Rank 0 dirties one byte of every page so that rank 1's copies are dropped
  * at the next barrier. */
-static void touch_pages(volatile char *p, long pages, long ps, char v)
+static void touch_pages(volatile char *p, long pages, long ps, char v, int full)
 {
-    for (long i = 0; i < pages; i++)
-        p[i * ps] = v;
+    for (long i = 0; i < pages; i++) {
+        if (full)
+            memset((char *)p + i * ps, v, (size_t)ps);
+        else
+            p[i * ps] = v;
+    }
 }
 
-static void bench_fault(long pages, long batches)
+static void bench_fault(long pages, long batches, int full)
 {
     need_two("fault");
     long ps = sysconf(_SC_PAGESIZE);
@@ -74,7 +83,7 @@ static void bench_fault(long pages, long batches)
         sdsm_abort(1, "out of memory");
     for (long b = 0; b <= batches; b++) {
         if (me == 0)
-            touch_pages(blk, pages, ps, (char)(b + 1));
+            touch_pages(blk, pages, ps, (char)(b + 1), full);
         sdsm_barrier();
         if (me == 1) {
             uint64_t t0 = now_ns(), prev = t0;
@@ -150,7 +159,7 @@ static void bench_seqread(long mbytes, long reps)
         memset(blk, 1, size);
     for (long r = 0; r <= reps; r++) {
         if (me == 0 && r > 0)
-            touch_pages(blk, pages, ps, 1);
+            touch_pages(blk, pages, ps, 1, 0);
         sdsm_barrier();
         if (me == 1) {
             const volatile uint64_t *w = (const uint64_t *)blk;
@@ -177,7 +186,7 @@ int main(int argc, char **argv)
     g_argv = argv;
     const char *what = argc > 1 ? argv[1] : "";
     if (strcmp(what, "fault") == 0)
-        bench_fault(arg(2, 2000), arg(3, 5));
+        bench_fault(arg(2, 2000), arg(3, 5), arg(4, 0) != 0);
     else if (strcmp(what, "barrier") == 0)
         bench_barrier(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "lock") == 0)
@@ -185,7 +194,7 @@ int main(int argc, char **argv)
     else if (strcmp(what, "seqread") == 0)
         bench_seqread(arg(2, 64), arg(3, 3));
     else
-        sdsm_abort(2, "usage: sdsm_micro fault|barrier|lock|seqread N BATCHES");
+        sdsm_abort(2, "usage: sdsm_micro fault N BATCHES [FULL] | barrier|lock|seqread N BATCHES");
     sdsm_finalize();
     return 0;
 }
