@@ -319,12 +319,17 @@ static void learn_wake_late(uint64_t asleep, const struct timespec *tp)
     g_wake_late = (g_wake_late * 7 + late) / 8;
 }
 
-/* Busy-waits until due (at most SPIN_NS plus the learned lateness);
- * packets arriving meanwhile wait in the socket and are taken right after. */
-static void spin_until(uint64_t due)
+/* Busy-waits until due (at most SPIN_NS plus the learned lateness),
+ * taking the packets that arrive meanwhile, so that their deadlines count
+ * from their arrival, not from the end of the spin. */
+static int spin_until(int fd, uint16_t queue, uint64_t delay_ns, double loss, uint64_t due)
 {
-    while (now_ns() < due)
+    while (now_ns() < due) {
+        if (take_packets(fd, queue, delay_ns, loss))
+            return -1;
         __builtin_ia32_pause();
+    }
+    return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -405,8 +410,9 @@ int main(int argc, char **argv)
         if (g_head != g_tail) {
             uint64_t t = now_ns(), due = g_ring[g_head % RING].due_ns;
             if (due > t && due - t <= g_wake_late + SPIN_NS) {
-                spin_until(due); /* closer than a wake-up is late */
-                if (release_due(fd, (uint16_t)queue)) {
+                /* closer than a wake-up would be late */
+                if (spin_until(fd, (uint16_t)queue, delay_ns, loss, due) ||
+                    release_due(fd, (uint16_t)queue)) {
                     rc = 1;
                     break;
                 }
