@@ -259,6 +259,66 @@ SDSM_API int sdsm_refresh(void *addr, size_t len);
  */
 SDSM_API int sdsm_bcast(void *addr, size_t len, int root);
 
+/*
+ * Compute threads (seed 001's multithreaded SDSM).  Each rank runs
+ * SDSM_THREADS compute threads (default 1; sdsmrun --threads N), created
+ * with sdsm_thread_create by the thread that called sdsm_init (or by other
+ * compute threads) and joined before sdsm_finalize.  The threads of a rank
+ * share its memory directly; coherence traffic flows only between ranks.
+ * A rank runs at most SDSM_RUN_THREADS of them at once (default: the
+ * host's CPUs divided by its ranks): a thread that has to wait for a page, a
+ * lock, a barrier or a condition gives its run slot to a ready thread, so
+ * one thread's network wait is another's compute time.
+ *
+ * Creating more than SDSM_THREADS threads on a rank, ending one while the
+ * others wait for it in a barrier, or joining with fewer than SDSM_THREADS
+ * created while the others wait in sdsm_barrier stops the job with a message
+ * (whatever SDSM_ERRORS says), as a hang would be the alternative.
+ * Collective calls other than sdsm_barrier (sdsm_alloc, sdsm_free,
+ * sdsm_bcast, ...) stay per rank: make them from one thread of each rank,
+ * e.g. before the compute threads start.
+ */
+typedef int sdsm_thread_t;
+
+/*
+ * Start compute thread fn(arg) in `group` (>= 0; sdsm_group_barrier meets
+ * the group's threads of this rank).  Its job-wide id is rank x SDSM_THREADS
+ * + the order of creation in this rank.  *t is its handle for
+ * sdsm_thread_join.  Returns 0, SDSM_EINVAL (NULL argument, negative group).
+ */
+SDSM_API int sdsm_thread_create(sdsm_thread_t *t, int group, void *(*fn)(void *), void *arg);
+
+/* Wait for compute thread t to end; *ret (if ret is not NULL) gets what
+ * fn returned.  Returns 0, SDSM_EINVAL for a bad or already joined handle. */
+SDSM_API int sdsm_thread_join(sdsm_thread_t t, void **ret);
+
+/* The calling compute thread's job-wide id, 0..sdsm_thread_count()-1,
+ * rank-major.  In a program without compute threads (SDSM_THREADS=1, none
+ * created) the main thread is thread `rank`.  SDSM_ESTATE elsewhere. */
+SDSM_API int sdsm_thread_id(void);
+
+/* The job-wide number of compute threads: ranks x SDSM_THREADS. */
+SDSM_API int sdsm_thread_count(void);
+
+/*
+ * Barrier of the compute threads of `group` in this rank only (seed 001's
+ * mdsmBarrier): no coherence action, the threads share the rank's memory.
+ * (sdsm_barrier called from compute threads is the barrier of every compute
+ * thread of every rank, with the memory barrier: the last thread of a rank
+ * to arrive takes part in the rank barrier for all of them.)  Returns 0,
+ * SDSM_EINVAL if the caller is not a compute thread of that group.
+ */
+SDSM_API int sdsm_group_barrier(int group);
+
+/*
+ * Give the run slot up and wait until another running compute thread of
+ * this rank has to wait (for a page, lock, barrier...) or none runs, then
+ * run again (seed 001's mdsmCompWait: choose which thread computes first,
+ * and let the others fill its network waits).  Returns 0, SDSM_ESTATE
+ * outside a compute thread.
+ */
+SDSM_API int sdsm_comp_wait(void);
+
 #ifdef __cplusplus
 }
 #endif

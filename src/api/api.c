@@ -29,6 +29,8 @@
 #include "sdsm.h"
 #include "sync/sync.h"
 #include "sync/watch.h"
+#include "thread/sched.h"
+#include "thread/thread.h"
 
 extern char **environ;
 
@@ -75,12 +77,20 @@ static int report(const char *call, int code, const char *fmt, ...)
     sdsm_stop_job(1, call, full);
 }
 
+/* A compute thread that gave its run slot up while the call waited takes
+ * one again when the call returns (no runtime lock is held there). */
+static void resume_at_return(int *unused)
+{
+    (void)unused;
+    sdsm_wait_resume();
+}
+#define RESUME_AT_RETURN int resume_guard_ __attribute__((cleanup(resume_at_return), unused)) = 0
+
 #define REQUIRE_RUNNING(call)                                                          \
-    do {                                                                               \
-        if (state != ST_RUNNING)                                                       \
-            return report(call, SDSM_ENOINIT, "called %s sdsm_init",                   \
-                          state == ST_NEW ? "before" : "after sdsm_finalize, not within"); \
-    } while (0)
+    if (state != ST_RUNNING)                                                           \
+        return report(call, SDSM_ENOINIT, "called %s sdsm_init",                       \
+                      state == ST_NEW ? "before" : "after sdsm_finalize, not within"); \
+    RESUME_AT_RETURN
 
 static void warn_cb(const char *m) { sdsm_warn("%s", m); }
 
@@ -125,6 +135,8 @@ int sdsm_init(int *argc, char ***argv)
         return report("sdsm_init", SDSM_ESYS, "could not start the service thread");
     if (sdsm_fault_install(sdsm_proto->fault))
         return report("sdsm_init", SDSM_ESYS, "could not install the fault handler");
+    sdsm_thread_init(boot.rank, boot.nprocs, (int)sdsm_cfg.threads, (int)sdsm_cfg.run_threads,
+                     boot.local_nprocs);
     sdsm_watch_start();
     state = ST_RUNNING;
     return 0;
@@ -168,7 +180,14 @@ static int check_locks_at_finalize(void)
 int sdsm_finalize(void)
 {
     REQUIRE_RUNNING("sdsm_finalize");
-    int rc = check_locks_at_finalize();
+    char terr[512];
+    if (sdsm_thread_is_compute())
+        return report("sdsm_finalize", SDSM_ESTATE, "called from a compute thread: call it from "
+                      "the thread that called sdsm_init, after joining the compute threads");
+    int rc = sdsm_thread_check_finalize(terr, sizeof terr);
+    if (rc)
+        return report("sdsm_finalize", rc, "%s", terr);
+    rc = check_locks_at_finalize();
     sdsm_coll_begin(SDSM_COLL_FINALIZE, 0, 0, 0);
     sdsm_barrier_run();
     if (sdsm_cfg.stats)
@@ -196,6 +215,7 @@ void *sdsm_alloc(size_t size, int home)
         report("sdsm_alloc", SDSM_ENOINIT, "called outside sdsm_init/sdsm_finalize");
         return NULL;
     }
+    RESUME_AT_RETURN;
     char why[600];
     int err = 0;
     sdsm_coll_begin(SDSM_COLL_ALLOC, size, 1, (uint64_t)(int64_t)home);
@@ -211,6 +231,7 @@ void *sdsm_calloc(size_t n, size_t elem_size, int home)
         report("sdsm_calloc", SDSM_ENOINIT, "called outside sdsm_init/sdsm_finalize");
         return NULL;
     }
+    RESUME_AT_RETURN;
     char why[600];
     int err = 0;
     size_t size;
@@ -251,11 +272,78 @@ int sdsm_home_of(const void *addr)
     return sdsm_proto_home_query(pg);
 }
 
+static int rank_barrier(void)
+{
+    sdsm_coll_begin(SDSM_COLL_BARRIER, sdsm_cfg.barrier_manager % (uint64_t)boot.nprocs, 0, 0);
+    return sdsm_barrier_run();
+}
+
 int sdsm_barrier(void)
 {
     REQUIRE_RUNNING("sdsm_barrier");
-    sdsm_coll_begin(SDSM_COLL_BARRIER, sdsm_cfg.barrier_manager % (uint64_t)boot.nprocs, 0, 0);
-    return sdsm_barrier_run();
+    char err[512];
+    if (sdsm_thread_is_compute()) {
+        int rc = sdsm_thread_barrier(rank_barrier, err, sizeof err);
+        return rc ? report("sdsm_barrier", rc, "%s", err) : 0;
+    }
+    int alive = sdsm_thread_alive();
+    if (alive > 0)
+        return report("sdsm_barrier", SDSM_ESTATE, "called from a thread that is not a compute "
+                      "thread while %d compute thread%s of rank %d run%s: with compute threads, "
+                      "every compute thread calls sdsm_barrier and no other thread does",
+                      alive, alive == 1 ? "" : "s", boot.rank, alive == 1 ? "s" : "");
+    return rank_barrier();
+}
+
+int sdsm_thread_create(sdsm_thread_t *t, int group, void *(*fn)(void *), void *arg)
+{
+    REQUIRE_RUNNING("sdsm_thread_create");
+    char err[512];
+    int h = -1, rc = sdsm_thread_start(&h, group, fn, arg, err, sizeof err);
+    if (rc)
+        return report("sdsm_thread_create", rc, "%s", err);
+    *t = (sdsm_thread_t)h;
+    return 0;
+}
+
+int sdsm_thread_join(sdsm_thread_t t, void **ret)
+{
+    REQUIRE_RUNNING("sdsm_thread_join");
+    char err[512];
+    int rc = sdsm_thread_wait((int)t, ret, err, sizeof err);
+    return rc ? report("sdsm_thread_join", rc, "%s", err) : 0;
+}
+
+int sdsm_thread_id(void)
+{
+    REQUIRE_RUNNING("sdsm_thread_id");
+    char err[512];
+    int id = sdsm_thread_self_id(err, sizeof err);
+    return id < 0 ? report("sdsm_thread_id", id, "%s", err) : id;
+}
+
+int sdsm_thread_count(void)
+{
+    if (state == ST_NEW)
+        return report("sdsm_thread_count", SDSM_ENOINIT, "called before sdsm_init");
+    return sdsm_thread_total();
+}
+
+int sdsm_group_barrier(int group)
+{
+    REQUIRE_RUNNING("sdsm_group_barrier");
+    char err[512];
+    int rc = sdsm_thread_group_barrier(group, err, sizeof err);
+    return rc ? report("sdsm_group_barrier", rc, "%s", err) : 0;
+}
+
+int sdsm_comp_wait(void)
+{
+    REQUIRE_RUNNING("sdsm_comp_wait");
+    if (!sdsm_thread_is_compute())
+        return report("sdsm_comp_wait", SDSM_ESTATE, "called from a thread that is not a compute thread");
+    sdsm_sched_comp_wait();
+    return 0;
 }
 
 int sdsm_lock(int id)

@@ -245,6 +245,9 @@ static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t 
 static int link_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t deadline)
 {
     int rc;
+    b->local_nprocs = 0; /* ranks sharing this host listen on its one address */
+    for (int r = 0; r < b->nprocs; r++)
+        b->local_nprocs += table[r].ipv4 == table[b->rank].ipv4;
     if ((rc = connect_peers(b, table, deadline)))
         return rc;
     if ((rc = sdsm_boot_accept(b->listen_fd, job_key, b->rank, b->nprocs, b->peer_fds, deadline)))
@@ -329,7 +332,7 @@ int sdsm_boot_start(sdsm_boot_t *b)
         if (rc)
             return rc;
         b->rank = 0;
-        b->nprocs = 1;
+        b->nprocs = b->local_nprocs = 1;
         return 0;
     }
     b->rank = (int)sdsm_cfg.rank;

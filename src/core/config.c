@@ -63,6 +63,11 @@ static const var_t vars[] = {
      "most pages fetched ahead when faults are sequential (0: one page per fault)"},
     {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
+    {"SDSM_THREADS", T_LONG, OFF(threads), "1", 1, 4096, NULL,
+     "compute threads each rank runs (sdsm_thread_create; sdsm_thread_count() is ranks x this)"},
+    {"SDSM_RUN_THREADS", T_LONG, OFF(run_threads), "0", 0, 4096, NULL,
+     "most compute threads of a rank running at once; a thread waiting for a page, lock, barrier "
+     "or condition gives up its slot (0: the host's CPUs divided by its ranks)"},
     {"SDSM_HANG_REPORT", T_LONG, OFF(hang_report), "60", 0, 86400, NULL,
      "seconds a blocking call may wait before rank 0 prints what every rank is waiting for "
      "(again every period while it lasts; the job goes on) (0: never)"},

@@ -13,6 +13,8 @@ sdsm_stats_t sdsm_stats;
 _Atomic int  sdsm_sleepers;
 int (*sdsm_wait_progress)(void);
 void (*sdsm_wait_spin)(int begin);
+void (*sdsm_wait_block_hook)(void);
+void (*sdsm_wait_resume_hook)(void);
 
 uint64_t sdsm_now_ns(void)
 {
@@ -33,7 +35,7 @@ void sdsm_stats_snapshot(sdsm_stats_snap_t *out)
 
 static const struct {
     const char *name;
-    int         is_time;
+    int         is_time; /* 1: nanoseconds, shown in ms; 2: a maximum (total: the largest) */
 } rows[SDSM_ST_COUNT] = {
     [SDSM_ST_READ_FAULTS] = {"read faults", 0},
     [SDSM_ST_WRITE_FAULTS] = {"write faults", 0},
@@ -56,6 +58,10 @@ static const struct {
     [SDSM_ST_BARRIER_WAIT_NS] = {"barrier wait (ms)", 1},
     [SDSM_ST_COND_WAITS] = {"cond waits", 0},
     [SDSM_ST_REJECTED_MSGS] = {"messages rejected", 0},
+    [SDSM_ST_FAULT_WAIT_NS] = {"fault time (ms)", 1},
+    [SDSM_ST_RUN_MAX] = {"threads running max", 2},
+    [SDSM_ST_RUN_YIELDS] = {"run slots yielded", 0},
+    [SDSM_ST_READY_WAIT_NS] = {"ready wait (ms)", 1},
 };
 
 static void row(FILE *out, const char *name, const uint64_t *vals, size_t stride, int n, int is_time)
@@ -64,13 +70,13 @@ static void row(FILE *out, const char *name, const uint64_t *vals, size_t stride
     fprintf(out, "%-24s", name);
     for (int r = 0; r < n; r++) {
         uint64_t v = vals[(size_t)r * stride];
-        total += v;
-        if (is_time)
+        total = is_time == 2 ? (v > total ? v : total) : total + v; /* 2: a maximum */
+        if (is_time == 1)
             fprintf(out, " %10.2f", (double)v / 1e6);
         else
             fprintf(out, " %10llu", (unsigned long long)v);
     }
-    if (is_time)
+    if (is_time == 1)
         fprintf(out, " %12.2f\n", (double)total / 1e6);
     else
         fprintf(out, " %12llu\n", (unsigned long long)total);

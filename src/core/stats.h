@@ -34,6 +34,10 @@ typedef enum sdsm_stat {
     SDSM_ST_BARRIER_WAIT_NS,
     SDSM_ST_COND_WAITS,
     SDSM_ST_REJECTED_MSGS,
+    SDSM_ST_FAULT_WAIT_NS,  /* time in the fault handler (mostly waiting for pages) */
+    SDSM_ST_RUN_MAX,        /* most compute threads holding a run slot at once (max, not sum) */
+    SDSM_ST_RUN_YIELDS,     /* run slots given up by compute threads that had to wait */
+    SDSM_ST_READY_WAIT_NS,  /* time compute threads waited for a run slot */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 
@@ -55,6 +59,15 @@ extern sdsm_stats_t sdsm_stats;
 static inline void sdsm_stat_add(sdsm_stat_t s, uint64_t n)
 {
     atomic_fetch_add_explicit(&sdsm_stats.v[s], n, memory_order_relaxed);
+}
+
+static inline void sdsm_stat_max(sdsm_stat_t s, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(&sdsm_stats.v[s], memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(&sdsm_stats.v[s], &cur, v,
+                                                             memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
 }
 
 static inline void sdsm_stat_msg(unsigned type, uint64_t bytes)

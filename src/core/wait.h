@@ -33,6 +33,33 @@ extern _Atomic int sdsm_sleepers;
 extern int (*sdsm_wait_progress)(void);
 /* Bracket a spin phase (the service thread stays off the sockets meanwhile). */
 extern void (*sdsm_wait_spin)(int begin);
+/*
+ * Installed by the compute-thread scheduler: the calling thread is about to
+ * wait (for the network, a lock, a barrier...), so a compute thread gives up
+ * its run slot here.  It takes one again only at a point where it holds no
+ * runtime lock (sdsm_wait_resume), so a thread running without a slot for a
+ * moment can never keep another from finishing.
+ */
+extern void (*sdsm_wait_block_hook)(void);
+extern void (*sdsm_wait_resume_hook)(void);
+
+/* The calling thread is about to block elsewhere than sdsm_wait_change
+ * (a mutex another application thread may hold for long). */
+static inline void sdsm_wait_blocking(void)
+{
+    void (*f)(void) = sdsm_wait_block_hook;
+    if (f)
+        f();
+}
+
+/* A safe point (no runtime lock held): a compute thread that gave up its
+ * run slot while waiting waits for one again here. */
+static inline void sdsm_wait_resume(void)
+{
+    void (*f)(void) = sdsm_wait_resume_hook;
+    if (f)
+        f();
+}
 
 static inline void sdsm_wake_all(_Atomic uint32_t *w)
 {
@@ -46,6 +73,9 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
     uint32_t v = atomic_load_explicit(w, memory_order_acquire);
     if (v != old)
         return v;
+    void (*blocking)(void) = sdsm_wait_block_hook;
+    if (blocking)
+        blocking();
     if (sdsm_cfg.spin_us > 0) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
         void (*spin)(int) = sdsm_wait_spin;

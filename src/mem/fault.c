@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/stats.h"
+#include "core/wait.h"
 #include "core/waits.h"
 #include "mem/page.h"
 
@@ -67,8 +69,11 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
         int saved = errno;
         sdsm_wait_save_t sv; /* so a fault that never ends says which page it waits for */
         sdsm_wait_enter(&sv, SDSM_WAIT_PAGE, pg);
+        uint64_t t0 = sdsm_now_ns();
         int rc = handler(pg, is_write_access(ctx));
+        sdsm_stat_add(SDSM_ST_FAULT_WAIT_NS, sdsm_now_ns() - t0);
         sdsm_wait_leave(&sv);
+        sdsm_wait_resume();
         errno = saved;
         if (rc == 0)
             return;

@@ -230,8 +230,13 @@ static _Thread_local int   cs_depth;
 
 static void gate_enter(void)
 {
-    if (sdsm_proto->serial_cs && cs_depth++ == 0)
-        pthread_mutex_lock(&cs_gate);
+    if (!sdsm_proto->serial_cs || cs_depth++ != 0 || pthread_mutex_trylock(&cs_gate) == 0)
+        return;
+    /* Another thread of this rank is in a critical section, which may last:
+     * a compute thread gives its run slot up meanwhile (the holder may need
+     * one to get out). */
+    sdsm_wait_blocking();
+    pthread_mutex_lock(&cs_gate);
 }
 
 static void gate_leave(void)

@@ -88,6 +88,15 @@ static void one_wait(void *arg, int thread, uint32_t kind, int64_t id, uint64_t 
                  (void *)sdsm_page_app(pg), pg, home);
         break;
     }
+    case SDSM_WAIT_GROUP:
+        if (id < 0)
+            snprintf(what, sizeof what, "in sdsm_barrier, for the other compute threads of this rank");
+        else
+            snprintf(what, sizeof what, "in sdsm_group_barrier(%lld)", (long long)id);
+        break;
+    case SDSM_WAIT_SLOT:
+        snprintf(what, sizeof what, "ready, for a run slot (SDSM_RUN_THREADS)");
+        break;
     default: snprintf(what, sizeof what, "in an unknown wait"); break;
     }
     put(t, "%sthread %d waiting %.1f s %s", t->n++ ? "; " : "", thread, (double)ns * 1e-9, what);

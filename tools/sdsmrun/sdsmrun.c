@@ -39,6 +39,7 @@ static const char usage_line[] =
     "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose]\n"
     "               [--tag-output] [--output-filename DIR] [--hosts H[:S],... | --hostfile F]\n"
     "               [--map-by slot|node] [--rsh CMD] [--prefix DIR] [-x NAME[=VALUE]]...\n"
+    "               [--threads T]\n"
     "               [--] program [args...]\n";
 
 static const char vars_text[] =
@@ -81,6 +82,8 @@ static const char help_text[] =
     "  -s, --stats          ask every rank for statistics at sdsm_finalize (SDSM_STATS=1)\n"
     "  -p, --protocol NAME  coherence protocol for every rank: hlrc, update, ibec\n"
     "                       (SDSM_PROTOCOL=NAME; see README)\n"
+    "      --threads T      compute threads per rank (sets SDSM_THREADS for every rank;\n"
+    "                       see sdsm_thread_create)\n"
     "  -v, --verbose        report each rank's pid, registration and exit, with times\n"
     "      --tag-output     start each line a rank prints with \"[rank] \"\n"
     "      --output-filename DIR\n"
@@ -315,6 +318,15 @@ static int option(struct job *j, int c, char **argv)
                 return -1;
             }
         return usage_error("unknown protocol '%s': expected one of %s", optarg, proto_list());
+    case OPT_THREADS: {
+        char *end;
+        long t = strtol(optarg, &end, 10);
+        if (end == optarg || *end || t < 1 || t > 4096)
+            return usage_error("--threads: '%s' is not a number of threads in [1, 4096]", optarg);
+        if (setenv("SDSM_THREADS", optarg, 1))
+            return usage_error("--threads: cannot set SDSM_THREADS");
+        return -1;
+    }
     case 'h': return print_texts(help);
     case OPT_HOSTS:
     case OPT_HOSTFILE:
@@ -365,6 +377,7 @@ static int parse_args(struct job *j, int argc, char **argv)
         {"map-by", required_argument, NULL, OPT_MAP_BY},
         {"rsh", required_argument, NULL, OPT_RSH},
         {"prefix", required_argument, NULL, OPT_PREFIX},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;

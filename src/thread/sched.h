@@ -1,0 +1,43 @@
+/*
+ * sched.h - run slots for compute threads (seed 001's scheduler).
+ *
+ * A rank runs at most M compute threads at once (SDSM_RUN_THREADS, default
+ * the host's CPUs divided by its ranks).  A compute thread holds a run slot
+ * while it computes; when it has to wait (a page on its way, a lock, a
+ * barrier, a condition) it gives the slot up, and a ready thread takes it,
+ * so one thread's network wait is another's compute time.  A thread whose
+ * wait is over takes a slot again at the next safe point (return from the
+ * fault handler or from the sdsm call), never while it holds a runtime lock.
+ *
+ * Seed 001 has a scheduler thread that the compute threads tell about their
+ * faults; here the waiting thread itself hands its slot on (no message, no
+ * extra thread: a futex word and a counter).
+ */
+#ifndef SDSM_THREAD_SCHED_H
+#define SDSM_THREAD_SCHED_H
+
+/* Set the number of slots and install the wait hooks. */
+void sdsm_sched_init(int slots);
+int  sdsm_sched_slots(void);
+
+/* A compute thread is being created (n = 1) or failed to start (n = -1): it
+ * counts as ready from now on, so comp_wait never mistakes "not started
+ * yet" for "nobody can run". */
+void sdsm_sched_expect(int n);
+/* The calling thread becomes a compute thread and waits for a slot. */
+void sdsm_sched_enter(void);
+/* The calling compute thread ends: its slot goes to a ready thread. */
+void sdsm_sched_exit(void);
+/* sdsm_comp_wait: give the slot up and wait until another running compute
+ * thread of this rank has to wait (or none runs at all), then run again. */
+void sdsm_sched_comp_wait(void);
+/* The calling compute thread is about to block outside the runtime's waits
+ * (joining another thread): give the slot up until the next safe point. */
+void sdsm_sched_block(void);
+/* Every compute thread of the rank has been created (comp_wait's "none
+ * runs" escape applies only then: a thread not yet created may still come). */
+void sdsm_sched_all_created(void);
+/* True in a compute thread. */
+int  sdsm_sched_is_compute(void);
+
+#endif

@@ -1,0 +1,352 @@
+/*
+ * thread.c - compute threads (see thread.h).
+ *
+ * Ids: thread k created by rank r has the job-wide id r * N + k (N =
+ * SDSM_THREADS), so the ids are known before any thread exists and every
+ * rank can split work by id alone.
+ *
+ * The barrier of all compute threads is hierarchical, as in seed 001: the
+ * threads of a rank meet locally (they share the process's memory, so no
+ * coherence action is needed between them); the last to arrive runs the
+ * rank barrier, whose release and acquire cover every write of the process;
+ * then the rank's threads go on.  A rank barrier counts N arrivals, so a
+ * missing thread would hang it: creating more than N threads, ending one
+ * while the others wait for it, or waiting in sdsm_thread_join with fewer
+ * than N created while the others wait in a barrier stop the job with a
+ * message instead (like a collective mismatch: whatever SDSM_ERRORS says).
+ */
+#include "thread/thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fatal.h"
+#include "core/wait.h"
+#include "core/waits.h"
+#include "sdsm.h"
+#include "thread/sched.h"
+
+enum { CT_FREE, CT_RUNNING, CT_ENDED, CT_JOINED };
+
+typedef struct cthread {
+    pthread_t pt;
+    int       local, group, state;
+    void     *(*fn)(void *);
+    void     *arg, *ret;
+} cthread_t;
+
+typedef struct group {
+    int              id, members, arrived;
+    _Atomic uint32_t gen;
+} group_t;
+
+static struct {
+    pthread_mutex_t  mtx;
+    int              rank, nprocs, per_rank;
+    int              created, alive, joiners;
+    cthread_t       *ct;     /* per_rank entries */
+    group_t         *groups; /* per_rank entries at most */
+    int              ngroups;
+    int              arrived; /* at the barrier of all compute threads */
+    _Atomic uint32_t gen;
+} T = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread cthread_t *self;
+
+static int cpus_here(void)
+{
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 0)
+        return CPU_COUNT(&s);
+    return 1;
+}
+
+void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_here)
+{
+    T.rank = rank;
+    T.nprocs = nprocs;
+    T.per_rank = per_rank > 0 ? per_rank : 1;
+    T.ct = calloc((size_t)T.per_rank, sizeof *T.ct);
+    T.groups = calloc((size_t)T.per_rank, sizeof *T.groups);
+    if (!T.ct || !T.groups)
+        sdsm_stop_job(1, "sdsm_init", "out of memory for the compute-thread table");
+    if (slots <= 0) {
+        slots = cpus_here() / (ranks_here > 0 ? ranks_here : 1);
+        if (slots < 1)
+            slots = 1;
+    }
+    sdsm_sched_init(slots);
+}
+
+int sdsm_thread_is_compute(void) { return self != NULL; }
+int sdsm_thread_total(void) { return T.nprocs * T.per_rank; }
+
+int sdsm_thread_alive(void)
+{
+    pthread_mutex_lock(&T.mtx);
+    int n = T.alive;
+    pthread_mutex_unlock(&T.mtx);
+    return n;
+}
+
+static __attribute__((noreturn)) void stop(const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static __attribute__((noreturn)) void stop(const char *call, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sdsm_stop_job(1, call, msg);
+}
+
+static group_t *group_of(int id)
+{
+    for (int i = 0; i < T.ngroups; i++)
+        if (T.groups[i].id == id)
+            return &T.groups[i];
+    return NULL;
+}
+
+/* Under mtx: threads wait in a barrier for a thread that can no longer come. */
+static void check_missing(const char *call)
+{
+    if (T.joiners > 0 && T.created < T.per_rank && T.arrived > 0)
+        stop(call, "rank %d created only %d of its SDSM_THREADS=%d compute threads and waits in "
+             "sdsm_thread_join, while %d wait in sdsm_barrier for all %d",
+             T.rank, T.created, T.per_rank, T.arrived, T.per_rank);
+}
+
+/* Under mtx: a group barrier is complete when every member arrived and no
+ * member can be added any more (all N threads exist, or their creator waits
+ * in sdsm_thread_join). */
+static int group_full(const group_t *g)
+{
+    return g->arrived > 0 && g->arrived >= g->members && (T.created >= T.per_rank || T.joiners > 0);
+}
+
+static void open_group(group_t *g)
+{
+    g->arrived = 0;
+    atomic_fetch_add(&g->gen, 1);
+    sdsm_wake_all(&g->gen);
+}
+
+static void release_full_groups(void)
+{
+    for (int i = 0; i < T.ngroups; i++)
+        if (group_full(&T.groups[i]))
+            open_group(&T.groups[i]);
+}
+
+static void *trampoline(void *p)
+{
+    cthread_t *c = p;
+    self = c;
+    sdsm_sched_enter();
+    void *ret = c->fn(c->arg);
+    pthread_mutex_lock(&T.mtx);
+    group_t *g = group_of(c->group);
+    if (T.arrived > 0)
+        stop("sdsm_thread_create", "compute thread %d (rank %d) returned while %d compute "
+             "thread%s of its rank wait for it in sdsm_barrier",
+             T.rank * T.per_rank + c->local, T.rank, T.arrived, T.arrived == 1 ? "" : "s");
+    if (g && g->arrived > 0)
+        stop("sdsm_thread_create", "compute thread %d (rank %d) of group %d returned while %d "
+             "of its group wait for it in sdsm_group_barrier",
+             T.rank * T.per_rank + c->local, T.rank, g->id, g->arrived);
+    if (g)
+        g->members--;
+    c->ret = ret;
+    c->state = CT_ENDED;
+    T.alive--;
+    pthread_mutex_unlock(&T.mtx);
+    sdsm_sched_exit();
+    self = NULL;
+    return NULL;
+}
+
+int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, char *err, size_t errlen)
+{
+    if (!handle || !fn) {
+        snprintf(err, errlen, "%s is NULL", handle ? "the thread function" : "the handle pointer");
+        return SDSM_EINVAL;
+    }
+    if (group < 0) {
+        snprintf(err, errlen, "group %d is negative", group);
+        return SDSM_EINVAL;
+    }
+    pthread_mutex_lock(&T.mtx);
+    if (T.created >= T.per_rank) {
+        pthread_mutex_unlock(&T.mtx);
+        stop("sdsm_thread_create", "rank %d creates more than SDSM_THREADS=%d compute threads "
+             "(every rank runs exactly that many: sdsm_thread_count() is ranks x SDSM_THREADS)",
+             T.rank, T.per_rank);
+    }
+    cthread_t *c = &T.ct[T.created];
+    *c = (cthread_t){.local = T.created, .group = group, .state = CT_RUNNING, .fn = fn, .arg = arg};
+    group_t *g = group_of(group);
+    if (!g) {
+        g = &T.groups[T.ngroups++];
+        *g = (group_t){.id = group};
+    }
+    g->members++;
+    T.created++;
+    T.alive++;
+    sdsm_sched_expect(1);
+    int e = pthread_create(&c->pt, NULL, trampoline, c);
+    if (e) {
+        sdsm_sched_expect(-1);
+        g->members--;
+        T.created--;
+        T.alive--;
+        c->state = CT_FREE;
+        pthread_mutex_unlock(&T.mtx);
+        snprintf(err, errlen, "pthread_create: %s", strerror(e));
+        return SDSM_ESYS;
+    }
+    *handle = c->local;
+    if (T.created == T.per_rank)
+        sdsm_sched_all_created();
+    release_full_groups();
+    pthread_mutex_unlock(&T.mtx);
+    return 0;
+}
+
+int sdsm_thread_wait(int handle, void **ret, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&T.mtx);
+    if (handle < 0 || handle >= T.created || T.ct[handle].state == CT_FREE) {
+        pthread_mutex_unlock(&T.mtx);
+        snprintf(err, errlen, "no compute thread %d on this rank (%d created)", handle, T.created);
+        return SDSM_EINVAL;
+    }
+    cthread_t *c = &T.ct[handle];
+    if (c == self) {
+        pthread_mutex_unlock(&T.mtx);
+        snprintf(err, errlen, "a compute thread cannot join itself");
+        return SDSM_EINVAL;
+    }
+    if (c->state == CT_JOINED) {
+        pthread_mutex_unlock(&T.mtx);
+        snprintf(err, errlen, "compute thread %d was already joined", handle);
+        return SDSM_EINVAL;
+    }
+    c->state = c->state == CT_ENDED ? CT_JOINED : c->state;
+    T.joiners++;
+    sdsm_sched_all_created(); /* its creator waits: no more will come for now */
+    check_missing("sdsm_thread_join");
+    release_full_groups();
+    pthread_mutex_unlock(&T.mtx);
+    /* A compute thread joining another gives its slot up meanwhile. */
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_GROUP, -2);
+    int was = sdsm_sched_is_compute();
+    if (was)
+        sdsm_sched_block();
+    int e = pthread_join(c->pt, NULL);
+    sdsm_wait_leave(&sv);
+    pthread_mutex_lock(&T.mtx);
+    T.joiners--;
+    c->state = CT_JOINED;
+    if (ret)
+        *ret = c->ret;
+    pthread_mutex_unlock(&T.mtx);
+    if (was)
+        sdsm_wait_resume();
+    if (e) {
+        snprintf(err, errlen, "pthread_join: %s", strerror(e));
+        return SDSM_ESYS;
+    }
+    return 0;
+}
+
+int sdsm_thread_self_id(char *err, size_t errlen)
+{
+    if (self)
+        return T.rank * T.per_rank + self->local;
+    if (T.per_rank == 1 && T.created == 0)
+        return T.rank; /* a program without compute threads: the main thread is one */
+    snprintf(err, errlen, "called from a thread that is not a compute thread "
+             "(create them with sdsm_thread_create)");
+    return SDSM_ESTATE;
+}
+
+/* Wait until *gen moves past g, giving the run slot up meanwhile. */
+static void wait_gen(_Atomic uint32_t *gen, uint32_t g, int64_t id)
+{
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_GROUP, id);
+    while (atomic_load(gen) == g)
+        sdsm_wait_change(gen, g);
+    sdsm_wait_leave(&sv);
+}
+
+int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    pthread_mutex_lock(&T.mtx);
+    uint32_t g = atomic_load(&T.gen);
+    if (++T.arrived < T.per_rank) {
+        check_missing("sdsm_barrier");
+        pthread_mutex_unlock(&T.mtx);
+        wait_gen(&T.gen, g, -1);
+        return 0;
+    }
+    pthread_mutex_unlock(&T.mtx);
+    /* The last local arrival: every write of this process is done. */
+    int rc = rank_barrier();
+    pthread_mutex_lock(&T.mtx);
+    T.arrived = 0;
+    atomic_fetch_add(&T.gen, 1);
+    pthread_mutex_unlock(&T.mtx);
+    sdsm_wake_all(&T.gen);
+    return rc;
+}
+
+int sdsm_thread_group_barrier(int group, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&T.mtx);
+    group_t *gr = group_of(group);
+    if (!gr || !self || self->group != group) {
+        pthread_mutex_unlock(&T.mtx);
+        snprintf(err, errlen, "the calling thread is not a compute thread of group %d", group);
+        return SDSM_EINVAL;
+    }
+    uint32_t g = atomic_load(&gr->gen);
+    gr->arrived++;
+    if (!group_full(gr)) {
+        pthread_mutex_unlock(&T.mtx);
+        wait_gen(&gr->gen, g, group);
+        return 0;
+    }
+    open_group(gr);
+    pthread_mutex_unlock(&T.mtx);
+    return 0;
+}
+
+int sdsm_thread_check_finalize(char *err, size_t errlen)
+{
+    pthread_mutex_lock(&T.mtx);
+    int created = T.created, alive = T.alive;
+    pthread_mutex_unlock(&T.mtx);
+    if (alive > 0) {
+        snprintf(err, errlen, "%d compute thread%s still running: join them first", alive,
+                 alive == 1 ? " is" : "s are");
+        return SDSM_ESTATE;
+    }
+    if (created > 0 && created != T.per_rank) {
+        snprintf(err, errlen, "rank %d created %d compute threads, but SDSM_THREADS=%d", T.rank,
+                 created, T.per_rank);
+        return SDSM_ESTATE;
+    }
+    return 0;
+}

@@ -1,0 +1,237 @@
+/*
+ * cthreads.c - compute threads (sdsm_thread_create, seed 001).
+ *
+ *   mp_cthreads MODE [ARG]    (run with SDSM_THREADS=T, sdsmrun --threads T)
+ *
+ * Modes (every thread of every rank takes part; exact values checked):
+ *   counter K      every compute thread adds 1, K times, to one counter under
+ *                  one lock (handed between local threads and across ranks)
+ *                  and to a counter of its own rank under a per-rank lock;
+ *                  after sdsm_barrier every thread checks count x K and T x K.
+ *   stencil ITERS  1-D three-point stencil over a shared array, each thread
+ *                  owns a block; two arrays and a barrier per step; the
+ *                  result equals a private sequential run bit for bit.
+ *   multiwriter R  threads of all ranks write interleaved words of the same
+ *                  pages between barriers, R rounds; all writes survive.
+ *   groups R       threads in two groups per rank (id parity); each round a
+ *                  thread writes its slot, sdsm_group_barrier, then checks
+ *                  that every member of its group (on its rank) wrote it.
+ *   ring R         a token passed through every compute thread in id order
+ *                  by sdsm_cond_wait/sdsm_cond_broadcast, R times around:
+ *                  threads on the same and on different ranks wake each other.
+ *   compwait       thread k < T-1 of each rank call sdsm_comp_wait first and
+ *                  are created before thread T-1, which does not: with
+ *                  SDSM_RUN_THREADS=1 thread T-1 must run first, and the
+ *                  others only once it waits (in sdsm_barrier).
+ *   faults PAGES   every thread reads PAGES pages homed on other ranks
+ *                  (for the run-slot bound, checked from the statistics).
+ */
+#define MP_NAME "cthreads"
+#include "mp.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+
+static const char *mode;
+static long arg;
+static int T, count;
+
+/* shared */
+static volatile long *sh_total, *sh_rank;      /* counter */
+static double *sa, *sb;                       /* stencil */
+static volatile long *mw;                     /* multiwriter */
+static volatile long *tok;                    /* ring */
+static volatile char *pages;                  /* faults */
+/* per rank */
+static long group_slot[4096];
+static _Atomic int order_seq;
+static int order_of[4096];
+
+#define LOCK_TOTAL 11
+#define LOCK_RANK  (100 + sdsm_rank())
+#define STENCIL_B  512
+#define MW_WORDS   (3 * 512)
+#define COND_RING  5
+#define LOCK_RING  77
+
+static void do_counter(int id)
+{
+    for (long k = 0; k < arg; k++) {
+        MP_OK(sdsm_lock(LOCK_TOTAL));
+        long v = *sh_total;
+        sched_yield(); /* let another local thread try to slip in */
+        *sh_total = v + 1;
+        MP_OK(sdsm_unlock(LOCK_TOTAL));
+        MP_OK(sdsm_lock(LOCK_RANK));
+        sh_rank[sdsm_rank() * 8] += 1;
+        MP_OK(sdsm_unlock(LOCK_RANK));
+    }
+    MP_OK(sdsm_barrier());
+    MP_CHECK("total", id, (long)count * arg, *sh_total);
+    for (int r = 0; r < sdsm_nprocs(); r++)
+        MP_CHECK("per-rank", r, (long)T * arg, sh_rank[r * 8]);
+}
+
+static double f3(double l, double c, double r) { return 0.25 * l + 0.5 * c + 0.25 * r + 1.0; }
+
+static void do_stencil(int id)
+{
+    long n = (long)count * STENCIL_B, lo = (long)id * STENCIL_B, hi = lo + STENCIL_B;
+    for (long i = lo; i < hi; i++)
+        sa[i] = (double)(i % 17);
+    MP_OK(sdsm_barrier());
+    for (long it = 0; it < arg; it++) {
+        double *src = it % 2 ? sb : sa, *dst = it % 2 ? sa : sb;
+        for (long i = lo; i < hi; i++)
+            dst[i] = f3(i ? src[i - 1] : 0.0, src[i], i + 1 < n ? src[i + 1] : 0.0);
+        MP_OK(sdsm_barrier());
+    }
+    /* Thread 0 of every rank checks the whole array against a private run. */
+    if (id % T)
+        return;
+    double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    MP_NONNULL(a);
+    MP_NONNULL(b);
+    for (long i = 0; i < n; i++)
+        a[i] = (double)(i % 17);
+    for (long it = 0; it < arg; it++) {
+        double *src = it % 2 ? b : a, *dst = it % 2 ? a : b;
+        for (long i = 0; i < n; i++)
+            dst[i] = f3(i ? src[i - 1] : 0.0, src[i], i + 1 < n ? src[i + 1] : 0.0);
+    }
+    const double *want = arg % 2 ? b : a, *got = arg % 2 ? sb : sa;
+    for (long i = 0; i < n; i++)
+        if (memcmp(&want[i], &got[i], sizeof want[i]))
+            sdsm_abort(1, "cthreads: rank %d: stencil[%ld] = %.17g, sequential %.17g", sdsm_rank(), i,
+                       got[i], want[i]);
+    free(a);
+    free(b);
+}
+
+static void do_multiwriter(int id)
+{
+    for (long r = 0; r < arg; r++) {
+        for (long w = id; w < MW_WORDS; w += count)
+            mw[w] = r * 100000 + w;
+        MP_OK(sdsm_barrier());
+        for (long w = 0; w < MW_WORDS; w++)
+            MP_CHECK("mw", w, r * 100000 + w, mw[w]);
+        MP_OK(sdsm_barrier());
+    }
+}
+
+static void do_groups(int id)
+{
+    int local = id % T, g = local % 2;
+    for (long r = 1; r <= arg; r++) {
+        group_slot[local] = r;
+        MP_OK(sdsm_group_barrier(g));
+        for (int k = g; k < T; k += 2)
+            MP_CHECK("group slot", k, r, group_slot[k]);
+        MP_OK(sdsm_group_barrier(g));
+    }
+    MP_OK(sdsm_barrier());
+}
+
+static void do_ring(int id)
+{
+    for (long r = 0; r < arg; r++) {
+        long want = r * count + id;
+        MP_OK(sdsm_lock(LOCK_RING));
+        while (*tok != want) {
+            MP_ASSERT(*tok < want, "token %ld passed %ld before thread %d took it", *tok, want, id);
+            MP_OK(sdsm_cond_wait(COND_RING, LOCK_RING));
+        }
+        *tok = want + 1;
+        MP_OK(sdsm_cond_broadcast(COND_RING));
+        MP_OK(sdsm_unlock(LOCK_RING));
+    }
+    MP_OK(sdsm_barrier());
+    MP_CHECK("token", id, arg * count, *tok);
+}
+
+static void do_compwait(int id)
+{
+    int local = id % T;
+    if (local != T - 1)
+        MP_OK(sdsm_comp_wait());
+    order_of[local] = atomic_fetch_add(&order_seq, 1);
+    MP_OK(sdsm_barrier());
+    if (local == 0) {
+        MP_CHECK("first to run", T - 1, 0, order_of[T - 1]);
+        for (int k = 0; k < T - 1; k++)
+            MP_ASSERT(order_of[k] > 0, "thread %d ran at %d, before the thread that does not wait",
+                      k, order_of[k]);
+    }
+}
+
+static void do_faults(int id)
+{
+    long sum = 0, n = sdsm_nprocs();
+    /* Cyclic homes: page i is homed at rank i % n. */
+    for (long p = id % T; p < n * arg; p += T)
+        if (p % n != sdsm_rank())
+            sum += pages[p * 4096];
+    MP_CHECK("sum", id, 0, sum);
+    MP_OK(sdsm_barrier());
+}
+
+static void *body(void *p)
+{
+    int id = sdsm_thread_id();
+    MP_ASSERT(id >= 0 && id < count, "id %d outside [0, %d)", id, count);
+    MP_CHECK("id of thread", (long)(intptr_t)p, sdsm_rank() * T + (int)(intptr_t)p, id);
+    if (!strcmp(mode, "counter"))
+        do_counter(id);
+    else if (!strcmp(mode, "stencil"))
+        do_stencil(id);
+    else if (!strcmp(mode, "multiwriter"))
+        do_multiwriter(id);
+    else if (!strcmp(mode, "groups"))
+        do_groups(id);
+    else if (!strcmp(mode, "ring"))
+        do_ring(id);
+    else if (!strcmp(mode, "compwait"))
+        do_compwait(id);
+    else if (!strcmp(mode, "faults"))
+        do_faults(id);
+    return (void *)(intptr_t)(id + 1);
+}
+
+int main(int argc, char **argv)
+{
+    mp_init(&argc, &argv);
+    mode = argc > 1 ? argv[1] : "counter";
+    arg = argc > 2 ? atol(argv[2]) : 50;
+    count = sdsm_thread_count();
+    T = count / sdsm_nprocs();
+    MP_ASSERT(T >= 1 && T <= 4096 && count == T * sdsm_nprocs(), "thread count %d", count);
+    int n = sdsm_nprocs();
+    sh_total = sdsm_calloc(1, sizeof(long), 0);
+    sh_rank = sdsm_calloc((size_t)n * 8, sizeof(long), n - 1);
+    sa = sdsm_calloc((size_t)count * STENCIL_B, sizeof(double), SDSM_HOME_CYCLIC);
+    sb = sdsm_calloc((size_t)count * STENCIL_B, sizeof(double), SDSM_HOME_CYCLIC);
+    mw = sdsm_calloc(MW_WORDS, sizeof(long), SDSM_HOME_CYCLIC);
+    tok = sdsm_calloc(1, sizeof(long), n / 2);
+    long np = !strcmp(mode, "faults") ? arg : 1;
+    pages = sdsm_calloc((size_t)n * (size_t)np, 4096, SDSM_HOME_CYCLIC);
+    MP_NONNULL(sh_total);
+    MP_NONNULL(sh_rank);
+    MP_NONNULL(sa);
+    MP_NONNULL(sb);
+    MP_NONNULL(mw);
+    MP_NONNULL(tok);
+    MP_NONNULL(pages);
+    MP_OK(sdsm_barrier());
+
+    sdsm_thread_t t[4096];
+    /* compwait: the thread that does not wait is created last. */
+    for (int k = 0; k < T; k++)
+        MP_OK(sdsm_thread_create(&t[k], strcmp(mode, "groups") ? 0 : k % 2, body, (void *)(intptr_t)k));
+    for (int k = 0; k < T; k++) {
+        void *ret = NULL;
+        MP_OK(sdsm_thread_join(t[k], &ret));
+        MP_CHECK("join value", k, sdsm_rank() * T + k + 1, (long)(intptr_t)ret);
+    }
+    return mp_finish(mode);
+}
