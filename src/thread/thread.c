@@ -157,8 +157,9 @@ static void *trampoline(void *p)
     group_t *g = group_of(c->group);
     if (T.arrived > 0)
         stop("sdsm_thread_create", "compute thread %d (rank %d) returned while %d compute "
-             "thread%s of its rank wait for it in sdsm_barrier",
-             T.rank * T.per_rank + c->local, T.rank, T.arrived, T.arrived == 1 ? "" : "s");
+             "thread%s of its rank wait%s for it in sdsm_barrier",
+             T.rank * T.per_rank + c->local, T.rank, T.arrived, T.arrived == 1 ? "" : "s",
+             T.arrived == 1 ? "s" : "");
     if (g && g->arrived > 0)
         stop("sdsm_thread_create", "compute thread %d (rank %d) of group %d returned while %d "
              "of its group wait for it in sdsm_group_barrier",
@@ -295,6 +296,11 @@ int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
     (void)err, (void)errlen;
     pthread_mutex_lock(&T.mtx);
     uint32_t g = atomic_load(&T.gen);
+    if (T.created > T.alive)
+        stop("sdsm_barrier", "compute thread %d (rank %d) called sdsm_barrier after %d compute "
+             "thread%s of its rank returned: the barrier of all compute threads needs all %d",
+             self ? T.rank * T.per_rank + self->local : -1, T.rank, T.created - T.alive,
+             T.created - T.alive == 1 ? "" : "s", T.per_rank);
     if (++T.arrived < T.per_rank) {
         check_missing("sdsm_barrier");
         pthread_mutex_unlock(&T.mtx);

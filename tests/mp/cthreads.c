@@ -25,6 +25,13 @@
  *                  others only once it waits (in sdsm_barrier).
  *   faults PAGES   every thread reads PAGES pages homed on other ranks
  *                  (for the run-slot bound, checked from the statistics).
+ * Misuse, which must stop the job with a message instead of hanging:
+ *   toomany        each rank creates T + 1 threads
+ *   toofew         each rank creates T - 1 threads, which call sdsm_barrier,
+ *                  and joins them
+ *   leave          thread 0 of each rank returns at once; the others call
+ *                  sdsm_barrier
+ *   mixed          the main thread calls sdsm_barrier while the threads run
  */
 #define MP_NAME "cthreads"
 #include "mp.h"
@@ -181,6 +188,8 @@ static void *body(void *p)
     int id = sdsm_thread_id();
     MP_ASSERT(id >= 0 && id < count, "id %d outside [0, %d)", id, count);
     MP_CHECK("id of thread", (long)(intptr_t)p, sdsm_rank() * T + (int)(intptr_t)p, id);
+    if (!strcmp(mode, "toomany"))
+        return NULL;
     if (!strcmp(mode, "counter"))
         do_counter(id);
     else if (!strcmp(mode, "stencil"))
@@ -195,6 +204,8 @@ static void *body(void *p)
         do_compwait(id);
     else if (!strcmp(mode, "faults"))
         do_faults(id);
+    else if (strcmp(mode, "leave") || id % T)
+        MP_OK(sdsm_barrier());
     return (void *)(intptr_t)(id + 1);
 }
 
@@ -224,11 +235,14 @@ int main(int argc, char **argv)
     MP_NONNULL(pages);
     MP_OK(sdsm_barrier());
 
-    sdsm_thread_t t[4096];
+    sdsm_thread_t t[4097];
+    int make = !strcmp(mode, "toomany") ? T + 1 : !strcmp(mode, "toofew") ? T - 1 : T;
     /* compwait: the thread that does not wait is created last. */
-    for (int k = 0; k < T; k++)
+    for (int k = 0; k < make; k++)
         MP_OK(sdsm_thread_create(&t[k], strcmp(mode, "groups") ? 0 : k % 2, body, (void *)(intptr_t)k));
-    for (int k = 0; k < T; k++) {
+    if (!strcmp(mode, "mixed"))
+        MP_OK(sdsm_barrier());
+    for (int k = 0; k < make; k++) {
         void *ret = NULL;
         MP_OK(sdsm_thread_join(t[k], &ret));
         MP_CHECK("join value", k, sdsm_rank() * T + k + 1, (long)(intptr_t)ret);
