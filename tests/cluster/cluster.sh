@@ -22,7 +22,8 @@
 # CLUSTER_PREFIX CLUSTER_BRIDGE CLUSTER_HEAD_IP CLUSTER_STATE, and per host
 # CLUSTER_NS_hI (namespace), CLUSTER_IP_hI, CLUSTER_VETH_hI (root-side link).
 # DIR/rsh HOST CMD... runs CMD the way ssh would (words joined, run by sh -c)
-# inside HOST's namespace, keeping the working directory and the environment.
+# inside HOST's network namespace, keeping the working directory and the
+# environment; the command's host name (UTS namespace) is HOST.
 #
 # Every cluster has a state folder (CLUSTER_STATE, under $SDSM_CLUSTER_STATE or
 # /run/sdsm-cluster) that records what was made and the process that owns the
@@ -220,8 +221,8 @@ write_rsh() {
 #!/bin/sh
 # rsh [ssh options] HOST CMD... - a remote shell into a host of an emulated
 # cluster (written by cluster.sh up).  Like ssh it joins CMD's words with
-# spaces and hands them to sh -c; unlike ssh it keeps the working directory
-# and the environment.  An unknown host fails as ssh does (status 255), and
+# spaces and hands them to sh -c, under the host name HOST; unlike ssh it
+# keeps the working directory and the environment.  An unknown host fails as ssh does (status 255), and
 # so does a host whose link is cut.
 while [ $# -gt 0 ]; do
     case $1 in
@@ -236,7 +237,7 @@ shift
 case $host in
 EOF
         for i in $(seq 1 "$k"); do
-            echo "h$i | $pre.$i) ns=sdsm$n-h$i link=sdsm$n-h$i hide=$dir/hide.h$i ;;"
+            echo "h$i | $pre.$i) name=h$i ns=sdsm$n-h$i link=sdsm$n-h$i hide=$dir/hide.h$i ;;"
         done
         cat <<'EOF'
 *) echo "ssh: Could not resolve hostname $host: Name or service not known" >&2; exit 255 ;;
@@ -246,12 +247,16 @@ if [ "$(cat "/sys/class/net/$link/operstate" 2>/dev/null)" != up ]; then
     echo "ssh: connect to host $host port 22: No route to host" >&2
     exit 255
 fi
-if [ -s "$hide" ]; then
-    # ip netns exec runs in a mount namespace of its own: what is mounted
-    # here is seen by this command only.
-    exec ip netns exec "$ns" sh -c 'while read -r d; do mount -t tmpfs -o size=4k,mode=0755 hidden "$d" || exit 255; done <"$0"; exec sh -c "$*"' "$hide" "$*"
+# ip netns exec gives the command a mount namespace of its own (what the
+# hide list mounts is seen by it only); unshare gives it the host's name, so
+# that programs keying files by host name (Open MPI's session directories
+# in the shared /tmp) tell the hosts apart.
+exec ip netns exec "$ns" unshare --uts sh -c '
+hostname "$1" || exit 255
+if [ -s "$2" ]; then
+    while read -r d; do mount -t tmpfs -o size=4k,mode=0755 hidden "$d" || exit 255; done <"$2"
 fi
-exec ip netns exec "$ns" sh -c "$*"
+exec sh -c "$3"' sh "$name" "$hide" "$*"
 EOF
     } >"$dir/rsh.new"
     chmod 755 "$dir/rsh.new"
@@ -360,7 +365,8 @@ MaxStartups 100:30:200
 MaxSessions 100
 EOF
         rm -f "$sd/sshd.$h.pid"
-        ip netns exec "$ns" "$sshd" -f "$sd/sshd_config.$h" -E "$sd/sshd.$h.log" ||
+        ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$h" \
+            "$sshd" -f "$sd/sshd_config.$h" -E "$sd/sshd.$h.log" ||
             die "sshd: sshd did not start on $h (see $sd/sshd.$h.log)"
         pid=
         for _ in $(seq 1 50); do

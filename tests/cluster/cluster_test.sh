@@ -174,6 +174,326 @@ for _ in range(2):
     [ "$FAILED" = 0 ] || show
 }
 
+# ---- sdsm jobs on 4 hosts x 2 ranks ----------------------------------------
+
+HOSTS=h1:2,h2:2,h3:2,h4:2
+FAILED_RE="FAILED|sdsmrun: stopping the job|: sdsm_abort\(|: fatal: "
+
+# link_bytes: "host:bytes ..." through each host's link so far (both ways).
+link_bytes() {
+    local h v
+    for h in $CLUSTER_HOSTS; do
+        v=CLUSTER_VETH_$h
+        echo "$h:$(($(cat "/sys/class/net/${!v}/statistics/rx_bytes") + $(cat "/sys/class/net/${!v}/statistics/tx_bytes")))"
+    done
+}
+# expect_traffic BEFORE MIN: every host's link carried at least MIN bytes
+# since BEFORE (link_bytes): the ranks really talked across the network.
+expect_traffic() {
+    local b a h
+    for b in $1; do
+        h=${b%%:*}
+        a=$(link_bytes | grep "^$h:")
+        [ $((${a#*:} - ${b#*:})) -ge "$2" ] || fail "only $((${a#*:} - ${b#*:})) bytes through $h's link, expected >= $2"
+    done
+}
+
+# job PROTOCOL OK-REGEX PROG ARGS...: PROG on 4 hosts x 2 ranks through the
+# wrapper rsh; it must verify, end well, and leave nothing on any host.
+job() {
+    local proto=$1 ok=$2 before
+    shift 2
+    before=$(link_bytes)
+    run $EXPECT --status 0 --expect "$ok" --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
+        "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$D/rsh" --protocol "$proto" --timeout 30 "$@"
+    expect_rc 0
+    expect_traffic "$before" 4096
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
+# job_<prog>_<protocol>: the mp suite's programs (rank placement left to the
+# defaults: the launcher offers all its addresses, each agent picks its own).
+for proto in hlrc update ibec; do
+    eval "case_counter_$proto() { job $proto '^OK counter\$' \"\$P_counter\" 200; }"
+    eval "case_stencil_$proto() { job $proto '^OK stencil\$' \"\$P_stencil\" 64 1024 20; }"
+    eval "case_multiwriter_$proto() { job $proto '^OK multiwriter\$' \"\$P_multiwriter\"; }"
+    eval "case_prodcons_$proto() { job $proto '^OK prodcons\$' \"\$P_prodcons\" 40; }"
+    # The applications at small size, listening on the bridge's network as a
+    # user would choose it (SDSM_IFACE, by network and by interface name).
+    eval "case_laplace_$proto() { SDSM_IFACE=\$CLUSTER_SUBNET job $proto '^PASSED' \"\$P_laplace\" --size small; }"
+    eval "case_sor_$proto() { SDSM_IFACE=\$CLUSTER_SUBNET job $proto '^PASSED' \"\$P_sor\" --size small; }"
+    eval "case_tsp_$proto() { SDSM_IFACE=\$CLUSTER_BRIDGE,eth0 job $proto '^PASSED' \"\$P_tsp\" --size small; }"
+    eval "case_cg_$proto() { SDSM_IFACE=\$CLUSTER_BRIDGE,eth0 job $proto '^PASSED' \"\$P_cg\" --size small; }"
+done
+
+# ---- the ssh path ---------------------------------------------------------
+
+# Real ssh to an sshd in each host, with a key made for the test: the agents
+# and ranks run where ssh put them, -x carries the environment (ssh itself
+# forwards none), a job verifies, and a host cut off fails the start.
+case_ssh() {
+    $CL sshd "$D"
+    local rc=$?
+    if [ "$rc" = 77 ]; then
+        echo "SKIP [$CASE]: no sshd here (see the message above); this test did NOT run"
+        exit 77
+    fi
+    [ "$rc" = 0 ] || { fail "cluster.sh sshd failed ($rc)"; return; }
+    local SSH="ssh -F $D/ssh_config" h ip before
+    run $SSH h2 'hostname -I; echo "$SSH_CONNECTION"'
+    expect_rc 0
+    expect_out "$CLUSTER_IP_h2"
+    expect_out "$CLUSTER_HEAD_IP" # the client was the root namespace, through the bridge
+    run "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 -x FOO='b a r' \
+        sh -c 'echo "rank $SDSM_RANK on $SDSM_HOST at $(hostname -I | tr -d " ") with $FOO"'
+    expect_rc 0
+    for h in h1:0 h1:1 h2:2 h2:3 h3:4 h3:5 h4:6 h4:7; do
+        ip=CLUSTER_IP_${h%:*}
+        grep -qx "rank ${h#*:} on ${h%:*} at ${!ip} with b a r" "$OUT" ||
+            fail "rank ${h#*:} did not run on ${h%:*} with FOO (ssh -x)"
+    done
+    before=$(link_bytes)
+    run $EXPECT --status 0 --expect '^OK stencil$' --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
+        "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 -x MP_EXPECT_TAG \
+        "$P_stencil" 64 1024 20
+    expect_rc 0
+    expect_traffic "$before" 4096
+    SDSM_IFACE=$CLUSTER_SUBNET run $EXPECT --status 0 --expect '^PASSED' --reject "$FAILED_RE" \
+        --max-seconds 60 --no-leftovers -- \
+        "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --protocol ibec --timeout 30 -x MP_EXPECT_TAG \
+        "$P_laplace" --size small
+    expect_rc 0
+    # An unreachable host: ssh's own error, then sdsmrun's naming the host.
+    $CL cut "$D" h3
+    SSH="$SSH -o ConnectTimeout=2"
+    run "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 "$P_counter" 200
+    [ "$RC" -ne 0 ] || fail "exit status 0 with h3 cut off"
+    expect_err "ssh: connect to host $CLUSTER_IP_h3 port 22"
+    expect_err "sdsmrun: host h3: the remote shell '$SSH' failed before the agent started"
+    [ "$MS" -lt 15000 ] || fail "took $MS ms to give up on h3"
+    sleep 0.3 # sshd's session processes go once their client has
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
+# ---- failures across hosts ------------------------------------------------
+
+# fail_start OPTIONS... -- SDSMRUN-ARGS...: a job that must fail before it
+# runs (mp_expect options first), quickly and leaving nothing anywhere.
+fail_start() {
+    local opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    run $EXPECT --reject "^OK " --max-seconds 10 --no-leftovers "${opts[@]}" -- \
+        "$P_sdsmrun" -n 8 --timeout 30 "$@"
+    expect_rc 0 # mp_expect's verdict
+    expect_hosts_empty
+}
+
+case_fail_unknown_host() {
+    fail_start --status 1 --expect "Could not resolve hostname nosuch" \
+        --expect "sdsmrun: host nosuch: the remote shell '$D/rsh' failed before the agent started" -- \
+        --hosts h1:2,h2:2,nosuch:2,h4:2 --rsh "$D/rsh" "$P_counter" 200
+    [ "$FAILED" = 0 ] || show
+}
+
+case_fail_rsh() {
+    # A remote shell that cannot run, and one whose host is cut off.
+    fail_start --nonzero --expect "sdsmrun: host h[1-4]: cannot run the remote shell '/nonexistent/rsh'" -- \
+        --hosts $HOSTS --rsh /nonexistent/rsh "$P_counter" 200
+    $CL cut "$D" h2
+    fail_start --status 1 --expect "No route to host" \
+        --expect "sdsmrun: host h2: the remote shell '$D/rsh' failed before the agent started: it exited with status 255" -- \
+        --hosts $HOSTS --rsh "$D/rsh" "$P_counter" 200
+    [ "$FAILED" = 0 ] || show
+}
+
+# The program exists on every host but h3: a copy in a directory that h3
+# sees empty (cluster.sh hide: a mount namespace, since the hosts share the
+# file system).
+case_fail_missing() {
+    mkdir "$TMP/bin" && cp "$P_counter" "$TMP/bin/" || { fail "cannot copy the program"; return; }
+    $CL hide "$D" h3 "$TMP/bin"
+    fail_start --status 127 --expect "sdsmrun: host h3: cannot run '$TMP/bin/mp_counter': No such file or directory" \
+        --reject "sdsmrun: host h[124]: cannot run" -- \
+        --hosts $HOSTS --rsh "$D/rsh" "$TMP/bin/mp_counter" 200
+    [ "$FAILED" = 0 ] || show
+}
+
+case_fail_slots() {
+    # A remote shell that logs every call: none may be made.
+    printf '#!/bin/sh\necho "$1" >>%s/rsh.log\nexec %s "$@"\n' "$TMP" "$D/rsh" >"$TMP/logrsh"
+    chmod +x "$TMP/logrsh"
+    fail_start --status 2 --expect "sdsmrun: 9 ranks need 9 slots, but the hosts have only 8; no rank was started" -- \
+        -n 9 --hosts $HOSTS --rsh "$TMP/logrsh" "$P_counter" 200
+    [ ! -s "$TMP/rsh.log" ] || fail "a remote shell was started for: $(cat "$TMP/rsh.log")"
+    [ "$FAILED" = 0 ] || show
+}
+
+# A rank on h4 kills itself while the others block (mp_killrank): the job
+# stops within 5 s of it, named with its host.
+case_fail_rank_killed() {
+    run $EXPECT --status 137 --expect "sdsmrun: rank 7 \(pid [0-9]+ on host h4\) killed by signal 9" \
+        --reject "^OK " --max-seconds 20 --mark-deadline 5 --no-leftovers -- \
+        "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$D/rsh" --timeout 60 "$P_killrank"
+    expect_rc 0
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
+# ---- failures from outside, while a job runs ------------------------------
+
+# rank_pid RANK: pid of that rank of the job started by start_job.
+rank_pid() {
+    local e p
+    for e in $(grep -lzxF "CLUSTER_JOB_TAG=$TAG" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${e#/proc/}
+        p=${p%/environ}
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = mp_counter ] || continue
+        grep -qzxF "SDSM_RANK=$1" "$e" 2>/dev/null && { echo "$p"; return 0; }
+    done
+    return 1
+}
+# agent_pid HOST: pid of the agent sdsmrun started on HOST.
+agent_pid() {
+    local e p
+    for e in $(grep -lzxF "CLUSTER_JOB_TAG=$TAG" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${e#/proc/}
+        p=${p%/environ}
+        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "--agent $1 " && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# start_job MP_EXPECT-OPTIONS... -- SDSMRUN-OPTIONS...: a long job (counter
+# with no end in sight; its time limit JOB_LIMIT, default 60 s) in the
+# background, checked by mp_expect into OUT;
+# returns once every rank runs.  finish_job waits for it and sets RC and
+# MS (ms from finish_job's call to the end).
+start_job() {
+    local opts=() r
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    CLUSTER_JOB_TAG=$TAG $EXPECT --reject "^OK " --reject "time limit" --no-leftovers "${opts[@]}" -- \
+        "$P_sdsmrun" -n 8 --hosts $HOSTS --timeout "${JOB_LIMIT:-60}" -x CLUSTER_JOB_TAG "$@" "$P_counter" 100000000 \
+        >"$OUT" 2>"$ERR" </dev/null &
+    JOB=$!
+    for _ in $(seq 100); do
+        for r in 0 1 2 3 4 5 6 7; do rank_pid $r >/dev/null || continue 2; done
+        sleep 0.5 # well inside the job
+        return 0
+    done
+    fail "the job's ranks did not all start"
+}
+finish_job() {
+    local t0
+    t0=$(date +%s%N)
+    wait "$JOB"
+    RC=$?
+    MS=$((($(date +%s%N) - t0) / 1000000))
+}
+
+case_fail_rank_kill_from_outside() {
+    start_job --status 137 --expect "sdsmrun: rank 3 \(pid [0-9]+ on host h2\) killed by signal 9" -- --rsh "$D/rsh"
+    kill -KILL "$(rank_pid 3)"
+    finish_job
+    expect_rc 0
+    [ "$MS" -lt 5000 ] || fail "the job took $MS ms to stop after the kill"
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
+case_fail_agent_killed() {
+    start_job --nonzero --expect "sdsmrun: host h3" -- --rsh "$D/rsh"
+    kill -KILL "$(agent_pid h3)"
+    finish_job
+    expect_rc 0
+    [ "$MS" -lt 5000 ] || fail "the job took $MS ms to stop after the kill"
+    sleep 0.5
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
+case_fail_rank_stopped() {
+    start_job --nonzero --expect "sdsmrun: rank 5 \(pid [0-9]+ on host h3\) stopped" -- --rsh "$D/rsh"
+    kill -STOP "$(rank_pid 5)"
+    finish_job
+    expect_rc 0
+    [ "$MS" -lt 15000 ] || fail "the job took $MS ms to stop after SIGSTOP"
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
+# A host cut off mid-job (its link down): its ranks fall silent.  The peer
+# timeout (2 s here) must find them: the job ends within 5 s + 2 s, naming a
+# rank of h3 and the host.  With ssh the launcher's link to h3's agent is cut
+# too; with the wrapper only the ranks' links are.
+cut_mid_job() {
+    start_job --nonzero --expect "sdsmrun: .*rank [45][^0-9].*h3" -- "$@"
+    $CL cut "$D" h3
+    finish_job
+    expect_rc 0
+    [ "$MS" -lt 7000 ] || fail "the job took $MS ms to stop after h3 was cut off (limit 5 s + SDSM_PEER_TIMEOUT)"
+    # What ran on h3 cannot be told to stop; it must stop on its own.
+    local t
+    for t in $(seq 70); do
+        [ -z "$(ip netns pids "$CLUSTER_NS_h3" | while read -r p; do
+            grep -q '^sshd: .*\[listener\]' "/proc/$p/cmdline" 2>/dev/null || echo "$p"; done)" ] && break
+        sleep 0.1
+    done
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+case_fail_cut() {
+    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s cut_mid_job --rsh "$D/rsh"
+}
+case_fail_cut_ssh() {
+    $CL sshd "$D" || { fail "cluster.sh sshd failed"; return; }
+    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s cut_mid_job --rsh "ssh -F $D/ssh_config" -x MP_EXPECT_TAG
+}
+
+# ---- direct launch: mpirun on the emulated hosts ---------------------------
+
+# Open MPI's mpirun starts its orted on each host through the same wrapper
+# (plm_rsh_agent); orted and mpirun talk over the bridge's network only
+# (oob/btl if_include).  Hosts are given by address: mpirun looks host names
+# up, and these exist only in the wrapper.
+case_direct() {
+    local mpirun
+    mpirun=${MPIRUN:-$(command -v mpirun)}
+    if [ -z "$mpirun" ]; then
+        echo "SKIP [$CASE]: mpirun not found (install Open MPI, e.g. Debian's openmpi-bin); this test did NOT run"
+        exit 77
+    fi
+    local pre=$CLUSTER_PREFIX before
+    local mpi=("$mpirun" --allow-run-as-root --oversubscribe -n 8 --host "$pre.1:2,$pre.2:2,$pre.3:2,$pre.4:2"
+        --mca plm_rsh_agent "$D/rsh" --mca oob_tcp_if_include "$CLUSTER_SUBNET"
+        --mca btl_tcp_if_include "$CLUSTER_SUBNET")
+    run "${mpi[@]}" sh -c 'echo "rank $PMIX_RANK at $(hostname -I | tr -d " ")"'
+    expect_rc 0
+    for h in 1:0 1:1 2:2 2:3 3:4 3:5 4:6 4:7; do
+        grep -qx "rank ${h#*:} at $pre.${h%:*}" "$OUT" || fail "rank ${h#*:} did not run on h${h%:*}"
+    done
+    before=$(link_bytes)
+    run $EXPECT --status 0 --expect '^OK counter$' --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
+        "${mpi[@]}" -x SDSM_IFACE="$CLUSTER_SUBNET" "$P_counter" 200
+    expect_rc 0
+    [ "$(grep -c '^OK counter$' "$OUT")" = 1 ] || fail "not one job of 8 ranks"
+    expect_traffic "$before" 4096
+    # Without SDSM_IFACE: each rank takes its host's one address.
+    run $EXPECT --status 0 --expect '^OK stencil$' --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
+        "${mpi[@]}" "$P_stencil" 64 1024 20
+    expect_rc 0
+    # A rank killed on a remote host ends the mpirun job.
+    run $EXPECT --nonzero --expect "rank 5 fails now" --reject "passed" --max-seconds 20 --no-leftovers -- \
+        "${mpi[@]}" -x FAULT_RANK=5 "$P_fault" barrier kill9
+    expect_rc 0
+    sleep 0.3
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
 if ! declare -F "case_$CASE" >/dev/null; then
     echo "cluster_test: unknown case $CASE"
     exit 2
