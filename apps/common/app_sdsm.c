@@ -24,3 +24,29 @@ void *app_sdsm_rows(long nrows, size_t rowbytes)
     }
     return row;
 }
+
+int app_sdsm_threads(void)
+{
+    return sdsm_thread_count() / sdsm_nprocs();
+}
+
+void app_sdsm_run_threads(void *(*fn)(void *), void *arg)
+{
+    int nt = app_sdsm_threads();
+    sdsm_thread_t *t = malloc((size_t)nt * sizeof *t);
+    if (!t)
+        sdsm_abort(1, "out of memory");
+    for (int k = 0; k < nt; k++) {
+        int rc = sdsm_thread_create(&t[k], 0, fn, arg);
+        if (rc)
+            sdsm_abort(1, "sdsm_thread_create (thread %d of rank %d): %s", k, sdsm_rank(),
+                       sdsm_strerror(rc));
+    }
+    for (int k = 0; k < nt; k++) {
+        int rc = sdsm_thread_join(t[k], NULL);
+        if (rc)
+            sdsm_abort(1, "sdsm_thread_join (thread %d of rank %d): %s", k, sdsm_rank(),
+                       sdsm_strerror(rc));
+    }
+    free(t);
+}

@@ -16,4 +16,16 @@
  */
 void *app_sdsm_rows(long nrows, size_t rowbytes);
 
+/*
+ * The threaded versions (<app>_sdsmt): SDSM_THREADS compute threads per
+ * rank (sdsmrun --threads T), work split by sdsm_thread_id() over
+ * sdsm_thread_count() parts.  app_block(n, P x T, r x T + t) for t < T
+ * tile exactly rank r's block app_block(n, P, r), so app_sdsm_rows homes
+ * every thread's rows at its rank.
+ */
+int  app_sdsm_threads(void); /* compute threads per rank */
+/* Start the rank's compute threads, each running fn(arg), and join them
+ * all (from the main thread, after the allocations); aborts on an error. */
+void app_sdsm_run_threads(void *(*fn)(void *), void *arg);
+
 #endif

@@ -1,0 +1,249 @@
+/*
+ * cg_sdsmt.c - CG on sdsm shared memory with compute threads: P ranks x T
+ * threads (sdsmrun --threads T).
+ *
+ * The layout is cg_sdsm.c's: p in per-rank segments of whole pages homed at
+ * their ranks (one SDSM_HOME_BLOCK allocation), the matrix columns
+ * renumbered into that layout.  Thread id (sdsm_thread_id, rank-major) owns
+ * rows app_block(n, P x T, id), which lie inside its rank's block, so it
+ * writes only pages homed at its rank; it builds those rows of the matrix
+ * itself and keeps x, z, r, q for them in private memory.  The threads of a
+ * rank share its copy of the other segments: a page is fetched once per
+ * rank, not once per thread.  Before A p, thread t of a rank touches the
+ * t-th 1/T of each other segment page by page in order, so the T threads
+ * have T fetches (each a sequential prefetch) in flight at once: with
+ * SDSM_RUN_THREADS=1 one thread computes while the others wait for pages
+ * (seed 001's latency hiding).
+ *
+ * Dot products: every thread writes its partial sums into its slot (all
+ * slots in one page homed at rank 0, alternating halves as in cg_sdsm.c),
+ * sdsm_barrier (every thread of every rank), and every thread adds all
+ * P x T slots in id order: the blocking of the sequential kernel with P x T
+ * parts, so the check compares with cg_run_seq(P x T parts) bit for bit.
+ *
+ * Allocation happens in the main thread before the threads start; the check
+ * runs in rank 0's main thread after they are joined.
+ */
+#include <sdsm.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_sdsm.h"
+#include "cg_kernel.h"
+
+#define PAGE_DOUBLES (4096 / (long)sizeof(double))
+#define NSLOT 4 /* values per thread per reduction */
+
+/* What every thread of a rank shares (set by the main thread). */
+static struct {
+    cg_params_t P;
+    int         np, nt, T;  /* ranks, threads in all, threads per rank */
+    long        seg, touch; /* doubles per rank segment of p; --touch */
+    long       *los;        /* rank r's rows: [los[r], los[r+1]) */
+    double     *p, *slots;  /* shared */
+    double     *zeta, *rnorm;
+    double      t0, t1;
+} G;
+
+typedef struct {
+    int id, phase;
+} thr_t;
+
+static double *slot(int id, int phase)
+{
+    return G.slots + ((long)phase * G.nt + id) * NSLOT;
+}
+
+/* Sum k values over all threads, in id order; includes a barrier. */
+static void reduce(thr_t *s, const double *mine, double *out, int k)
+{
+    double *w = slot(s->id, s->phase);
+    for (int t = 0; t < k; t++)
+        w[t] = mine[t];
+    sdsm_barrier();
+    for (int t = 0; t < k; t++)
+        out[t] = cg_sum_parts(slot(0, s->phase) + t, G.nt, NSLOT);
+    s->phase ^= 1;
+}
+
+/* Thread lt of a rank reads one word per page of its 1/T of the other
+ * ranks' segments, in address order. */
+static void touch_others(int me, int lt)
+{
+    volatile double sink = 0;
+    long npg = G.seg / PAGE_DOUBLES, plo, phi;
+    app_block(npg, G.T, lt, &plo, &phi);
+    for (int r = 0; r < G.np; r++)
+        if (r != me)
+            for (long k = plo; k < phi; k++)
+                sink += G.p[r * G.seg + k * PAGE_DOUBLES];
+    (void)sink;
+}
+
+/* Columns of a into p's layout (cg_sdsm.c's renumbering). */
+static void renumber(cg_csr_t *a, long m)
+{
+    long n = G.P.n;
+    int np = G.np;
+    for (long k = 0; k < a->rowptr[m]; k++) {
+        long c = a->col[k];
+        int r = (int)((c * np + np - 1) / n); /* a guess at c's rank, then adjust */
+        while (r > 0 && c < G.los[r])
+            r--;
+        while (r < np - 1 && c >= G.los[r + 1])
+            r++;
+        long idx = r * G.seg + (c - G.los[r]);
+        if (idx > 0x7fffffffL)
+            sdsm_abort(2, "cg: vector too long for int columns");
+        a->col[k] = (int)idx;
+    }
+}
+
+static void *cg_thread(void *arg)
+{
+    (void)arg;
+    const cg_params_t *P = &G.P;
+    thr_t S = {sdsm_thread_id(), 0};
+    int me = sdsm_rank(), lt = S.id % G.T;
+    long lo, hi;
+    app_block(P->n, G.nt, S.id, &lo, &hi);
+    long m = hi - lo;
+    cg_csr_t a;
+    if (cg_build_rows(P, lo, hi, &a))
+        sdsm_abort(1, "out of memory");
+    renumber(&a, m);
+    size_t vb = (size_t)(m ? m : 1) * sizeof(double);
+    double *x = malloc(vb), *z = malloc(vb), *r = malloc(vb), *q = malloc(vb);
+    if (!x || !z || !r || !q)
+        sdsm_abort(1, "out of memory");
+    double *pm = G.p + me * G.seg + (lo - G.los[me]); /* my rows of p */
+    sdsm_barrier();
+
+    if (S.id == 0)
+        G.t0 = sdsm_wtime();
+    for (long i = 0; i < m; i++)
+        x[i] = 1.0;
+    double part[NSLOT], tot[NSLOT];
+    for (long it = 0; it < P->niter; it++) {
+        for (long i = 0; i < m; i++) {
+            z[i] = 0;
+            r[i] = x[i];
+            pm[i] = r[i];
+        }
+        part[0] = cg_dot(r, r, m);
+        reduce(&S, part, tot, 1); /* its barrier also publishes p */
+        double rho = tot[0];
+        for (long c = 0; c < P->cgit; c++) {
+            if (G.touch)
+                touch_others(me, lt);
+            cg_spmv(&a, G.p, q);
+            part[0] = cg_dot(pm, q, m);
+            reduce(&S, part, tot, 1);
+            double alpha = rho / tot[0];
+            for (long i = 0; i < m; i++) {
+                z[i] += alpha * pm[i];
+                r[i] -= alpha * q[i];
+            }
+            double rho0 = rho;
+            part[0] = cg_dot(r, r, m);
+            reduce(&S, part, tot, 1);
+            rho = tot[0];
+            double beta = rho / rho0;
+            if (c < P->cgit - 1) {
+                for (long i = 0; i < m; i++)
+                    pm[i] = r[i] + beta * pm[i];
+                sdsm_barrier();
+            }
+        }
+        /* rnorm = |x - A z|: z goes through p (nobody reads p now). */
+        memcpy(pm, z, (size_t)m * sizeof *z);
+        sdsm_barrier();
+        if (G.touch)
+            touch_others(me, lt);
+        cg_spmv(&a, G.p, q);
+        part[0] = cg_diff2(x, q, m);
+        part[1] = cg_dot(x, z, m);
+        part[2] = cg_dot(z, z, m);
+        reduce(&S, part, tot, 3);
+        if (S.id == 0) {
+            G.rnorm[it] = sqrt(tot[0]);
+            G.zeta[it] = P->shift + 1.0 / tot[1];
+        }
+        double s = 1.0 / sqrt(tot[2]);
+        for (long i = 0; i < m; i++)
+            x[i] = s * z[i];
+    }
+    if (S.id == 0) /* as cg_sdsm.c: right after the last reduction's barrier */
+        G.t1 = sdsm_wtime();
+    cg_csr_free(&a);
+    free(x), free(z), free(r), free(q);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    sdsm_init(&argc, &argv);
+    int me = sdsm_rank(), np = sdsm_nprocs();
+    G.P = cg_params_from_args(argc, argv);
+    long corrupt = app_opt_long(argc, argv, "corrupt", 0);
+    G.touch = app_opt_long(argc, argv, "touch", 1);
+    G.np = np;
+    G.nt = sdsm_thread_count();
+    G.T = app_sdsm_threads();
+    long n = G.P.n;
+    if (n < G.nt)
+        sdsm_abort(2, "cg: --n must be >= the number of threads (ranks x threads)");
+
+    /* Layout of p: rank r's rows at r * seg + (i - los[r]). */
+    long maxrows = 0;
+    G.los = malloc(((size_t)np + 1) * sizeof *G.los);
+    G.zeta = calloc((size_t)G.P.niter, sizeof *G.zeta);
+    G.rnorm = calloc((size_t)G.P.niter, sizeof *G.rnorm);
+    if (!G.los || !G.zeta || !G.rnorm)
+        sdsm_abort(1, "out of memory");
+    for (int r = 0; r < np; r++) {
+        long lo, hi;
+        app_block(n, np, r, &lo, &hi);
+        G.los[r] = lo;
+        if (hi - lo > maxrows)
+            maxrows = hi - lo;
+    }
+    G.los[np] = n;
+    G.seg = (maxrows + PAGE_DOUBLES - 1) / PAGE_DOUBLES * PAGE_DOUBLES;
+    G.p = sdsm_calloc((size_t)np * (size_t)G.seg, sizeof(double), SDSM_HOME_BLOCK);
+    if (sdsm_home_of(G.p + me * G.seg) != me)
+        sdsm_abort(1, "cg: p's segment %d is not homed at its rank", me);
+    G.slots = sdsm_calloc((size_t)2 * G.nt * NSLOT, sizeof(double), 0);
+
+    app_sdsm_run_threads(cg_thread, NULL);
+
+    int status = 0;
+    if (me == 0) {
+        const cg_params_t *P = &G.P;
+        cg_result_t got = {G.zeta, G.rnorm, malloc((size_t)n * sizeof(double))}, ref;
+        if (!got.z || cg_result_alloc(&ref, P) || cg_run_seq(P, G.nt, &ref) < 0)
+            sdsm_abort(1, "out of memory");
+        for (int rk = 0; rk < np; rk++) /* z, from every rank's segment of p */
+            memcpy(got.z + G.los[rk], G.p + rk * G.seg,
+                   (size_t)(G.los[rk + 1] - G.los[rk]) * sizeof(double));
+        if (corrupt)
+            got.zeta[P->niter - 1] *= 1.0 + 1e-8;
+        double diff = cg_compare(&got, &ref, P);
+        app_header("cg", "sdsmt", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g threads=%d", n,
+                   P->nzr, P->niter, P->cgit, P->shift, G.T);
+        app_time(G.t1 - G.t0);
+        app_result("zeta=%.15e rnorm=%.6e", G.zeta[P->niter - 1], G.rnorm[P->niter - 1]);
+        status = app_verdict(diff <= CG_TOL,
+                             "zeta, rnorm and z vs sequential kernel (%d parts): max rel diff %.3g "
+                             "(tolerance %g)",
+                             G.nt, diff, CG_TOL);
+        free(got.z);
+        cg_result_free(&ref);
+    }
+    free(G.los), free(G.zeta), free(G.rnorm);
+    sdsm_finalize();
+    return status;
+}
