@@ -92,6 +92,10 @@ case_harness() {
         run "$D/rsh" "$h" ip -4 -o addr show dev eth0
         expect_rc 0
         expect_out "inet ${!ip}/24"
+        # Each host has its own name (Open MPI keys its session directories
+        # in the shared /tmp by it: the same name made daemons collide).
+        run "$D/rsh" "${!ip}" hostname
+        [ "$(cat "$OUT")" = "$h" ] || fail "$h's host name is '$(cat "$OUT")'"
     done
     # Words are joined and run by sh, in this directory, with this environment.
     (cd "$TMP" && FOO="a b" run "$D/rsh" -x -o BatchMode=yes h2 'echo "$FOO|$(pwd)|"' '"x  y"')
@@ -141,6 +145,15 @@ for _ in range(2):
     run "$D/rsh" h3 ls "$TMP/only-here"
     expect_out prog
     [ -e "$TMP/only-here/prog" ] || fail "hide changed the root namespace"
+    # Clusters made at once get subnets of their own.
+    $CL up "$TMP/c2" 1 & $CL up "$TMP/c3" 1 & wait
+    local ids
+    ids=$( (. "$TMP/c2/env" && echo "$CLUSTER_ID") && (. "$TMP/c3/env" && echo "$CLUSTER_ID") &&
+        echo "$CLUSTER_ID")
+    ids=$(echo "$ids" | sort -u | wc -l)
+    [ "$ids" = 3 ] || fail "three clusters at once do not have three subnets"
+    $CL down "$TMP/c2"
+    $CL down "$TMP/c3"
     # down removes everything, processes on the hosts included.
     "$D/rsh" h2 "sleep 300 # $TAG" &
     sleep 0.3
