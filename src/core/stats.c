@@ -54,6 +54,7 @@ static const struct {
     [SDSM_ST_INVALIDATIONS] = {"pages invalidated", 0},
     [SDSM_ST_LOCK_ACQUIRES] = {"lock acquires", 0},
     [SDSM_ST_LOCK_WAIT_NS] = {"lock wait (ms)", 1},
+    [SDSM_ST_LOCK_HANDOFFS] = {"lock local hand-offs", 0},
     [SDSM_ST_BARRIERS] = {"barriers", 0},
     [SDSM_ST_BARRIER_WAIT_NS] = {"barrier wait (ms)", 1},
     [SDSM_ST_COND_WAITS] = {"cond waits", 0},

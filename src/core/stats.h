@@ -30,6 +30,7 @@ typedef enum sdsm_stat {
     SDSM_ST_INVALIDATIONS,
     SDSM_ST_LOCK_ACQUIRES,
     SDSM_ST_LOCK_WAIT_NS,
+    SDSM_ST_LOCK_HANDOFFS,  /* locks passed between threads of this rank, no message */
     SDSM_ST_BARRIERS,
     SDSM_ST_BARRIER_WAIT_NS,
     SDSM_ST_COND_WAITS,

@@ -7,7 +7,15 @@
  * by each thread (so misuse is reported, not silently accepted).
  *
  * Unlock flushes first (the protocol's release), then tells the manager, so
- * the next holder is granted only after the writes are visible.  A protocol
+ * the next holder is granted only after the writes are visible.
+ *
+ * Threads of one rank share its memory, so under a protocol whose grants
+ * carry nothing (hlrc, update) a rank asks the manager once for all its
+ * threads: while it owns a lock, a releasing thread hands it straight to the
+ * next local waiter, with no flush and no message (the process's dirty pages
+ * are flushed by whichever release finally returns the lock).  After
+ * LOCAL_HANDOFFS hand-offs in a row the lock goes back to the manager and the
+ * rank queues again, so other ranks are not starved.  A protocol
  * that binds data to locks (ibec) hands the manager a payload with a time
  * stamp at each release; the manager keeps the chain of them for the current
  * barrier epoch and gives each acquirer the entries newer than the stamp it
@@ -54,6 +62,15 @@ typedef struct waiter { /* a local thread waiting for a grant */
     size_t           chain_len;
 } waiter_t;
 
+typedef struct rlock { /* this rank's claim on a lock (local hand-off) */
+    struct rlock *next;
+    uint32_t      id;
+    int           claimed;  /* asked the manager, or owns the grant */
+    int           handoffs; /* in a row, since the manager's grant */
+} rlock_t;
+
+#define LOCAL_HANDOFFS 8
+
 typedef struct held {
     struct held *next;
     uint32_t     id;
@@ -64,6 +81,32 @@ static mlock_t        *table[BUCKETS];
 static pthread_mutex_t local_mtx = PTHREAD_MUTEX_INITIALIZER;
 static waiter_t       *waiters;
 static held_t         *helds;
+static rlock_t        *rlocks[BUCKETS]; /* under local_mtx */
+
+static rlock_t *rlock_get(uint32_t id)
+{
+    rlock_t **b = &rlocks[id % BUCKETS];
+    for (rlock_t *r = *b; r; r = r->next)
+        if (r->id == id)
+            return r;
+    rlock_t *r = calloc(1, sizeof *r);
+    if (!r)
+        sdsm_fatal("out of memory for lock %u", id);
+    r->id = id;
+    r->next = *b;
+    *b = r;
+    return r;
+}
+
+/* Under local_mtx: the oldest local thread still waiting for lock id. */
+static waiter_t *oldest_waiter(uint32_t id)
+{
+    waiter_t *first = NULL;
+    for (waiter_t *w = waiters; w; w = w->next) /* newest first */
+        if (w->id == id && !atomic_load(&w->granted))
+            first = w;
+    return first;
+}
 
 /* Spread over the ranks, skipping the barrier manager when there is a
  * choice (SMS §5.3: the two jobs do not pile up on one rank). */
@@ -189,10 +232,7 @@ static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (src != lock_manager(id))
         return -EPROTO;
     pthread_mutex_lock(&local_mtx);
-    waiter_t *w = waiters, *first = NULL;
-    for (; w; w = w->next) /* the list is newest first: take the oldest */
-        if (w->id == id && !atomic_load(&w->granted))
-            first = w;
+    waiter_t *first = oldest_waiter(id);
     if (first && h->len > 4) {
         first->chain = malloc(h->len - 4);
         if (!first->chain)
@@ -253,14 +293,23 @@ int sdsm_lock_acquire(int id)
     if (!h)
         return -ENOMEM;
     gate_enter();
+    int ask = 1;
     pthread_mutex_lock(&local_mtx);
     w.next = waiters;
     waiters = &w;
+    if (!sdsm_proto->serial_cs) { /* one claim per rank: see the top */
+        rlock_t *r = rlock_get(w.id);
+        ask = !r->claimed;
+        r->claimed = 1;
+        if (ask)
+            r->handoffs = 0;
+    }
     pthread_mutex_unlock(&local_mtx);
     uint32_t req[2] = {w.id, sdsm_proto->lock_stamp(id)};
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, id);
-    sdsm_net_send(lock_manager(w.id), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
+    if (ask)
+        sdsm_net_send(lock_manager(w.id), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
     while (!atomic_load(&w.granted))
         sdsm_wait_change(&w.granted, 0);
     sdsm_wait_leave(&sv);
@@ -282,21 +331,59 @@ int sdsm_lock_acquire(int id)
     return 0;
 }
 
+/* Under local_mtx: take this thread's record of holding id off the list. */
+static held_t *unhold(uint32_t id)
+{
+    for (held_t **pp = &helds; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id && pthread_equal((*pp)->thread, pthread_self())) {
+            held_t *h = *pp;
+            *pp = h->next;
+            return h;
+        }
+    return NULL;
+}
+
+/* Hand lock id to a local waiter instead of the manager, if one waits and
+ * the run of hand-offs is not too long.  Returns 1 if it did. */
+static int handoff(uint32_t id)
+{
+    if (sdsm_proto->serial_cs)
+        return 0;
+    pthread_mutex_lock(&local_mtx);
+    rlock_t *r = rlock_get(id);
+    waiter_t *w = oldest_waiter(id);
+    held_t *h = NULL;
+    if (!w || r->handoffs >= LOCAL_HANDOFFS || !(h = unhold(id))) {
+        pthread_mutex_unlock(&local_mtx);
+        return 0;
+    }
+    r->handoffs++;
+    atomic_store(&w->granted, 1);
+    sdsm_wake_all(&w->granted);
+    pthread_mutex_unlock(&local_mtx);
+    free(h);
+    sdsm_stat_add(SDSM_ST_LOCK_HANDOFFS, 1);
+    return 1;
+}
+
 int sdsm_lock_release(int id, int flush)
 {
+    if (handoff((uint32_t)id))
+        return 0;
     uint8_t *payload = NULL;
     size_t plen = 0;
     uint32_t stamp = 0;
     if (flush)
         sdsm_proto->release_lock(id, &payload, &plen, &stamp);
     pthread_mutex_lock(&local_mtx);
-    held_t *h = NULL;
-    for (held_t **pp = &helds; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == (uint32_t)id && pthread_equal((*pp)->thread, pthread_self())) {
-            h = *pp;
-            *pp = h->next;
-            break;
-        }
+    held_t *h = unhold((uint32_t)id);
+    int again = 0; /* local threads still wait: queue for them behind the others */
+    if (h && !sdsm_proto->serial_cs) {
+        rlock_t *r = rlock_get((uint32_t)id);
+        again = oldest_waiter((uint32_t)id) != NULL;
+        r->claimed = again;
+        r->handoffs = 0;
+    }
     pthread_mutex_unlock(&local_mtx);
     if (!h) {
         free(payload);
@@ -306,6 +393,10 @@ int sdsm_lock_release(int id, int flush)
     uint32_t rel[2] = {(uint32_t)id, stamp};
     sdsm_net_send(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
     free(payload);
+    if (again) {
+        uint32_t req[2] = {(uint32_t)id, sdsm_proto->lock_stamp(id)};
+        sdsm_net_send(lock_manager(req[0]), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
+    }
     gate_leave();
     return 0;
 }
@@ -355,6 +446,9 @@ void sdsm_lock_release_all(void)
         uint8_t *payload = NULL;
         size_t plen = 0;
         uint32_t rel[2] = {h->id, 0};
+        pthread_mutex_lock(&local_mtx);
+        rlock_get(h->id)->claimed = 0;
+        pthread_mutex_unlock(&local_mtx);
         sdsm_proto->release_lock((int)h->id, &payload, &plen, &rel[1]);
         sdsm_net_send(lock_manager(h->id), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
         free(payload);
