@@ -306,18 +306,38 @@ out:
     return rc;
 }
 
-/* A launcher that speaks only PMI-1/PMI-2 (srun --mpi=pmi2, MPICH's
- * hydra) sets PMI_SIZE: running on as a job of one would make N unrelated
- * jobs that each print their own results, so refuse instead. */
-static int pmi_only(void)
+/* Let a refusal name the rank the launcher gave in variable `name`. */
+static void log_rank_from(const char *name)
+{
+    const char *s = getenv(name);
+    long r;
+    if (s && !sdsm_config_parse_long(s, 0, 1L << 30, &r))
+        sdsm_log_rank = (int)r;
+}
+
+/* A launcher that starts N > 1 processes without PMIx: running on as a job
+ * of one would make N unrelated jobs that each print their own results, so
+ * refuse instead.  PMI-1/PMI-2 (srun --mpi=pmi2, MPICH's hydra) sets
+ * PMI_SIZE; srun with no MPI plugin (--mpi=none, Slurm's default
+ * MpiDefault) sets only its own SLURM_STEP_NUM_TASKS. */
+static int launcher_without_pmix(void)
 {
     const char *s = getenv("PMI_SIZE");
     long n;
-    if (!s || sdsm_config_parse_long(s, 1, 1L << 30, &n) || n < 2)
-        return 0;
-    sdsm_error_log("started by a PMI-1/PMI-2 launcher (PMI_SIZE=%ld), which sdsm does not speak: "
-                   "use PMIx (srun --mpi=pmix, Open MPI's mpirun) or sdsmrun", n);
-    return SDSM_ENOTSUP;
+    if (s && !sdsm_config_parse_long(s, 1, 1L << 30, &n) && n >= 2) {
+        log_rank_from("PMI_RANK");
+        sdsm_error_log("started by a PMI-1/PMI-2 launcher (PMI_SIZE=%ld), which sdsm does not speak: "
+                       "use PMIx (srun --mpi=pmix, Open MPI's mpirun) or sdsmrun", n);
+        return SDSM_ENOTSUP;
+    }
+    s = getenv("SLURM_STEP_NUM_TASKS");
+    if (s && !sdsm_config_parse_long(s, 1, 1L << 30, &n) && n >= 2) {
+        log_rank_from("SLURM_PROCID");
+        sdsm_error_log("started by srun as one of %ld tasks without PMIx (SLURM_STEP_NUM_TASKS=%ld, "
+                       "no PMIX_RANK): use srun --mpi=pmix (see srun --mpi=list) or sdsmrun", n, n);
+        return SDSM_ENOTSUP;
+    }
+    return 0;
 }
 
 int sdsm_boot_start(sdsm_boot_t *b)
@@ -328,7 +348,7 @@ int sdsm_boot_start(sdsm_boot_t *b)
         /* Not started by sdsmrun: a PMIx launcher, or a job of one. */
         if (sdsm_pmix_present())
             return start_pmix(b);
-        int rc = pmi_only();
+        int rc = launcher_without_pmix();
         if (rc)
             return rc;
         b->rank = 0;
