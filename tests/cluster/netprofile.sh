@@ -82,6 +82,14 @@ host_field() { # host_field HOST NS|IP|VETH
     echo "${!v}"
 }
 
+# running PID: alive and not a zombie waiting to be reaped.
+running() {
+    local st
+    st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    st=${st##*) }
+    [ "${st%% *}" != Z ]
+}
+
 profile_off() {
     local h ns pid
     [ -d "$state" ] || return 0
@@ -93,8 +101,8 @@ profile_off() {
         if [ -f "$state/$h.pid" ]; then
             pid=$(cat "$state/$h.pid")
             if kill -TERM "$pid" 2>/dev/null; then
-                for _ in $(seq 50); do
-                    kill -0 "$pid" 2>/dev/null || break
+                for _ in $(seq 250); do
+                    running "$pid" || break
                     sleep 0.02
                 done
             fi
