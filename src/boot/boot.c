@@ -435,13 +435,13 @@ void sdsm_boot_state(const char *text, size_t len)
     pthread_mutex_unlock(&ctrl_mtx);
 }
 
-void sdsm_boot_lost(int rank)
+void sdsm_boot_lost(int rank, uint32_t silent_ms)
 {
     if (ctrl_fd < 0)
         return;
-    uint32_t r = (uint32_t)rank;
+    uint32_t r[2] = {(uint32_t)rank, silent_ms};
     pthread_mutex_lock(&ctrl_mtx);
-    ctrl_send(SDSM_CTRL_LOST, &r, 4, sdsm_io_now_ms() + 200);
+    ctrl_send(SDSM_CTRL_LOST, r, silent_ms ? 8 : 4, sdsm_io_now_ms() + 200);
     pthread_mutex_unlock(&ctrl_mtx);
 }
 

@@ -14,6 +14,7 @@
 #define SDSM_BOOT_BOOT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct sdsm_boot {
     int  rank, nprocs;
@@ -33,8 +34,9 @@ void sdsm_boot_missing(const int *fds, int from, int to, char *out, size_t len);
 void sdsm_boot_abort(int code, const char *reason);
 /* Answer the launcher's question: what this rank is waiting for. */
 void sdsm_boot_state(const char *text, size_t len);
-/* Tell the launcher this rank lost its link to `rank` and exits because of it. */
-void sdsm_boot_lost(int rank);
+/* Tell the launcher this rank lost its link to `rank` and exits because of it
+ * (silent_ms > 0: `rank` sent nothing for that long, the peer timeout). */
+void sdsm_boot_lost(int rank, uint32_t silent_ms);
 /* Tell the launcher this rank finalized cleanly. */
 void sdsm_boot_done(void);
 /* Close the listening socket and the launcher link (after sdsm_boot_done). */

@@ -17,14 +17,14 @@ static const char *const errmode_names[] = {"abort", "return", NULL};
 static const char *const proto_names[] = {"hlrc", "update", "ibec", NULL};
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
 
-typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR } vtype_t;
+typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR, T_MS } vtype_t;
 
 typedef struct var {
     const char        *name;
     vtype_t            type;
     size_t             offset;
     const char        *def;
-    long               lo, hi;     /* T_LONG bounds */
+    long               lo, hi;     /* T_LONG bounds; T_MS bounds in ms */
     const char *const *choices;    /* T_ENUM */
     const char        *doc;
 } var_t;
@@ -71,6 +71,11 @@ static const var_t vars[] = {
     {"SDSM_HANG_REPORT", T_LONG, OFF(hang_report), "60", 0, 86400, NULL,
      "seconds a blocking call may wait before rank 0 prints what every rank is waiting for "
      "(again every period while it lasts; the job goes on) (0: never)"},
+    {"SDSM_HEARTBEAT", T_MS, OFF(heartbeat_ms), "1s", 10, 3600000, NULL,
+     "a link on which nothing was sent for this long carries a heartbeat (seconds, or 500ms)"},
+    {"SDSM_PEER_TIMEOUT", T_MS, OFF(peer_timeout_ms), "10s", 0, 86400000, NULL,
+     "a peer from which nothing arrived for this long is lost and the job stops (seconds, or "
+     "1500ms; 0: never)"},
 };
 #define NVARS (sizeof vars / sizeof vars[0])
 
@@ -82,6 +87,27 @@ int sdsm_config_parse_long(const char *s, long lo, long hi, long *out)
     if (errno || end == s || *end != '\0' || v < lo || v > hi)
         return -EINVAL;
     *out = v;
+    return 0;
+}
+
+int sdsm_config_parse_ms(const char *s, long *out)
+{
+    char *end;
+    /* Digits and one point only: strtod alone would take "1e3", "0x1p3", "inf". */
+    if (!s || *s < '0' || *s > '9' || strspn(s, "0123456789.") != strcspn(s, "ms") ||
+        strchr(s, '.') != strrchr(s, '.'))
+        return -EINVAL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return -EINVAL;
+    if (strcmp(end, "ms") == 0)
+        v /= 1000.0;
+    else if (*end != '\0' && strcmp(end, "s") != 0)
+        return -EINVAL;
+    if (v > 1e9)
+        return -EINVAL;
+    *out = (long)(v * 1000.0 + 0.5);
     return 0;
 }
 
@@ -126,6 +152,13 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
         if (sdsm_config_parse_size(s, (size_t *)field) == 0)
             return 0;
         snprintf(err, errlen, "%s=%s: expected a size such as 4096, 64K, 2M or 64G", v->name, s);
+        return -EINVAL;
+    case T_MS:
+        if (sdsm_config_parse_ms(s, (long *)field) == 0 && *(long *)field >= v->lo &&
+            *(long *)field <= v->hi)
+            return 0;
+        snprintf(err, errlen, "%s=%s: expected a time such as 10, 2.5 or 500ms, from %gs to %lds",
+                 v->name, s, (double)v->lo / 1000.0, v->hi / 1000);
         return -EINVAL;
     case T_ADDR: {
         char *end;
@@ -208,6 +241,13 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "SDSM_RANK=%ld is not below SDSM_NPROCS=%ld", cfg->rank, cfg->nprocs);
         return -EINVAL;
     }
+    /* Heartbeats run on a timer of one interval: half the timeout leaves
+     * room for one late heartbeat before a live peer could be declared lost. */
+    if (cfg->peer_timeout_ms && cfg->peer_timeout_ms < 2 * cfg->heartbeat_ms) {
+        snprintf(err, errlen, "SDSM_PEER_TIMEOUT=%gs is below twice SDSM_HEARTBEAT=%gs",
+                 (double)cfg->peer_timeout_ms / 1000.0, (double)cfg->heartbeat_ms / 1000.0);
+        return -EINVAL;
+    }
     if (cfg->barrier_manager >= cfg->nprocs) {
         snprintf(err, errlen, "SDSM_BARRIER_MANAGER=%ld is not a rank of this job of %ld (0 to %ld)",
                  cfg->barrier_manager, cfg->nprocs, cfg->nprocs - 1);
@@ -255,6 +295,7 @@ void sdsm_config_print(const sdsm_config_t *cfg, FILE *out)
         case T_LONG: snprintf(val, sizeof val, "%ld", *(const long *)field); break;
         case T_SIZE: snprintf(val, sizeof val, "%zu", *(const size_t *)field); break;
         case T_ADDR: snprintf(val, sizeof val, "%#lx", (unsigned long)*(const uintptr_t *)field); break;
+        case T_MS: snprintf(val, sizeof val, "%gs", (double)*(const long *)field / 1000.0); break;
         case T_STR: snprintf(val, sizeof val, "%s", *(const char *const *)field ? "(set)" : "(unset)"); break;
         case T_ENUM: snprintf(val, sizeof val, "%s", v->choices[*(const long *)field]); break;
         }

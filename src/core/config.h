@@ -39,13 +39,15 @@ typedef struct sdsm_config {
     long        protocol;        /* sdsm_proto_id_t */
     long        log_level;       /* sdsm_loglevel_t */
     long        barrier_manager; /* rank that runs the barrier */
-    long        timeout;         /* seconds to wait for set-up and for a silent peer */
+    long        timeout;         /* seconds allowed for set-up */
     long        spin_us;         /* microseconds a waiter spins before sleeping */
     long        prefetch;        /* most pages fetched ahead on sequential faults */
     long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */
     long        threads;         /* compute threads per rank (SDSM_THREADS) */
     long        run_threads;     /* run slots per rank; 0: CPUs / ranks on the host */
     long        hang_report;     /* seconds a wait may last before every rank's waits are reported (0: never) */
+    long        heartbeat_ms;    /* idle links carry a heartbeat this often */
+    long        peer_timeout_ms; /* a peer silent this long is lost (0: never) */
 } sdsm_config_t;
 
 extern sdsm_config_t sdsm_cfg;
@@ -68,6 +70,7 @@ long sdsm_config_peek_rank(char *const *envp);
 /* Parsers, exposed for the unit tests.  0 or -EINVAL. */
 int sdsm_config_parse_size(const char *s, size_t *out);   /* "4096", "64K", "2M", "64G" */
 int sdsm_config_parse_long(const char *s, long lo, long hi, long *out);
+int sdsm_config_parse_ms(const char *s, long *out);       /* "10", "2.5", "2s", "500ms" -> ms */
 
 /* Print every variable, its current value and its documentation. */
 void sdsm_config_print(const sdsm_config_t *cfg, FILE *out);

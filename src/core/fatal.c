@@ -14,9 +14,10 @@
 #include "sdsm.h"
 
 static void (*notify_abort)(int code, const char *reason);
-static void (*notify_lost)(int rank);
+static void (*notify_lost)(int rank, uint32_t silent_ms);
 
-void sdsm_fatal_notify(void (*abort_fn)(int code, const char *reason), void (*lost_fn)(int rank))
+void sdsm_fatal_notify(void (*abort_fn)(int code, const char *reason),
+                       void (*lost_fn)(int rank, uint32_t silent_ms))
 {
     notify_abort = abort_fn;
     notify_lost = lost_fn;
@@ -67,14 +68,27 @@ void sdsm_fatal(const char *fmt, ...)
     sdsm_stop_job(1, "fatal", msg);
 }
 
-void sdsm_fatal_lost(int rank, const char *why)
+static __attribute__((noreturn)) void lost(int rank, const char *why, uint32_t silent_ms)
 {
     /* Someone else failed first: tell the launcher this exit is only a
      * consequence, and give it time to see that rank's own death. */
-    sdsm_log(SDSM_LOG_ERROR, "lost connection to rank %d (%s): rank %d failed or was stopped", rank,
-             why, rank);
+    if (silent_ms)
+        sdsm_log(SDSM_LOG_ERROR, "rank %d stopped responding: %s", rank, why);
+    else
+        sdsm_log(SDSM_LOG_ERROR, "lost connection to rank %d (%s): rank %d failed or was stopped",
+                 rank, why, rank);
     if (notify_lost)
-        notify_lost(rank);
+        notify_lost(rank, silent_ms);
     usleep(500000);
     _exit(1);
+}
+
+void sdsm_fatal_lost(int rank, const char *why)
+{
+    lost(rank, why, 0);
+}
+
+void sdsm_fatal_silent(int rank, const char *why, uint32_t silent_ms)
+{
+    lost(rank, why, silent_ms ? silent_ms : 1);
 }

@@ -40,6 +40,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(HANG_NOTE, 4),
     FIXED(HANG_QUERY, 0),
     [SDSM_MSG_HANG_STATE] = {"HANG_STATE", 0, SDSM_HANG_STATE_MAX, 0, NULL},
+    FIXED(HEARTBEAT, 0),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

@@ -52,6 +52,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_HANG_NOTE,   /* u32 seconds: a wait of the sender's is that old (to rank 0) */
     SDSM_MSG_HANG_QUERY,  /* empty: rank 0 asks what the receiver is waiting for -> HANG_STATE */
     SDSM_MSG_HANG_STATE,  /* text (at most SDSM_HANG_STATE_MAX bytes) */
+    SDSM_MSG_HEARTBEAT,   /* empty: sent on a link idle for SDSM_HEARTBEAT (net.c) */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

@@ -16,6 +16,16 @@
  * other lock.  The service thread takes the progress lock when epoll wakes
  * it; a thread waiting for a reply takes it (if free) while it spins, and
  * handles the reply itself, which saves a thread hand-off per operation.
+ *
+ * Heartbeats: a peer that is stopped (SIGSTOP) or cut off sends nothing and
+ * closes nothing, so TCP alone never reports it.  A timer (tick) runs every
+ * SDSM_HEARTBEAT under the progress lock, in whichever thread holds it: the
+ * service thread wakes for it from epoll and from its park, and spinning
+ * waiters run it from poll_progress, so it keeps running while threads spin
+ * or compute.  Each tick sends a 16-byte HEARTBEAT to every peer nothing
+ * was sent to since the previous tick (a busy link carries none), and a peer
+ * from which no byte at all arrived for SDSM_PEER_TIMEOUT is lost.  Bytes
+ * count when read, even if the epoch stall holds their frames back.
  */
 #include "net.h"
 
@@ -39,6 +49,8 @@
 #include "net/auth.h"
 #include "net/stranger.h"
 
+_Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every message type");
+
 #define TAG_WAKE   (-1)
 #define TAG_LISTEN (-2)
 #define TAG_CTRL   (-3)
@@ -54,6 +66,9 @@ typedef struct peer {
     int             stalled;    /* next frame is from a later epoch */
     int             bye;        /* peer announced an orderly close */
     int             closed;
+    _Atomic int     sent;       /* a frame went out since the last tick */
+    int             heard;      /* bytes came in since the last tick (progress lock) */
+    int64_t         heard_ms;   /* when bytes last came in, as of a tick (progress lock) */
 } peer_t;
 
 typedef struct selfmsg {
@@ -78,6 +93,9 @@ static struct {
     _Atomic int       spinners;    /* threads polling for progress right now */
     _Atomic uint32_t  park;        /* the service thread sleeps here meanwhile */
     int               started;
+    int64_t           hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
+    int64_t           next_tick;  /* progress lock */
+    _Atomic int       bye_sent;   /* our BYEs are out: peers no longer watch us */
 } N;
 
 static __thread int in_service;
@@ -185,10 +203,14 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
                     .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
     struct iovec iov[3] = {{&h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}};
     size_t total = sizeof h + alen + blen, done = 0;
+    if (!atomic_load_explicit(&p->sent, memory_order_relaxed))
+        atomic_store_explicit(&p->sent, 1, memory_order_relaxed);
+    /* MSG_NOSIGNAL: a peer that closed its end is a lost peer, not a SIGPIPE. */
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
     pthread_mutex_lock(&p->smtx);
     if (p->olen == p->ooff && !p->closed) {
         for (;;) {
-            ssize_t w = writev(p->fd, iov, 3);
+            ssize_t w = sendmsg(p->fd, &mh, MSG_NOSIGNAL);
             if (w >= 0) {
                 done = (size_t)w;
                 break;
@@ -247,6 +269,8 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
         sdsm_wake_all(&N.byes);
         return;
     }
+    if (h->type == SDSM_MSG_HEARTBEAT) /* its arrival was all it had to say */
+        return;
     sdsm_msg_handler_t fn = sdsm_msg_table[h->type].handler;
     int rc = fn ? fn(src, h, payload) : -ENOSYS;
     if (rc < 0) {
@@ -312,6 +336,7 @@ static void read_peer(int r)
         size_t room = p->rcap - p->rlen;
         ssize_t n = read(p->fd, p->rbuf + p->rlen, room);
         if (n > 0) {
+            p->heard = 1;
             p->rlen += (size_t)n;
             if (!p->stalled)
                 parse(r);
@@ -441,6 +466,64 @@ static void ctrl_event(void)
     }
 }
 
+/* A peer said nothing for the peer timeout: the job cannot go on without it. */
+static void peer_silent(int r, int64_t ms)
+{
+    if (atomic_load(&N.stopping) || N.peers[r].bye)
+        return;
+    char why[160];
+    snprintf(why, sizeof why,
+             "no bytes from it for %.1f s (SDSM_PEER_TIMEOUT=%.1f s); stopped by a signal "
+             "such as SIGSTOP, hung, or cut off from the network",
+             (double)ms / 1000.0, (double)N.timeout_ms / 1000.0);
+    sdsm_fatal_silent(r, why, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
+}
+
+/*
+ * The heartbeat timer (see the top of the file).  Progress lock held; cheap
+ * when it is not yet time.  Before a silent peer is declared lost its socket
+ * is read once more, so a rank that was itself stopped or starved for a
+ * while does not blame peers whose bytes are simply waiting unread.
+ */
+static void tick(void)
+{
+    if (!N.hb_ms)
+        return;
+    int64_t now = sdsm_io_now_ms();
+    if (now < N.next_tick)
+        return;
+    N.next_tick = now + N.hb_ms;
+    int quiet = atomic_load(&N.bye_sent);
+    for (int r = 0; r < N.nprocs; r++) {
+        peer_t *p = &N.peers[r];
+        if (r == N.rank || p->closed)
+            continue;
+        if (!quiet && !atomic_exchange_explicit(&p->sent, 0, memory_order_relaxed)) {
+            sdsm_net_send(r, SDSM_MSG_HEARTBEAT, 0, 0, NULL, 0, NULL, 0);
+            atomic_store_explicit(&p->sent, 0, memory_order_relaxed);
+        }
+        if (p->bye || !N.timeout_ms)
+            continue;
+        if (!p->heard && now - p->heard_ms >= N.timeout_ms)
+            read_peer(r);
+        if (p->heard) {
+            p->heard = 0;
+            p->heard_ms = now;
+        } else if (now - p->heard_ms >= N.timeout_ms && !p->closed) {
+            peer_silent(r, now - p->heard_ms);
+        }
+    }
+}
+
+/* Milliseconds until the next tick, for epoll_wait (-1: no timer). */
+static int tick_wait_ms(void)
+{
+    if (!N.hb_ms)
+        return -1;
+    int64_t left = N.next_tick - sdsm_io_now_ms();
+    return left < 0 ? 0 : left > N.hb_ms ? (int)N.hb_ms : (int)left;
+}
+
 /* Progress lock held. */
 static void handle(const struct epoll_event *evs, int n)
 {
@@ -475,6 +558,7 @@ static int poll_progress(void)
     int n = epoll_wait(N.ep, evs, 64, 0);
     if (n > 0)
         handle(evs, n);
+    tick();
     pthread_mutex_unlock(&N.progress);
     return n;
 }
@@ -503,10 +587,21 @@ static void *service_main(void *arg)
     while (!atomic_load(&N.stopping)) {
         uint32_t pk = atomic_load(&N.park);
         if (atomic_load(&N.spinners) > 0) {
-            syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAIT_PRIVATE, pk, NULL, NULL, 0);
+            /* Parked, but never past a tick: spinners run the timer only
+             * when they poll, and a waiter may poll for a long while or not
+             * at all. */
+            int ms = tick_wait_ms();
+            struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+            syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAIT_PRIVATE, pk, ms < 0 ? NULL : &ts,
+                    NULL, 0);
+            if (ms >= 0 && tick_wait_ms() == 0) {
+                pthread_mutex_lock(&N.progress);
+                tick();
+                pthread_mutex_unlock(&N.progress);
+            }
             continue;
         }
-        int n = epoll_wait(N.ep, evs, 64, -1);
+        int n = epoll_wait(N.ep, evs, 64, tick_wait_ms());
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -516,6 +611,7 @@ static void *service_main(void *arg)
          * handler below copes with finding nothing (non-blocking fds). */
         pthread_mutex_lock(&N.progress);
         handle(evs, n);
+        tick();
         pthread_mutex_unlock(&N.progress);
     }
     return NULL;
@@ -535,6 +631,9 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.page_size = s->page_size;
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;
+    N.hb_ms = sdsm_cfg.heartbeat_ms;
+    N.timeout_ms = sdsm_cfg.peer_timeout_ms;
+    N.next_tick = sdsm_io_now_ms() + N.hb_ms;
     pthread_mutex_init(&N.qmtx, NULL);
     pthread_mutex_init(&N.progress, NULL);
     N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
@@ -554,6 +653,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         peer_t *p = &N.peers[r];
         pthread_mutex_init(&p->smtx, NULL);
         p->fd = s->peer_fds ? s->peer_fds[r] : -1;
+        p->heard_ms = N.next_tick - N.hb_ms; /* the connection just proved it alive */
         p->rcap = 1 << 18;
         p->rbuf = malloc(p->rcap);
         if (!p->rbuf)
@@ -579,6 +679,8 @@ void sdsm_net_shutdown(void)
 {
     if (!N.started)
         return;
+    /* Peers stop watching us at our BYE, so no heartbeat need follow it. */
+    atomic_store(&N.bye_sent, 1);
     for (int r = 0; r < N.nprocs; r++)
         if (r != N.rank)
             sdsm_net_send(r, SDSM_MSG_BYE, 0, 0, NULL, 0, NULL, 0);

@@ -37,7 +37,8 @@ typedef enum sdsm_ctrl_type {
     SDSM_CTRL_DONE     = 4, /* rank -> launcher: empty; rank finalized cleanly */
     SDSM_CTRL_QUERY    = 5, /* launcher -> rank: empty; what are you waiting for? */
     SDSM_CTRL_STATE    = 6, /* rank -> launcher: the answer, text (no NUL, <= SDSM_CTRL_MAX_REASON) */
-    SDSM_CTRL_LOST     = 7, /* rank -> launcher: u32 rank whose link it lost; it exits as a consequence */
+    SDSM_CTRL_LOST     = 7, /* rank -> launcher: u32 rank whose link it lost, and u32 ms if that
+                             * rank went silent that long (peer timeout); it exits as a consequence */
     SDSM_CTRL_NTYPES
 } sdsm_ctrl_type_t;
 

@@ -13,6 +13,8 @@
  *   alloc     inside a collective sdsm_alloc (rank 2 joins it late)
  *   barrier   inside sdsm_barrier (rank 2 joins it late)
  *   lock      holding lock 5 while ranks 0 and 2 wait in sdsm_lock(5)
+ *   fetch     home of pages the others keep fetching (sdsm_refresh, then
+ *             read every page, over and over for FETCH_MS)
  *   finalize  inside sdsm_finalize (rank 2 starts its own finalize late)
  *
  * FAILURE:
@@ -46,12 +48,14 @@
 
 #define FAIL_AFTER_MS 300
 #define LATE_MS 5000
+#define FETCH_MS 8000
+#define FETCH_PAGES 64
 
-enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FINALIZE, NPHASES };
+enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FETCH, FINALIZE, NPHASES };
 enum failure { KILL9, STOP, ABORT, EXIT3, RETURN, NFAILURES };
 
-static const char *const phase_names[NPHASES] = {"preinit", "init",  "postinit", "alloc",
-                                                 "barrier", "lock",  "finalize"};
+static const char *const phase_names[NPHASES] = {"preinit", "init", "postinit", "alloc",
+                                                 "barrier", "lock", "fetch", "finalize"};
 static const char *const failure_names[NFAILURES] = {"kill9", "stop", "abort", "exit3", "return"};
 
 static enum phase   phase;
@@ -77,8 +81,11 @@ static int lookup(const char *s, const char *const *names, int n)
 /* Rank 1 fails now.  `in_call`: the main thread is inside an sdsm call. */
 static void fail_now(int in_call)
 {
-    fprintf(stderr, "fault: rank %d fails now: %s during %s\n", VICTIM, failure_names[failure],
-            phase_names[phase]);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    fprintf(stderr, "fault: rank %d fails now: %s during %s, mp-mark-ms=%lld\n", VICTIM,
+            failure_names[failure], phase_names[phase],
+            (long long)wall.tv_sec * 1000 + wall.tv_nsec / 1000000);
     fflush(stderr);
     switch (failure) {
     case KILL9:
@@ -135,13 +142,44 @@ static void passed(const char *what)
     fprintf(stderr, "fault: rank %d passed %s although rank %d failed\n", me, what, VICTIM);
 }
 
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* The others fetch pages homed at the victim for FETCH_MS; it fails meanwhile. */
+static void fetch_loop(void)
+{
+    size_t len = (size_t)FETCH_PAGES * 4096;
+    volatile long *pages = sdsm_alloc(len, VICTIM);
+    if (!pages)
+        sdsm_abort(1, "fault: rank %d: sdsm_alloc of the fetched pages returned NULL", me);
+    if (me == VICTIM)
+        for (size_t i = 0; i < len / sizeof(long); i += 512)
+            pages[i] = (long)i;
+    sdsm_barrier();
+    if (me == VICTIM)
+        arm();
+    long sum = 0, until = now_ms() + FETCH_MS;
+    while (now_ms() < until) {
+        sdsm_refresh((void *)pages, len);
+        for (size_t i = 0; i < len / sizeof(long); i += 512)
+            sum += pages[i];
+    }
+    if (sum < 0)
+        fprintf(stderr, "fault: impossible sum\n");
+    passed("its fetch loop");
+}
+
 int main(int argc, char **argv)
 {
     int p = argc == 3 ? lookup(argv[1], phase_names, NPHASES) : -1;
     int f = argc == 3 ? lookup(argv[2], failure_names, NFAILURES) : -1;
     if (p < 0 || f < 0) {
         fprintf(stderr, "usage: fault PHASE FAILURE\n"
-                        "  PHASE: preinit init postinit alloc barrier lock finalize\n"
+                        "  PHASE: preinit init postinit alloc barrier lock fetch finalize\n"
                         "  FAILURE: kill9 stop abort exit3 return\n");
         return 2;
     }
@@ -205,6 +243,9 @@ int main(int argc, char **argv)
         passed("sdsm_lock(5)");
         sdsm_unlock(5);
     }
+
+    if (phase == FETCH)
+        fetch_loop();
 
     if (victim_at(FINALIZE))
         arm();

@@ -28,6 +28,42 @@ static void size_bad(const char *s)
         fprintf(stderr, "    input \"%s\" gave %zu\n", s ? s : "(null)", v);
 }
 
+static void ms_ok(const char *s, long want)
+{
+    long v = -7;
+    if (!CHECK_I(sdsm_config_parse_ms(s, &v), ==, 0) | !CHECK_I(v, ==, want))
+        fprintf(stderr, "    input \"%s\"\n", s ? s : "(null)");
+}
+
+static void ms_bad(const char *s)
+{
+    long v = -7;
+    if (!CHECK_I(sdsm_config_parse_ms(s, &v), ==, -EINVAL))
+        fprintf(stderr, "    input \"%s\" gave %ld\n", s ? s : "(null)", v);
+}
+
+static void test_parse_ms(void)
+{
+    ms_ok("10", 10000);
+    ms_ok("0", 0);
+    ms_ok("2s", 2000);
+    ms_ok("2.5", 2500);
+    ms_ok("500ms", 500);
+    ms_ok("0.25s", 250);
+    ms_bad(NULL);
+    ms_bad("");
+    ms_bad("-1");
+    ms_bad("s");
+    ms_bad("1e3");
+    ms_bad("0x10");
+    ms_bad("inf");
+    ms_bad("1.2.3");
+    ms_bad("5 s");
+    ms_bad("5min");
+    ms_bad("10sms");
+    ms_bad("99999999999999");
+}
+
 static void test_parse_size(void)
 {
     size_ok("4096", 4096);
@@ -351,6 +387,9 @@ static void test_load_cross_checks(void)
         {"SDSM_BARRIER_MANAGER=1", NULL, "SDSM_BARRIER_MANAGER"}, /* nprocs defaults to 1 */
         {"SDSM_BARRIER_MANAGER=5", "SDSM_NPROCS=2", "SDSM_BARRIER_MANAGER"},
         {"SDSM_BARRIER_MANAGER=1048576", "SDSM_NPROCS=1048576", "SDSM_BARRIER_MANAGER"},
+        {"SDSM_PEER_TIMEOUT=1", NULL, "SDSM_PEER_TIMEOUT"},   /* below 2 heartbeats of 1 s */
+        {"SDSM_PEER_TIMEOUT=3", "SDSM_HEARTBEAT=2", "SDSM_PEER_TIMEOUT"},
+        {"SDSM_HEARTBEAT=5ms", NULL, "SDSM_HEARTBEAT"},       /* below 10 ms */
     };
     sdsm_config_t c;
     char err[256];
@@ -374,6 +413,9 @@ static void test_load_cross_checks(void)
         {"SDSM_HEAP_BASE=0x100000", "SDSM_HEAP_SIZE=1G"},
         {"SDSM_HEAP_BASE=0x7fffc0000000", "SDSM_HEAP_SIZE=1G"},  /* ends exactly at 2^47 */
         {"SDSM_BARRIER_MANAGER=3", "SDSM_NPROCS=4"},
+        {"SDSM_PEER_TIMEOUT=2", "SDSM_HEARTBEAT=1"},
+        {"SDSM_PEER_TIMEOUT=0", "SDSM_HEARTBEAT=60"},             /* no timeout */
+        {"SDSM_PEER_TIMEOUT=500ms", "SDSM_HEARTBEAT=250ms"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         char *env[] = {(char *)good[i][0], (char *)good[i][1], NULL};
@@ -404,6 +446,7 @@ static void test_print(void)
 
 int main(void)
 {
+    RUN(test_parse_ms);
     RUN(test_parse_size);
     RUN_BUG(test_parse_size_negative_after_space,
             "src/core/config.c sdsm_config_parse_size: \" -1\" is accepted as SIZE_MAX");

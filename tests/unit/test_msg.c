@@ -63,6 +63,7 @@ static const struct {
     {SDSM_MSG_HANG_NOTE, "HANG_NOTE", 4, 4, 0},
     {SDSM_MSG_HANG_QUERY, "HANG_QUERY", 0, 0, 0},
     {SDSM_MSG_HANG_STATE, "HANG_STATE", 0, 2048, 0},
+    {SDSM_MSG_HEARTBEAT, "HEARTBEAT", 0, 0, 0},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 

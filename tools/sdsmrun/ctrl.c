@@ -429,18 +429,32 @@ static void do_abort(struct job *j, struct conn *c, const uint8_t *p, uint32_t l
 
 static void bad_frame(struct job *j, struct conn *c, const sdsm_hdr_t *h);
 
-/* The rank lost its link to another and is about to exit because of it. */
-static void do_lost(struct job *j, struct conn *c, const uint8_t *p)
+/*
+ * The rank lost its link to another and is about to exit because of it.
+ * A link that broke is judged when the ranks' exits come in (the one that
+ * died is the failure); a peer that went silent (stopped, cut off) may never
+ * exit, so it is named now and the job stopped, which also kills it.
+ */
+static void do_lost(struct job *j, struct conn *c, const uint8_t *p, uint32_t len)
 {
-    uint32_t r;
+    uint32_t r, ms = 0;
     memcpy(&r, p, 4);
-    if (r >= (uint32_t)j->n || r == c->rank) {
-        bad_frame(j, c, &(sdsm_hdr_t){.type = SDSM_CTRL_LOST, .len = 4});
+    if (len == 8)
+        memcpy(&ms, p + 4, 4);
+    if (r >= (uint32_t)j->n || r == c->rank || (len == 8 && ms == 0)) {
+        bad_frame(j, c, &(sdsm_hdr_t){.type = SDSM_CTRL_LOST, .len = len});
         return;
     }
     if (!j->ranks[c->rank].lost)
         j->ranks[c->rank].lost = (int)r + 1;
     launcher_verbose(j, "rank %u lost its link to rank %u", c->rank, r);
+    if (ms && !j->stopping) {
+        char pb[96];
+        struct rank *silent = &j->ranks[r];
+        job_fail(j, 1, "rank %u (pid %s) stopped responding: rank %u heard nothing from it for "
+                 "%.1f s (SDSM_PEER_TIMEOUT); stopped by a signal, hung, or cut off from the network",
+                 r, spawn_pid_str(j, silent, pb, sizeof pb), c->rank, ms / 1000.0);
+    }
 }
 
 /* Type and length must fit the connection's state before a payload byte is read. */
@@ -455,7 +469,7 @@ static int header_ok(const struct job *j, const struct conn *c, const sdsm_hdr_t
     case SDSM_CTRL_DONE:
         return c->st == CONN_LINKED && j->table_sent && h->len == 0;
     case SDSM_CTRL_LOST:
-        return c->st == CONN_LINKED && j->table_sent && h->len == 4;
+        return c->st == CONN_LINKED && j->table_sent && (h->len == 4 || h->len == 8);
     case SDSM_CTRL_STATE:
         return c->st == CONN_LINKED && j->table_sent && h->len <= SDSM_CTRL_MAX_REASON;
     default:
@@ -496,7 +510,7 @@ static void step(struct job *j, struct conn *c)
     } else if (h.type == SDSM_CTRL_ABORT) {
         do_abort(j, c, c->in + CTRL_HDR, h.len);
     } else if (h.type == SDSM_CTRL_LOST) {
-        do_lost(j, c, c->in + CTRL_HDR);
+        do_lost(j, c, c->in + CTRL_HDR, h.len);
     } else if (h.type == SDSM_CTRL_STATE) {
         char text[SDSM_CTRL_MAX_REASON + 1];
         printable(text, c->in + CTRL_HDR, h.len);
