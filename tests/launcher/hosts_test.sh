@@ -165,6 +165,91 @@ case_rank_killed() {
     expect_no_leftovers
 }
 
+# agent_pid HOST: the pid of this test's agent for HOST (sdsmrun --agent HOST).
+agent_pid() {
+    local p
+    for p in $(pgrep -f -- "--agent $1 .*$TAG"); do
+        [ "$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | head -1 | sed 's|.*/||')" = sdsmrun ] &&
+            echo "$p" && return
+    done
+}
+# start_hang HOSTS: a job of 4 hanging ranks in the background (PID), up and
+# running (AGENT: host b's agent, or cutb's); SDSM_PEER_TIMEOUT=2.
+start_hang() {
+    local i host=${1##*,}
+    host=${host%%:*}
+    T0=$(date +%s%N)
+    SDSM_PEER_TIMEOUT=2 "$SDSMRUN" --rsh "$RSH" --timeout 20 -n 4 --hosts "$1" "$FAKE" "tag=$TAG" hang \
+        >"$OUT" 2>"$ERR" </dev/null &
+    PID=$! AGENT=
+    for i in $(seq 50); do
+        AGENT=$(agent_pid "$host")
+        [ -n "$AGENT" ] && [ "$(pgrep -f -- "$FAKE tag=$TAG hang" | wc -l)" -ge 4 ] && break
+        sleep 0.1
+    done
+    [ -n "$AGENT" ] || fail "the agent for $host never started"
+    sleep 0.3
+}
+# finish_hang: wait for the launcher; RC, and MS since the failure (T0 reset by the caller).
+finish_hang() {
+    wait "$PID"
+    RC=$?
+    MS=$((($(date +%s%N) - T0) / 1000000))
+}
+
+# An agent stopped by SIGSTOP (its ranks run on): its silence is noticed
+# within the peer timeout, the host named, and every process goes.
+case_agent_stopped() {
+    start_hang a:2,b:2
+    kill -STOP "$AGENT"
+    T0=$(date +%s%N)
+    finish_hang
+    expect_rc 1
+    expect_err "sdsmrun: host b: no word from its agent"
+    expect_err "(SDSM_PEER_TIMEOUT)"
+    expect_faster 7000
+    expect_no_leftovers
+}
+
+# An agent killed: the host is named at once, its ranks die with it.
+case_agent_killed() {
+    start_hang a:2,b:2
+    kill -KILL "$AGENT"
+    T0=$(date +%s%N)
+    finish_hang
+    expect_rc 1
+    expect_err "sdsmrun: host b: its agent (pid"
+    expect_err "with 2 rank(s) still running"
+    expect_faster 5000
+    expect_no_leftovers
+}
+
+# The connection to a host dies without a word (both relays stopped): the
+# launcher names the host within the peer timeout, and the agent, out of the
+# launcher's reach, hears nothing more either: it stops its ranks and exits.
+case_link_cut() {
+    local rsh relays i
+    start_hang a:2,cutb:2
+    rsh=$(pgrep -f -- "fakersh cutb .*$TAG" | head -1)
+    relays=$(pgrep -P "$rsh" -x cat | tr '\n' ' ')
+    [ "$(echo $relays | wc -w)" -eq 2 ] || fail "expected 2 relays of host cutb, found '$relays'"
+    kill -STOP $relays
+    T0=$(date +%s%N)
+    finish_hang
+    expect_rc 1
+    expect_err "sdsmrun: host cutb: no word from its agent"
+    expect_faster 7000
+    for i in $(seq 70); do
+        kill -0 "$AGENT" 2>/dev/null || break
+        sleep 0.1
+    done
+    MS=$((($(date +%s%N) - T0) / 1000000))
+    kill -0 "$AGENT" 2>/dev/null && fail "the agent of host cutb still runs $MS ms after the cut"
+    [ -z "$(pgrep -f -- "$FAKE tag=$TAG hang")" ] || fail "ranks of host cutb outlived their agent"
+    kill -KILL $relays 2>/dev/null
+    expect_no_leftovers
+}
+
 # The launcher dies without a word: the agents see their stdin close and stop their ranks.
 case_launcher_killed() {
     set -m

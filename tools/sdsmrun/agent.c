@@ -6,14 +6,19 @@
  * exits.
  *
  * The job key arrives as the first line of stdin (never on a command line);
- * stdin then stays open.  When it closes (the launcher or its connection is
- * gone), when stdout breaks, or on SIGTERM/SIGINT/SIGHUP, the agent stops
- * its ranks: SIGTERM, SIGKILL 2 s later, and exits once they are reaped.
- * Its ranks also die with it (PR_SET_PDEATHSIG), so none is orphaned.
+ * stdin then stays open and carries the launcher's heartbeats.  When it
+ * closes (the launcher or its connection is gone), when it is silent for
+ * the peer timeout (the launcher is stopped or the connection died without
+ * a word), when stdout breaks or stays full for the peer timeout, or on
+ * SIGTERM/SIGINT/SIGHUP, the agent stops its ranks: SIGTERM, SIGKILL 2 s
+ * later, and exits once they are reaped.  Its ranks also die with it
+ * (PR_SET_PDEATHSIG), so none is orphaned.  It sends a heartbeat frame
+ * (agent.h) when it sent nothing else for a heartbeat interval.
  *
  * The command line is written by the launcher, not by users:
- *   --agent HOST --rendezvous IP[,IP...]:PORT --nprocs N [--wdir DIR] (--rank R)...
- *   (--env NAME=VALUE)... -- program args...
+ *   --agent HOST --rendezvous IP[,IP...]:PORT --nprocs N --heartbeat-ms MS
+ *   --peer-timeout-ms MS [--wdir DIR] (--rank R)... (--env NAME=VALUE)...
+ *   -- program args...
  */
 #define _GNU_SOURCE
 #include "launcher.h"
@@ -53,6 +58,8 @@ static struct {
     sigset_t old_mask;
     bool stopping, killed, out_dead;
     int64_t stop_at;
+    int64_t hb_us, timeout_us;  /* 0: no heartbeats / no timeout */
+    int64_t heard_at, sent_at;  /* last byte from the launcher, last frame to it */
 } ag = {.sfd = -1};
 
 static void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -80,10 +87,23 @@ static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
     struct iovec iov[2] = {{&f, sizeof f}, {(void *)p, len}};
     size_t left = sizeof f + len;
     int k = 0;
+    /* A launcher that reads nothing for the peer timeout is as gone as one
+     * whose pipe broke: never block on it for longer. */
+    int64_t until = launcher_now() + (ag.timeout_us ? ag.timeout_us : INT64_MAX / 2);
+    ag.sent_at = launcher_now();
     while (left > 0 && !ag.out_dead) {
         ssize_t n = writev(STDOUT_FILENO, iov + k, 2 - k);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && errno == EAGAIN) {
+            int64_t wait = until - launcher_now();
+            struct pollfd po = {.fd = STDOUT_FILENO, .events = POLLOUT};
+            if (wait > 0 && (poll(&po, 1, wait > 1000000 ? 1000 : (int)(wait / 1000) + 1) >= 0 ||
+                             errno == EINTR))
+                continue;
+            agent_say("the launcher took nothing from this agent for %.1f s (SDSM_PEER_TIMEOUT): "
+                      "stopping this host's ranks", (double)ag.timeout_us / 1e6);
+        }
         if (n <= 0) {
             ag.out_dead = true; /* the launcher is gone */
             return;
@@ -146,6 +166,12 @@ static int parse(int argc, char **argv)
             ag.rendezvous = v;
         } else if (strcmp(o, "--nprocs") == 0) {
             ag.nprocs = v;
+        } else if (strcmp(o, "--heartbeat-ms") == 0 || strcmp(o, "--peer-timeout-ms") == 0) {
+            char *end;
+            long ms = strtol(v, &end, 10);
+            if (*end || end == v || ms < 0 || ms > 86400000L)
+                return -1;
+            *(o[2] == 'h' ? &ag.hb_us : &ag.timeout_us) = ms * 1000LL;
         } else if (strcmp(o, "--wdir") == 0) {
             ag.wdir = v;
         } else if (strcmp(o, "--rank") == 0) {
@@ -346,6 +372,39 @@ static void setup_signals(void)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
+/* Our heartbeat to the launcher, and its to us: checked after stdin was
+ * read, so an agent that was itself stopped a while does not blame it. */
+static void heartbeat(int64_t now)
+{
+    if (ag.stopping)
+        return;
+    if (ag.timeout_us && now - ag.heard_at >= ag.timeout_us) {
+        agent_say("no word from the launcher for %.1f s (SDSM_PEER_TIMEOUT): it is stopped or "
+                  "its connection is cut off; stopping this host's ranks",
+                  (double)(now - ag.heard_at) / 1e6);
+        stop();
+        return;
+    }
+    if (ag.hb_us && now - ag.sent_at >= ag.hb_us)
+        send_frame(AGENT_BEAT, 0, NULL, 0);
+}
+
+/* How long poll may sleep: until the next heartbeat or timeout, or a
+ * stopping round's 100 ms. */
+static int poll_ms(int64_t now)
+{
+    if (ag.stopping)
+        return 100;
+    int64_t next = INT64_MAX;
+    if (ag.hb_us)
+        next = ag.sent_at + ag.hb_us;
+    if (ag.timeout_us && ag.heard_at + ag.timeout_us < next)
+        next = ag.heard_at + ag.timeout_us;
+    if (next == INT64_MAX)
+        return -1;
+    return next <= now ? 0 : (int)((next - now) / 1000) + 1;
+}
+
 static void loop(void)
 {
     struct pollfd *pfd = calloc(2 + 2 * (size_t)ag.n, sizeof *pfd);
@@ -372,8 +431,7 @@ static void loop(void)
                     who[np - 2] = 2 * i + k;
                     pfd[np++] = (struct pollfd){.fd = ag.r[i].out[k], .events = POLLIN};
                 }
-        int timeout = ag.stopping ? 100 : -1;
-        if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR)
+        if (poll(pfd, (nfds_t)np, poll_ms(now)) < 0 && errno != EINTR)
             fail(1, "poll: %m");
         for (size_t p = 2; p < np; p++)
             if (pfd[p].revents)
@@ -381,6 +439,8 @@ static void loop(void)
         if (pfd[1].revents) {
             char junk[256];
             ssize_t n = read(STDIN_FILENO, junk, sizeof junk);
+            if (n > 0)
+                ag.heard_at = launcher_now(); /* heartbeats: their arrival is all they say */
             if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
                 in_open = false; /* the launcher is gone */
                 stop();
@@ -388,6 +448,7 @@ static void loop(void)
         }
         if (pfd[0].revents)
             on_signals();
+        heartbeat(launcher_now());
     }
     free(pfd);
     free(who);
@@ -422,6 +483,9 @@ int agent_main(int argc, char **argv)
     setup_signals();
     if (read_key(hex))
         fail(1, "no job key on the agent's standard input");
+    ag.heard_at = launcher_now();
+    /* Writes wait at most the peer timeout (send_frame), never for ever. */
+    fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
     if (ag.wdir && chdir(ag.wdir))
         fail(1, "cannot change to the directory '%s': %m", ag.wdir);
     int e = spawn_check_program(ag.argv[0]);

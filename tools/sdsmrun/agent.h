@@ -11,6 +11,14 @@
  *   EXIT    u32 the rank's wait status
  *   FAIL    u32 exit status, then text: the agent cannot go on (e.g. the
  *           program is missing on its host); it exits next
+ *   BEAT    rank 0, no payload: a heartbeat, sent when nothing else was
+ *           within SDSM_HEARTBEAT
+ *
+ * The other way, after the key line, the launcher writes one byte to the
+ * agent's stdin every SDSM_HEARTBEAT.  Each side takes a link silent for
+ * SDSM_PEER_TIMEOUT as lost: the launcher fails the job naming the host (a
+ * stopped or hung agent, a cut-off host), the agent stops its ranks and
+ * exits (the launcher or its connection is gone).
  */
 #ifndef SDSMRUN_AGENT_H
 #define SDSMRUN_AGENT_H
@@ -28,6 +36,7 @@ enum agent_type {
     AGENT_STOPPED = 'S',
     AGENT_EXIT = 'X',
     AGENT_FAIL = 'F',
+    AGENT_BEAT = 'B',
 };
 
 struct agent_frame {

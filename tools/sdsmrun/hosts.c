@@ -10,7 +10,9 @@
  * open, so the agent sees the launcher go away and takes its ranks down.
  *
  * An agent's frames are validated like any input from the network: a rank
- * must be one of that host's, lengths must fit the type.
+ * must be one of that host's, lengths must fit the type.  Heartbeats go
+ * both ways on that link (agent.h), so a stopped agent or a host whose
+ * connection died silently is named within SDSM_PEER_TIMEOUT.
  */
 #define _GNU_SOURCE
 #include "launcher.h"
@@ -465,6 +467,10 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
     add_quoted(ws, j->rdv_agents);
     add_quoted(ws, "--nprocs");
     add_printf(ws, "%d", j->n);
+    add_quoted(ws, "--heartbeat-ms");
+    add_printf(ws, "%lld", (long long)(j->hb_us / 1000));
+    add_quoted(ws, "--peer-timeout-ms");
+    add_printf(ws, "%lld", (long long)(j->peer_timeout_us / 1000));
     if (getcwd(cwd, sizeof cwd)) {
         add_quoted(ws, "--wdir");
         add_quoted(ws, cwd);
@@ -531,10 +537,12 @@ static int start_agent(struct job *j, struct agent *a)
     close(in[0]);
     close(out[1]);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(in[1], F_SETFL, O_NONBLOCK); /* a stopped agent must not stop our heartbeats */
     a->pid = pid;
     a->in_w = in[1];
     a->out_r = out[0];
     a->ready_by = launcher_now() + j->setup_us;
+    a->beat_at = launcher_now() + j->hb_us;
     /* 65 bytes into an empty pipe: never blocks. */
     char line[sizeof j->keyhex + 1];
     int n = snprintf(line, sizeof line, "%s\n", j->keyhex);
@@ -615,6 +623,7 @@ static bool frame_ok(const struct job *j, const struct agent *a, const struct ag
     switch (f->type) {
     case AGENT_HELLO: return !a->ready && len == 0;
     case AGENT_FAIL: return len >= 4 && len <= AGENT_MAX_TEXT + 4;
+    case AGENT_BEAT: return a->ready && r == 0 && len == 0;
     case AGENT_PID:
     case AGENT_STOPPED:
     case AGENT_EXIT: return a->ready && mine && len == 4;
@@ -642,6 +651,8 @@ static void frame(struct job *j, struct agent *a, const struct agent_frame *f, c
         v = ntohl(v);
     }
     switch (f->type) {
+    case AGENT_BEAT: /* its arrival was the news */
+        break;
     case AGENT_HELLO:
         a->ready = true;
         launcher_verbose(j, "host %s: agent ready at %.1f ms", host, launcher_ms(j, launcher_now()));
@@ -718,6 +729,7 @@ static void agent_read(struct job *j, struct agent *a, size_t budget)
         }
         ssize_t n = read(a->out_r, a->buf + a->len, a->cap - a->len);
         if (n > 0) {
+            a->heard_at = launcher_now();
             a->len += (size_t)n;
             got += (size_t)n;
             frames(j, a);
@@ -793,22 +805,53 @@ void agents_events(struct job *j, const struct pollfd *pfd)
             agent_read(j, &j->agents[i], READ_BUDGET);
 }
 
+/* A heartbeat byte down a's stdin; a full pipe (a stopped agent) skips it. */
+static void agent_beat(struct job *j, struct agent *a, int64_t now)
+{
+    if (a->in_w < 0 || !j->hb_us || now < a->beat_at)
+        return;
+    a->beat_at = now + j->hb_us;
+    ssize_t w = write(a->in_w, "\n", 1);
+    (void)w;
+}
+
+/* An agent that said hello and then nothing for the peer timeout. */
+static bool agent_silent(const struct job *j, const struct agent *a, int64_t now)
+{
+    return a->ready && !a->reaped && !a->failed && j->peer_timeout_us &&
+           now - a->heard_at >= j->peer_timeout_us;
+}
+
 void agents_timers(struct job *j, int64_t now)
 {
     for (int i = 0; i < j->nagents && !j->stopping; i++) {
         struct agent *a = &j->agents[i];
+        agent_beat(j, a, now);
         if (!a->ready && !a->reaped && now >= a->ready_by)
             agent_failed(j, a, 1, "no word from its agent through '%s' within %lld s (SDSM_TIMEOUT)",
                          j->rsh, (long long)(j->setup_us / 1000000));
+        else if (agent_silent(j, a, now) && a->out_r >= 0)
+            agent_read(j, a, READ_BUDGET); /* we may be the late one: look before blaming */
+        if (!j->stopping && agent_silent(j, a, now))
+            agent_failed(j, a, 1, "no word from its agent (remote shell pid %d) for %.1f s "
+                         "(SDSM_PEER_TIMEOUT): the agent is stopped or hung, or the host or its "
+                         "connection is cut off", (int)a->pid, (double)(now - a->heard_at) / 1e6);
     }
 }
 
 int64_t agents_next_deadline(const struct job *j)
 {
     int64_t next = INT64_MAX;
-    for (int i = 0; i < j->nagents && !j->stopping; i++)
-        if (!j->agents[i].ready && !j->agents[i].reaped && j->agents[i].ready_by < next)
-            next = j->agents[i].ready_by;
+    for (int i = 0; i < j->nagents && !j->stopping; i++) {
+        const struct agent *a = &j->agents[i];
+        if (!a->ready && !a->reaped && a->ready_by < next)
+            next = a->ready_by;
+        if (a->in_w >= 0 && j->hb_us && a->beat_at < next)
+            next = a->beat_at;
+        if (a->ready && !a->reaped && !a->failed && j->peer_timeout_us &&
+            a->heard_at + j->peer_timeout_us < next)
+            next = a->heard_at + j->peer_timeout_us;
+    }
     return next;
 }
 

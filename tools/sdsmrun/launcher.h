@@ -88,6 +88,8 @@ struct agent {
     bool ready, reaped, failed;
     int wstatus;
     int64_t ready_by;       /* it must say hello by then */
+    int64_t heard_at;       /* when its last bytes came (from its hello on) */
+    int64_t beat_at;        /* when we next write a heartbeat byte to its stdin */
 };
 
 struct job {
@@ -138,6 +140,7 @@ struct job {
     /* ending */
     int64_t t0, deadline;   /* start; --timeout expiry or 0 */
     int64_t setup_us;       /* the ranks' set-up time limit (SDSM_TIMEOUT) */
+    int64_t hb_us, peer_timeout_us; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: none), for the agents */
     bool failed, stopping, killed;
     int nasked, nanswered;  /* ranks asked what they wait for when --timeout fired, answers */
     int64_t ask_until;      /* end of that question's grace period; 0 before */

@@ -415,6 +415,8 @@ static int check_config(struct job *j)
     if (sdsm_config_load(&cfg, environ, err, sizeof err, NULL) == 0 &&
         (!cfg.iface || sdsm_ifaddr_check(cfg.iface, err, sizeof err) == 0)) {
         j->setup_us = cfg.timeout * 1000000LL;
+        j->hb_us = cfg.heartbeat_ms * 1000LL;
+        j->peer_timeout_us = cfg.peer_timeout_ms * 1000LL;
         return -1;
     }
     launcher_say("%s; no rank was started (see sdsmrun --info)", err);
