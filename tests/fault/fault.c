@@ -22,6 +22,10 @@
  *   stop      the process is stopped by SIGSTOP (and never continued)
  *   abort     sdsm_abort(7, ...)
  *   exit3     exit(3)
+ *   freeze    every thread is held in a ptrace stop by a child of the process:
+ *             alive and silent, like a rank whose host is cut off, and
+ *             unlike a SIGSTOP its parent (sdsmrun) is not told: only the
+ *             other ranks' heartbeats can notice it
  *   return    leaves with status 0 without sdsm_finalize: a return from
  *             main where rank 1's main thread is free; inside a call (init,
  *             alloc, barrier, finalize) a second thread calls exit(0), which
@@ -38,8 +42,13 @@
 #define _GNU_SOURCE
 #include <sdsm.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +61,12 @@
 #define FETCH_PAGES 64
 
 enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FETCH, FINALIZE, NPHASES };
-enum failure { KILL9, STOP, ABORT, EXIT3, RETURN, NFAILURES };
+enum failure { KILL9, STOP, ABORT, EXIT3, RETURN, FREEZE, NFAILURES };
 
 static const char *const phase_names[NPHASES] = {"preinit", "init", "postinit", "alloc",
                                                  "barrier", "lock", "fetch", "finalize"};
-static const char *const failure_names[NFAILURES] = {"kill9", "stop", "abort", "exit3", "return"};
+static const char *const failure_names[NFAILURES] = {"kill9", "stop",   "abort",
+                                                     "exit3", "return", "freeze"};
 
 static enum phase   phase;
 static enum failure failure;
@@ -76,6 +86,42 @@ static int lookup(const char *s, const char *const *names, int n)
         if (strcmp(s, names[i]) == 0)
             return i;
     return -1;
+}
+
+/*
+ * A child seizes every thread of this process and interrupts it, then waits
+ * until the process is gone (killed by the launcher) or the child itself is
+ * killed (the threads then run again, into the signal that stopped the job).
+ */
+static __attribute__((noreturn)) void freeze(void)
+{
+    pid_t target = getpid();
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: a child may trace us */
+    pid_t c = fork();
+    if (c == 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task", (int)target);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (e->d_name[0] != '.') {
+                pid_t t = (pid_t)atoi(e->d_name);
+                if (ptrace(PTRACE_SEIZE, t, 0, 0) == 0)
+                    ptrace(PTRACE_INTERRUPT, t, 0, 0);
+                else
+                    fprintf(stderr, "fault: cannot freeze thread %d: %s\n", (int)t, strerror(errno));
+            }
+        if (d)
+            closedir(d);
+        for (;;) {
+            int st;
+            pid_t w = waitpid(-1, &st, __WALL);
+            if ((w < 0 && errno == ECHILD) || (w == target && (WIFEXITED(st) || WIFSIGNALED(st))))
+                _exit(0);
+        }
+    }
+    for (;;)
+        pause();
 }
 
 /* Rank 1 fails now.  `in_call`: the main thread is inside an sdsm call. */
@@ -104,6 +150,8 @@ static void fail_now(int in_call)
         if (in_call)
             exit(0);
         return;
+    case FREEZE:
+        freeze();
     default:
         break;
     }
@@ -180,7 +228,7 @@ int main(int argc, char **argv)
     if (p < 0 || f < 0) {
         fprintf(stderr, "usage: fault PHASE FAILURE\n"
                         "  PHASE: preinit init postinit alloc barrier lock fetch finalize\n"
-                        "  FAILURE: kill9 stop abort exit3 return\n");
+                        "  FAILURE: kill9 stop abort exit3 return freeze\n");
         return 2;
     }
     phase = (enum phase)p;
