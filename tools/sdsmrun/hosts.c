@@ -815,6 +815,19 @@ static void agent_beat(struct job *j, struct agent *a, int64_t now)
     (void)w;
 }
 
+/* "rank 4, 5": the ranks an agent runs, for messages (a long list is cut short). */
+static void agent_ranks(const struct job *j, const struct agent *a, char *buf, size_t len)
+{
+    size_t off = 0;
+    int n = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < j->n && off + 16 < len; r++)
+        if (j->ranks[r].agent == (int)(a - j->agents))
+            off += (size_t)snprintf(buf + off, len - off, "%s%d", n++ ? ", " : "rank ", r);
+    if (off + 16 >= len)
+        snprintf(buf + off, len - off, ", ...");
+}
+
 /* An agent that said hello and then nothing for the peer timeout. */
 static bool agent_silent(const struct job *j, const struct agent *a, int64_t now)
 {
@@ -832,10 +845,14 @@ void agents_timers(struct job *j, int64_t now)
                          j->rsh, (long long)(j->setup_us / 1000000));
         else if (agent_silent(j, a, now) && a->out_r >= 0)
             agent_read(j, a, READ_BUDGET); /* we may be the late one: look before blaming */
-        if (!j->stopping && agent_silent(j, a, now))
-            agent_failed(j, a, 1, "no word from its agent (remote shell pid %d) for %.1f s "
+        if (!j->stopping && agent_silent(j, a, now)) {
+            char ranks[128];
+            agent_ranks(j, a, ranks, sizeof ranks);
+            agent_failed(j, a, 1, "no word from its agent (remote shell pid %d; %s) for %.1f s "
                          "(SDSM_PEER_TIMEOUT): the agent is stopped or hung, or the host or its "
-                         "connection is cut off", (int)a->pid, (double)(now - a->heard_at) / 1e6);
+                         "connection is cut off", (int)a->pid, ranks,
+                         (double)(now - a->heard_at) / 1e6);
+        }
     }
 }
 
