@@ -15,6 +15,8 @@
  *   lock      holding lock 5 while ranks 0 and 2 wait in sdsm_lock(5)
  *   fetch     home of pages the others keep fetching (sdsm_refresh, then
  *             read every page, over and over for FETCH_MS)
+ *   cond      the one to set a flag and broadcast condition 3 while ranks 0
+ *             and 2 wait for it in sdsm_cond_wait(3, 7)
  *   finalize  inside sdsm_finalize (rank 2 starts its own finalize late)
  *
  * FAILURE:
@@ -60,11 +62,12 @@
 #define FETCH_MS 8000
 #define FETCH_PAGES 64
 
-enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FETCH, FINALIZE, NPHASES };
+enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FETCH, COND, FINALIZE, NPHASES };
 enum failure { KILL9, STOP, ABORT, EXIT3, RETURN, FREEZE, NFAILURES };
 
 static const char *const phase_names[NPHASES] = {"preinit", "init", "postinit", "alloc",
-                                                 "barrier", "lock", "fetch", "finalize"};
+                                                 "barrier", "lock", "fetch", "cond",
+                                                 "finalize"};
 static const char *const failure_names[NFAILURES] = {"kill9", "stop",   "abort",
                                                      "exit3", "return", "freeze"};
 
@@ -227,7 +230,7 @@ int main(int argc, char **argv)
     int f = argc == 3 ? lookup(argv[2], failure_names, NFAILURES) : -1;
     if (p < 0 || f < 0) {
         fprintf(stderr, "usage: fault PHASE FAILURE\n"
-                        "  PHASE: preinit init postinit alloc barrier lock fetch finalize\n"
+                        "  PHASE: preinit init postinit alloc barrier lock fetch cond finalize\n"
                         "  FAILURE: kill9 stop abort exit3 return freeze\n");
         return 2;
     }
@@ -294,6 +297,20 @@ int main(int argc, char **argv)
 
     if (phase == FETCH)
         fetch_loop();
+    if (phase == COND && me == VICTIM) {
+        arm();
+        sleep_ms(LATE_MS);
+        sdsm_lock(7);
+        v[8] = 1;
+        sdsm_cond_broadcast(3);
+        sdsm_unlock(7);
+    } else if (phase == COND) {
+        sdsm_lock(7);
+        while (!v[8])
+            sdsm_cond_wait(3, 7);
+        sdsm_unlock(7);
+        passed("sdsm_cond_wait");
+    }
 
     if (victim_at(FINALIZE))
         arm();
