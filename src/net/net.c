@@ -496,7 +496,7 @@ static void tick(void)
     int quiet = atomic_load(&N.bye_sent);
     for (int r = 0; r < N.nprocs; r++) {
         peer_t *p = &N.peers[r];
-        if (r == N.rank || p->closed)
+        if (r == N.rank || p->fd < 0 || p->closed)
             continue;
         if (!quiet && !atomic_exchange_explicit(&p->sent, 0, memory_order_relaxed)) {
             sdsm_net_send(r, SDSM_MSG_HEARTBEAT, 0, 0, NULL, 0, NULL, 0);
@@ -631,7 +631,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.page_size = s->page_size;
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;
-    N.hb_ms = sdsm_cfg.heartbeat_ms;
+    N.hb_ms = s->nprocs > 1 ? sdsm_cfg.heartbeat_ms : 0; /* alone: no timer at all */
     N.timeout_ms = sdsm_cfg.peer_timeout_ms;
     N.next_tick = sdsm_io_now_ms() + N.hb_ms;
     pthread_mutex_init(&N.qmtx, NULL);
