@@ -94,7 +94,7 @@ static struct {
     _Atomic uint32_t  park;        /* the service thread sleeps here meanwhile */
     int               started;
     int64_t           hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
-    int64_t           next_tick;  /* progress lock */
+    _Atomic int64_t   next_tick;  /* written under the progress lock, read without */
     _Atomic int       bye_sent;   /* our BYEs are out: peers no longer watch us */
 } N;
 
@@ -490,9 +490,9 @@ static void tick(void)
     if (!N.hb_ms)
         return;
     int64_t now = sdsm_io_now_ms();
-    if (now < N.next_tick)
+    if (now < atomic_load_explicit(&N.next_tick, memory_order_relaxed))
         return;
-    N.next_tick = now + N.hb_ms;
+    atomic_store_explicit(&N.next_tick, now + N.hb_ms, memory_order_relaxed);
     int quiet = atomic_load(&N.bye_sent);
     for (int r = 0; r < N.nprocs; r++) {
         peer_t *p = &N.peers[r];
@@ -520,7 +520,7 @@ static int tick_wait_ms(void)
 {
     if (!N.hb_ms)
         return -1;
-    int64_t left = N.next_tick - sdsm_io_now_ms();
+    int64_t left = atomic_load_explicit(&N.next_tick, memory_order_relaxed) - sdsm_io_now_ms();
     return left < 0 ? 0 : left > N.hb_ms ? (int)N.hb_ms : (int)left;
 }
 
@@ -633,7 +633,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.ctrl_fd = s->ctrl_fd;
     N.hb_ms = s->nprocs > 1 ? sdsm_cfg.heartbeat_ms : 0; /* alone: no timer at all */
     N.timeout_ms = sdsm_cfg.peer_timeout_ms;
-    N.next_tick = sdsm_io_now_ms() + N.hb_ms;
+    atomic_store(&N.next_tick, sdsm_io_now_ms() + N.hb_ms);
     pthread_mutex_init(&N.qmtx, NULL);
     pthread_mutex_init(&N.progress, NULL);
     N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
@@ -653,7 +653,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         peer_t *p = &N.peers[r];
         pthread_mutex_init(&p->smtx, NULL);
         p->fd = s->peer_fds ? s->peer_fds[r] : -1;
-        p->heard_ms = N.next_tick - N.hb_ms; /* the connection just proved it alive */
+        p->heard_ms = atomic_load(&N.next_tick) - N.hb_ms; /* the connection just proved it alive */
         p->rcap = 1 << 18;
         p->rbuf = malloc(p->rcap);
         if (!p->rbuf)
