@@ -362,6 +362,8 @@ UsePAM no
 StrictModes no
 PrintMotd no
 MaxStartups 100:30:200
+ClientAliveInterval 1
+ClientAliveCountMax 3
 MaxSessions 100
 EOF
         rm -f "$sd/sshd.$h.pid"

@@ -388,7 +388,8 @@ start_job() {
     local opts=() r
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
     shift
-    CLUSTER_JOB_TAG=$TAG $EXPECT --reject "^OK " --reject "time limit" --no-leftovers "${opts[@]}" -- \
+    [ -n "${LEFTOVERS_LATER:-}" ] || opts+=(--no-leftovers) # else: the case looks itself, later
+    CLUSTER_JOB_TAG=$TAG $EXPECT --reject "^OK " --reject "time limit" "${opts[@]}" -- \
         "$P_sdsmrun" -n 8 --hosts $HOSTS --timeout "${JOB_LIMIT:-60}" -x CLUSTER_JOB_TAG "$@" "$P_counter" 100000000 \
         >"$OUT" 2>"$ERR" </dev/null &
     JOB=$!
@@ -438,19 +439,40 @@ case_fail_rank_stopped() {
     [ "$FAILED" = 0 ] || show
 }
 
+# job_pids: processes of the job started by start_job, on any host.
+job_pids() {
+    local e p
+    for e in $(grep -lzxF "CLUSTER_JOB_TAG=$TAG" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${e#/proc/}
+        echo "${p%/environ}"
+    done
+}
+
 # A host cut off mid-job (its link down): its ranks fall silent.  The peer
-# timeout (2 s here) must find them: the job ends within 5 s + 2 s, naming a
-# rank of h3 and the host.  With ssh the launcher's link to h3's agent is cut
-# too; with the wrapper only the ranks' links are.
+# timeout (2 s here) must find them: the job ends within 5 s + 2 s of the
+# cut, naming the host (and a rank of it, where the launcher still hears
+# h3's agent), and every process of the job, on h3 too, is gone within that
+# time: what runs on h3 cannot be told to stop and must stop on its own.
+# With ssh the launcher's link to h3's agent is cut too; with the wrapper
+# only the ranks' links are.
 cut_mid_job() {
-    start_job --nonzero --expect "sdsmrun: .*rank [45][^0-9].*h3" -- "$@"
+    local re=$1 t0 left
+    shift
+    LEFTOVERS_LATER=1 start_job --nonzero --expect "$re" -- "$@"
+    t0=$(date +%s%N)
     $CL cut "$D" h3
     finish_job
     expect_rc 0
     [ "$MS" -lt 7000 ] || fail "the job took $MS ms to stop after h3 was cut off (limit 5 s + SDSM_PEER_TIMEOUT)"
-    # What ran on h3 cannot be told to stop; it must stop on its own.
-    local t
-    for t in $(seq 70); do
+    while left=$(job_pids) && [ -n "$left" ] && [ $(($(date +%s%N) - t0)) -lt 7000000000 ]; do
+        sleep 0.1
+    done
+    if [ -n "$left" ]; then
+        fail "7 s after the cut, processes of the job are left: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)")"
+        kill -KILL $left 2>/dev/null
+    fi
+    # sshd's session for the vanished client goes after its ClientAlive probes.
+    for _ in $(seq 60); do
         [ -z "$(ip netns pids "$CLUSTER_NS_h3" | while read -r p; do
             grep -q '^sshd: .*\[listener\]' "/proc/$p/cmdline" 2>/dev/null || echo "$p"; done)" ] && break
         sleep 0.1
@@ -458,12 +480,29 @@ cut_mid_job() {
     expect_hosts_empty
     [ "$FAILED" = 0 ] || show
 }
+# An agent stopped (SIGSTOP) on h3: alive, silent; the launcher's heartbeat
+# with its agents must name the host within 5 s + the peer timeout.
+case_fail_agent_stopped() {
+    local t0
+    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s \
+        start_job --nonzero --expect "sdsmrun: host h3" -- --rsh "$D/rsh"
+    kill -STOP "$(agent_pid h3)"
+    finish_job
+    expect_rc 0
+    [ "$MS" -lt 7000 ] || fail "the job took $MS ms to stop after h3's agent was stopped"
+    sleep 0.5
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
 case_fail_cut() {
-    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s cut_mid_job --rsh "$D/rsh"
+    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s \
+        cut_mid_job "sdsmrun: .*rank [45][^0-9].*h3" --rsh "$D/rsh"
 }
 case_fail_cut_ssh() {
     $CL sshd "$D" || { fail "cluster.sh sshd failed"; return; }
-    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s cut_mid_job --rsh "ssh -F $D/ssh_config" -x MP_EXPECT_TAG
+    JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s \
+        cut_mid_job "sdsmrun: .*(host|rank [45][^0-9].*)h3" --rsh "ssh -F $D/ssh_config"
 }
 
 # ---- direct launch: mpirun on the emulated hosts ---------------------------
