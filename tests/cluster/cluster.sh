@@ -322,6 +322,9 @@ cmd_sshd() {
     [ -f "$sd/id" ] || ssh-keygen -q -t ed25519 -N '' -C "cluster client key" -f "$sd/id" || die "sshd: ssh-keygen failed"
     cp "$sd/id.pub" "$sd/authorized_keys"
     mkdir -p /run/sshd # sshd's privilege separation directory
+    local home
+    home=$(getent passwd root | cut -d: -f6)
+    : >"$sd/empty_bashrc"
     : >"$sd/known_hosts"
     {
         echo "# ssh -F $dir/ssh_config HOST CMD: the hosts of the emulated cluster"
@@ -367,7 +370,15 @@ ClientAliveCountMax 3
 MaxSessions 100
 EOF
         rm -f "$sd/sshd.$h.pid"
-        ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$h" \
+        # sshd gets the host's name, and (in its own mount namespace, from
+        # ip netns exec) an empty root .bashrc: bash reads it for every ssh
+        # command, and this machine's own (e.g. pyenv's rehash under a lock)
+        # made each login take seconds, many at once minutes.
+        ip netns exec "$ns" unshare --uts sh -c '
+            hostname "$0" || exit 1
+            if [ -f "$1/.bashrc" ]; then mount --bind "$2" "$1/.bashrc" || exit 1; fi
+            shift 2
+            exec "$@"' "$h" "$home" "$sd/empty_bashrc" \
             "$sshd" -f "$sd/sshd_config.$h" -E "$sd/sshd.$h.log" ||
             die "sshd: sshd did not start on $h (see $sd/sshd.$h.log)"
         pid=
