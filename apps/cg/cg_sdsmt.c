@@ -9,11 +9,19 @@
  * writes only pages homed at its rank; it builds those rows of the matrix
  * itself and keeps x, z, r, q for them in private memory.  The threads of a
  * rank share its copy of the other segments: a page is fetched once per
- * rank, not once per thread.  Before A p, thread t of a rank touches the
- * t-th 1/T of each other segment page by page in order, so the T threads
- * have T fetches (each a sequential prefetch) in flight at once: with
- * SDSM_RUN_THREADS=1 one thread computes while the others wait for pages
- * (seed 001's latency hiding).
+ * rank, not once per thread.
+ *
+ * Before A p the other segments are touched page by page in order, so that
+ * the sequential prefetch brings them in few large replies.  --touch 1
+ * (default): the rank's first thread touches them all, as cg_sdsm.c does,
+ * while its other threads fault on the same pages and wait for those
+ * replies.  --touch 2: thread t of a rank touches the t-th 1/T of each
+ * segment, so T streams are in flight at once; each restarts the prefetch,
+ * so the pages come in more, smaller replies.  --touch 0: no touching, the
+ * faults of A p itself (one page each, T in flight).  Every row of A needs
+ * almost every page of p, so no thread can compute A p before the pages
+ * have come: what threads can overlap is fetches with fetches, and a
+ * thread's reductions and updates with another's waits.
  *
  * Dot products: every thread writes its partial sums into its slot (all
  * slots in one page homed at rank 0, alternating halves as in cg_sdsm.c),
@@ -69,13 +77,16 @@ static void reduce(thr_t *s, const double *mine, double *out, int k)
     s->phase ^= 1;
 }
 
-/* Thread lt of a rank reads one word per page of its 1/T of the other
- * ranks' segments, in address order. */
+/* Read one word per page of the other ranks' segments, in address order:
+ * thread lt of a rank its 1/T of each (--touch 2), or the first thread all. */
 static void touch_others(int me, int lt)
 {
     volatile double sink = 0;
-    long npg = G.seg / PAGE_DOUBLES, plo, phi;
-    app_block(npg, G.T, lt, &plo, &phi);
+    long npg = G.seg / PAGE_DOUBLES, plo = 0, phi = npg;
+    if (G.touch == 2)
+        app_block(npg, G.T, lt, &plo, &phi);
+    else if (lt != 0)
+        return; /* --touch 1: the rank's first thread touches for all */
     for (int r = 0; r < G.np; r++)
         if (r != me)
             for (long k = plo; k < phi; k++)
@@ -194,6 +205,8 @@ int main(int argc, char **argv)
     G.nt = sdsm_thread_count();
     G.T = app_sdsm_threads();
     long n = G.P.n;
+    if (G.touch < 0 || G.touch > 2)
+        sdsm_abort(2, "cg: --touch 0|1|2");
     if (n < G.nt)
         sdsm_abort(2, "cg: --n must be >= the number of threads (ranks x threads)");
 
@@ -232,8 +245,8 @@ int main(int argc, char **argv)
         if (corrupt)
             got.zeta[P->niter - 1] *= 1.0 + 1e-8;
         double diff = cg_compare(&got, &ref, P);
-        app_header("cg", "sdsmt", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g threads=%d", n,
-                   P->nzr, P->niter, P->cgit, P->shift, G.T);
+        app_header("cg", "sdsmt", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g threads=%d touch=%ld",
+                   n, P->nzr, P->niter, P->cgit, P->shift, G.T, G.touch);
         app_time(G.t1 - G.t0);
         app_result("zeta=%.15e rnorm=%.6e", G.zeta[P->niter - 1], G.rnorm[P->niter - 1]);
         status = app_verdict(diff <= CG_TOL,
