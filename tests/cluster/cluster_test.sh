@@ -502,7 +502,7 @@ case_fail_cut() {
 case_fail_cut_ssh() {
     $CL sshd "$D" || { fail "cluster.sh sshd failed"; return; }
     JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s \
-        cut_mid_job "sdsmrun: .*(host|rank [45][^0-9].*)h3" --rsh "ssh -F $D/ssh_config"
+        cut_mid_job "sdsmrun: .*(host h3|rank [45][^0-9].*h3)" --rsh "ssh -F $D/ssh_config"
 }
 
 # ---- direct launch: mpirun on the emulated hosts ---------------------------
