@@ -46,7 +46,7 @@ die() {
     exit 1
 }
 skip() {
-    echo "SKIP: cluster.sh: $* -- the emulated-cluster tests need root and iproute2 (ip netns)" >&2
+    echo "SKIP: cluster.sh: $* -- the emulated-cluster tests need root allowed to make network namespaces, and iproute2" >&2
     exit $SKIP
 }
 
@@ -67,8 +67,27 @@ can_make_namespaces() {
     [ "$(id -u)" = 0 ] || skip "not root"
     command -v ip >/dev/null || skip "no 'ip' command (install iproute2)"
     command -v flock >/dev/null || skip "no 'flock' command (install util-linux)"
+    command -v unshare >/dev/null || skip "no 'unshare' command (install util-linux)"
     ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
     mkdir -p "$STATE_ROOT" || skip "cannot create $STATE_ROOT"
+}
+
+# Root in a container without the capabilities (CAP_SYS_ADMIN, CAP_NET_ADMIN)
+# cannot make what a cluster needs: find out before making anything.
+probe() {
+    local ns="sdsm-probe-$$" br="sdsmprb$$" err
+    if ! err=$(ip netns add "$ns" 2>&1); then
+        skip "cannot create a network namespace: $err"
+    fi
+    if ! err=$(ip netns exec "$ns" unshare --uts true 2>&1); then
+        ip netns del "$ns" 2>/dev/null
+        skip "cannot enter a network namespace with a host name of its own: $err"
+    fi
+    ip netns del "$ns"
+    if ! err=$(ip link add "$br" type bridge 2>&1); then
+        skip "cannot create a bridge: $err"
+    fi
+    ip link del "$br"
 }
 
 # teardown STATE: kill what runs in the hosts, delete links, namespaces and
@@ -156,6 +175,7 @@ cmd_up() {
     mkdir -p "$dir" || die "up: cannot create $dir"
     dir=$(cd "$dir" && pwd)
     can_make_namespaces
+    probe
     owner=${CLUSTER_OWNER:-$PPID}
     exec 9>"$STATE_ROOT/.lock"
     flock 9
