@@ -418,6 +418,38 @@ case_fail_rank_kill_from_outside() {
     [ "$FAILED" = 0 ] || show
 }
 
+# Where a job listens: each rank only on its host's address, the launcher
+# (SDSM_IFACE=the cluster's network) only on the bridge's; then SIGTERM to
+# the launcher stops the job on every host.
+case_listen() {
+    local e p h ns ip lines launcher=
+    SDSM_IFACE=$CLUSTER_SUBNET start_job --status 143 -- --rsh "$D/rsh"
+    for e in $(grep -lzxF "CLUSTER_JOB_TAG=$TAG" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${e#/proc/}
+        p=${p%/environ}
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sdsmrun ] || continue
+        tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "--agent" || launcher=$p
+    done
+    [ -n "$launcher" ] || { fail "no launcher found"; return; }
+    lines=$(ss -Hltnp | grep "pid=$launcher,")
+    [ -n "$lines" ] || fail "the launcher listens nowhere"
+    echo "$lines" | awk '{print $4}' | grep -v "^$CLUSTER_HEAD_IP:" &&
+        fail "the launcher listens beyond the bridge: $lines"
+    for h in $CLUSTER_HOSTS; do
+        ns=CLUSTER_NS_$h ip=CLUSTER_IP_$h
+        lines=$(ip netns exec "${!ns}" ss -Hltnp | grep '"mp_counter"')
+        [ "$(echo "$lines" | grep -c .)" -ge 2 ] || fail "fewer than 2 ranks listen on $h: $lines"
+        echo "$lines" | awk '{print $4}' | grep -v "^${!ip}:" &&
+            fail "a rank on $h listens beyond ${!ip}: $lines"
+    done
+    kill -TERM "$launcher"
+    finish_job
+    expect_rc 0
+    [ "$MS" -lt 5000 ] || fail "the job took $MS ms to stop after SIGTERM"
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
 case_fail_agent_killed() {
     start_job --nonzero --expect "sdsmrun: host h3" -- --rsh "$D/rsh"
     kill -KILL "$(agent_pid h3)"
