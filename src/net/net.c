@@ -679,8 +679,14 @@ void sdsm_net_shutdown(void)
 {
     if (!N.started)
         return;
-    /* Peers stop watching us at our BYE, so no heartbeat need follow it. */
+    /* Peers stop watching us at our BYE, so no heartbeat need follow it, and
+     * none may: a peer that has every BYE closes its socket, and a heartbeat
+     * arriving after that resets the connection, which could discard its own
+     * BYE unread here.  Under the progress lock, so a tick running now sends
+     * before our BYEs are queued. */
+    pthread_mutex_lock(&N.progress);
     atomic_store(&N.bye_sent, 1);
+    pthread_mutex_unlock(&N.progress);
     for (int r = 0; r < N.nprocs; r++)
         if (r != N.rank)
             sdsm_net_send(r, SDSM_MSG_BYE, 0, 0, NULL, 0, NULL, 0);
