@@ -7,7 +7,7 @@
 # NAME=PATH pairs give the programs (sdsmrun=..., counter=..., ...); each is
 # available to the case as $P_NAME.  The cluster is made before the case and
 # removed after it whatever happens (trap; a run killed by ctest's TIMEOUT is
-# cleaned by the next cluster.sh up).  Status 77 (ctest SKIP) with a loud
+# cleaned by the next cluster.sh up, or by the cluster_reap test).  Status 77 (ctest SKIP) with a loud
 # message where namespaces cannot be made.
 set -u
 
@@ -22,7 +22,7 @@ EXPECT="bash $HERE/../mp/mp_expect.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sdsm-cluster.XXXXXX")
 D=$TMP/cluster
 OUT=$TMP/out ERR=$TMP/err
-TAG="sdsmcluster-$$-$RANDOM" # unique word on every command line of a case
+TAG="sdsmcluster-$$-$RANDOM" # marks a case's processes (command line or CLUSTER_JOB_TAG)
 FAILED=0 RC=0 MS=0
 ulimit -c 0
 unset SDSM_RSH SDSM_IFACE
