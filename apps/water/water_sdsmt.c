@@ -1,0 +1,225 @@
+/*
+ * water_sdsmt.c - the molecular dynamics on sdsm with compute threads:
+ * P ranks x T threads (sdsmrun --threads T).
+ *
+ * The shared data are laid out as in water_sdsm.c: positions and forces in
+ * one block per rank, homed at it, and the energy page homed at rank 0.
+ * Thread id (sdsm_thread_id, rank-major) owns molecules app_block(n, P x T,
+ * id), which lie inside its rank's block, and runs water_sdsm.c's step on
+ * them: its own velocities, its own private force accumulator, the same
+ * per-owner-block locks and energy lock (taken by local and remote threads
+ * alike) and sdsm_barrier (every thread of every rank).  The threads of a
+ * rank share its copy of the other ranks' positions: a page is fetched once
+ * per rank, and the rank's own molecules do not travel between its threads.
+ *
+ * As in water_sdsm.c the order of the locked sums depends on who gets the
+ * locks first; the check (rank 0's main thread, after the join) compares
+ * positions, forces and energies with the sequential kernel within 1e-9.
+ */
+#include <math.h>
+#include <sdsm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "app_sdsm.h"
+#include "water_kernel.h"
+
+#define TOL 1e-9
+#define LOCK_ENERGY 1
+#define LOCK_BLOCK 16 /* + owner rank */
+
+/* What the threads of a rank share (set by the main thread). */
+static struct {
+    water_prob p;
+    int        n, steps, np;
+    long      *lo;        /* rank r's molecules: [lo[r], lo[r+1]) */
+    int       *owner;     /* rank owning molecule j */
+    double   **pos, **frc; /* per rank, shared */
+    double    *energy;    /* shared */
+    double     t0, t1;
+} G;
+
+/* Add acc's molecules [mlo, mlo + span) mod n into the shared forces, one
+ * owner block at a time, each under its lock. */
+static void merge_forces(const double *acc, long mlo, long span)
+{
+    long n = G.n;
+    for (long k = 0; k < span;) {
+        long j0 = (mlo + k) % n;
+        int o = G.owner[j0];
+        long cnt = G.lo[o + 1] - j0;
+        if (cnt > span - k)
+            cnt = span - k;
+        sdsm_lock(LOCK_BLOCK + o);
+        double *dst = G.frc[o] + (size_t)(j0 - G.lo[o]) * WATER_NV;
+        const double *src = acc + (size_t)j0 * WATER_NV;
+        for (long e = 0; e < cnt * WATER_NV; e++)
+            dst[e] += src[e];
+        sdsm_unlock(LOCK_BLOCK + o);
+        k += cnt;
+    }
+}
+
+static void *water_thread(void *arg)
+{
+    (void)arg;
+    int id = sdsm_thread_id(), me = sdsm_rank(), n = G.n;
+    long mlo, mhi;
+    app_block(n, sdsm_thread_count(), id, &mlo, &mhi);
+    long nown = mhi - mlo;
+    double *x = G.pos[me] + (size_t)(mlo - G.lo[me]) * WATER_NV;
+    double *f = G.frc[me] + (size_t)(mlo - G.lo[me]) * WATER_NV;
+    double *vel = malloc(sizeof(double) * WATER_NV * (size_t)(nown > 0 ? nown : 1));
+    double *acc = calloc((size_t)n * WATER_NV, sizeof(double)); /* private partial forces */
+    if (!vel || !acc)
+        sdsm_abort(1, "water: out of memory");
+    /* Molecules our pairs reach: [mlo, mlo + span) mod n. */
+    long span = nown > 0 ? (mhi - 1 - mlo) + water_npartners(n, (int)(mhi - 1)) + 1 : 0;
+    if (span > n)
+        span = n;
+
+    for (long i = mlo; i < mhi; i++)
+        water_init_mol(&G.p, (int)i, x + (size_t)(i - mlo) * WATER_NV,
+                       vel + (size_t)(i - mlo) * WATER_NV);
+    sdsm_barrier();
+    if (id == 0)
+        G.t0 = sdsm_wtime();
+
+    for (int s = 0; s <= G.steps; s++) {
+        double pe = 0, ke = 0;
+        /* own molecules: (kick, drift,) intra forces */
+        for (long i = 0; i < nown; i++) {
+            double *xi = x + (size_t)i * WATER_NV, *vi = vel + (size_t)i * WATER_NV;
+            if (s > 0) {
+                water_kick(&G.p, vi, f + (size_t)i * WATER_NV);
+                water_drift(&G.p, xi, vi);
+            }
+            pe += water_intra(xi, f + (size_t)i * WATER_NV);
+        }
+        sdsm_barrier();
+        /* inter-molecular forces, privately */
+        for (long k = 0; k < span; k++)
+            memset(acc + (size_t)((mlo + k) % n) * WATER_NV, 0, sizeof(double) * WATER_NV);
+        for (long i = mlo; i < mhi; i++) {
+            const double *xi = x + (size_t)(i - mlo) * WATER_NV;
+            int cnt = water_npartners(n, (int)i);
+            for (int k = 1; k <= cnt; k++) {
+                long j = (i + k) % n;
+                int o = G.owner[j];
+                pe += water_pair(&G.p, xi, G.pos[o] + (size_t)(j - G.lo[o]) * WATER_NV,
+                                 acc + (size_t)i * WATER_NV, acc + (size_t)j * WATER_NV);
+            }
+        }
+        merge_forces(acc, mlo, span);
+        sdsm_lock(LOCK_ENERGY);
+        G.energy[2 * s] += pe;
+        sdsm_unlock(LOCK_ENERGY);
+        sdsm_barrier();
+        /* own molecules: second kick, kinetic energy */
+        for (long i = 0; i < nown; i++) {
+            double *vi = vel + (size_t)i * WATER_NV;
+            if (s > 0)
+                water_kick(&G.p, vi, f + (size_t)i * WATER_NV);
+            ke += water_kinetic(vi);
+        }
+        sdsm_lock(LOCK_ENERGY);
+        G.energy[2 * s + 1] += ke;
+        sdsm_unlock(LOCK_ENERGY);
+    }
+    sdsm_barrier();
+    if (id == 0)
+        G.t1 = sdsm_wtime();
+    free(vel);
+    free(acc);
+    return NULL;
+}
+
+/* Rank 0, after the join: positions, forces and energies vs sequential. */
+static int check(int fail)
+{
+    int n = G.n, steps = G.steps, np = G.np;
+    const long *lo = G.lo;
+    const double *energy = G.energy;
+    size_t nv = (size_t)n * WATER_NV;
+    double *ppos = malloc(sizeof(double) * nv), *pfrc = malloc(sizeof(double) * nv);
+    double *rpos = malloc(sizeof(double) * nv), *rfrc = malloc(sizeof(double) * nv);
+    double *ren = malloc(sizeof(double) * 2 * (size_t)(steps + 1));
+    if (!ppos || !pfrc || !rpos || !rfrc || !ren)
+        sdsm_abort(1, "water: out of memory for the check");
+    for (int r = 0; r < np; r++) {
+        size_t bytes = sizeof(double) * WATER_NV * (size_t)(lo[r + 1] - lo[r]);
+        memcpy(ppos + (size_t)lo[r] * WATER_NV, G.pos[r], bytes);
+        memcpy(pfrc + (size_t)lo[r] * WATER_NV, G.frc[r], bytes);
+    }
+    if (fail)
+        ppos[nv / 2] += 1e-6;
+    water_seq_run(&G.p, rpos, rfrc, ren);
+    double dp = app_max_rel_diff(ppos, rpos, nv), df = app_max_rel_diff(pfrc, rfrc, nv);
+    double de = 0;
+    for (int k = 0; k < 2 * (steps + 1); k++) {
+        double d = fabs(energy[k] - ren[k]) / fmax(fabs(ren[k]), 1.0);
+        de = d > de || isnan(d) ? d : de;
+    }
+    int status = app_verdict(dp <= TOL && df <= TOL && de <= TOL,
+                             "positions, forces and %d energies vs sequential: max rel diff %.3g, "
+                             "%.3g, %.3g (tolerance %.0e)",
+                             2 * (steps + 1), dp, df, de, TOL);
+    free(ppos);
+    free(pfrc);
+    free(rpos);
+    free(rfrc);
+    free(ren);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    sdsm_init(&argc, &argv);
+    int me = sdsm_rank(), np = G.np = sdsm_nprocs();
+    int n = G.n = (int)app_pick(argc, argv, "n", 343, 4096, 1728);
+    int steps = G.steps = (int)app_pick(argc, argv, "steps", 4, 30, 5);
+    int fail = (int)app_opt_long(argc, argv, "fail", 0);
+    if (n < 2 || steps < 1)
+        sdsm_abort(2, "water: needs n >= 2 and steps >= 1");
+    if (sdsm_thread_count() > n)
+        sdsm_abort(2, "water: more threads (%d) than molecules (%d)", sdsm_thread_count(), n);
+    water_prob_init(&G.p, n, steps);
+
+    G.lo = malloc(sizeof(long) * (size_t)(np + 1));
+    G.owner = malloc(sizeof(int) * (size_t)n);
+    G.pos = malloc(sizeof(double *) * 2 * (size_t)np);
+    if (!G.lo || !G.owner || !G.pos)
+        sdsm_abort(1, "water: out of memory");
+    G.frc = G.pos + np;
+    for (int r = 0; r <= np; r++)
+        G.lo[r] = (long)n * r / np;
+    for (int r = 0; r < np; r++)
+        G.pos[r] = sdsm_calloc((size_t)(G.lo[r + 1] - G.lo[r]) * WATER_NV, sizeof(double), r);
+    for (int r = 0; r < np; r++)
+        G.frc[r] = sdsm_calloc((size_t)(G.lo[r + 1] - G.lo[r]) * WATER_NV, sizeof(double), r);
+    G.energy = sdsm_calloc(2 * (size_t)(steps + 1), sizeof(double), 0);
+    for (int r = 0; r < np; r++)
+        for (long j = G.lo[r]; j < G.lo[r + 1]; j++)
+            G.owner[j] = r;
+
+    app_sdsm_run_threads(water_thread, NULL);
+
+    int status = 0;
+    if (me == 0) {
+        const double *energy = G.energy;
+        app_header("water", "sdsmt", np, "n=%d steps=%d threads=%d", n, steps,
+                   app_sdsm_threads());
+        app_time(G.t1 - G.t0);
+        app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)",
+                   energy[2 * steps], energy[2 * steps + 1],
+                   energy[2 * steps] + energy[2 * steps + 1], energy[0] + energy[1]);
+        status = check(fail);
+    }
+    free(G.owner);
+    free(G.pos);
+    free(G.lo);
+    sdsm_finalize();
+    return status;
+}
