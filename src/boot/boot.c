@@ -1,5 +1,5 @@
 /*
- * boot.c - job set-up under sdsmrun or a PMIx launcher (see boot.h).
+ * boot.c - job set-up under sdsmrun, a PMIx or a PMI-2 launcher (see boot.h).
  *
  * Connection order avoids deadlock without threads: rank i first connects
  * to ranks 0..i-1 (each of which is accepting once it has finished its own
@@ -9,6 +9,7 @@
  */
 #include "boot.h"
 #include "accept.h"
+#include "pmi2.h"
 #include "pmix.h"
 
 #include <arpa/inet.h>
@@ -273,24 +274,37 @@ static int alloc_peers(sdsm_boot_t *b, sdsm_ctrl_addr_t **table)
     return 0;
 }
 
-/* Direct launch (mpirun, srun): PMIx gives rank, size, addresses and key. */
-static int start_pmix(sdsm_boot_t *b)
+/* Where a directly launched rank listens.  One host: loopback.  Several:
+ * SDSM_IFACE, else the default route's address (neither PMIx nor PMI-2
+ * says which of this host's networks the others are on).  one_host < 0:
+ * the launcher did not say; a host with no network but loopback can only
+ * be running the whole job itself. */
+static int direct_addr(int one_host, struct in_addr *ip)
 {
-    int one_host, rc = sdsm_pmix_start(&b->rank, &b->nprocs, &one_host);
+    ip->s_addr = htonl(INADDR_LOOPBACK);
+    if (sdsm_cfg.iface)
+        return iface_addr(ip);
+    if (one_host == 1 || !sdsm_ifaddr_default(NULL, &ip->s_addr))
+        return 0;
+    ip->s_addr = htonl(INADDR_LOOPBACK);
+    if (one_host < 0)
+        return 0;
+    sdsm_error_log("ranks on several hosts, but no interface other than loopback is up here");
+    return SDSM_EPEER;
+}
+
+typedef int (*exchange_fn)(const sdsm_ctrl_addr_t *me, long timeout_s, sdsm_ctrl_addr_t *table,
+                           uint8_t key[SDSM_KEY_BYTES]);
+
+/* Direct launch (mpirun, srun, mpiexec.hydra): the launcher's key-value
+ * store (PMIx or PMI-2) gives addresses and key; rank and size are known. */
+static int start_direct(sdsm_boot_t *b, int one_host, exchange_fn exchange)
+{
+    sdsm_log_rank = b->rank;
+    struct in_addr ip;
+    int rc = direct_addr(one_host, &ip);
     if (rc)
         return rc;
-    sdsm_log_rank = b->rank;
-    /* One host: loopback.  Several: SDSM_IFACE, else the default route's
-     * address (PMIx does not say which of this host's networks the others
-     * are on). */
-    struct in_addr ip = {.s_addr = htonl(INADDR_LOOPBACK)};
-    if (sdsm_cfg.iface) {
-        if ((rc = iface_addr(&ip)))
-            return rc;
-    } else if (!one_host && sdsm_ifaddr_default(NULL, &ip.s_addr)) {
-        sdsm_error_log("ranks on several hosts, but no interface other than loopback is up here");
-        return SDSM_EPEER;
-    }
     int64_t deadline = sdsm_io_now_ms() + sdsm_cfg.timeout * 1000;
     sdsm_ctrl_addr_t me, *table;
     if ((rc = alloc_peers(b, &table)))
@@ -298,7 +312,7 @@ static int start_pmix(sdsm_boot_t *b)
     rc = SDSM_ESYS;
     if ((b->listen_fd = listen_on(ip, &me)) < 0)
         goto out;
-    if ((rc = sdsm_pmix_exchange(&me, sdsm_cfg.timeout, table, job_key)))
+    if ((rc = exchange(&me, sdsm_cfg.timeout, table, job_key)))
         goto out;
     rc = link_peers(b, table, deadline);
 out:
@@ -315,26 +329,37 @@ static void log_rank_from(const char *name)
         sdsm_log_rank = (int)r;
 }
 
-/* A launcher that starts N > 1 processes without PMIx: running on as a job
- * of one would make N unrelated jobs that each print their own results, so
- * refuse instead.  PMI-1/PMI-2 (srun --mpi=pmi2, MPICH's hydra) sets
- * PMI_SIZE; srun with no MPI plugin (--mpi=none, Slurm's default
- * MpiDefault) sets only its own SLURM_STEP_NUM_TASKS. */
-static int launcher_without_pmix(void)
+/* A launcher that starts N > 1 processes without PMIx or PMI-2's socket:
+ * running on as a job of one would make N unrelated jobs that each print
+ * their own results, so refuse instead.  A PMI reached some other way than
+ * PMI_FD sets PMI_PORT (hydra's -pmi-port, which sets neither PMI_SIZE nor
+ * PMI_RANK, only PMI_ID) or PMI_SIZE alone; srun with no MPI plugin
+ * (--mpi=none, Slurm's default MpiDefault) sets only its own
+ * SLURM_STEP_NUM_TASKS. */
+static int launcher_without_pmi(void)
 {
     const char *s = getenv("PMI_SIZE");
     long n;
+    if (getenv("PMI_PORT")) {
+        log_rank_from("PMI_ID");
+        sdsm_error_log("started by a PMI launcher that is reached over a port (PMI_PORT is set, "
+                       "e.g. mpiexec.hydra -pmi-port), which sdsm does not speak: it speaks PMI-2 "
+                       "over the socket PMI_FD (srun --mpi=pmi2, mpiexec.hydra), PMIx, or sdsmrun");
+        return SDSM_ENOTSUP;
+    }
     if (s && !sdsm_config_parse_long(s, 1, 1L << 30, &n) && n >= 2) {
         log_rank_from("PMI_RANK");
-        sdsm_error_log("started by a PMI-1/PMI-2 launcher (PMI_SIZE=%ld), which sdsm does not speak: "
-                       "use PMIx (srun --mpi=pmix, Open MPI's mpirun) or sdsmrun", n);
+        sdsm_error_log("started by a PMI launcher (PMI_SIZE=%ld) without its socket PMI_FD: sdsm "
+                       "speaks PMI-2 over PMI_FD (srun --mpi=pmi2, mpiexec.hydra), PMIx, or sdsmrun",
+                       n);
         return SDSM_ENOTSUP;
     }
     s = getenv("SLURM_STEP_NUM_TASKS");
     if (s && !sdsm_config_parse_long(s, 1, 1L << 30, &n) && n >= 2) {
         log_rank_from("SLURM_PROCID");
-        sdsm_error_log("started by srun as one of %ld tasks without PMIx (SLURM_STEP_NUM_TASKS=%ld, "
-                       "no PMIX_RANK): use srun --mpi=pmix (see srun --mpi=list) or sdsmrun", n, n);
+        sdsm_error_log("started by srun as one of %ld tasks without PMIx or PMI-2 "
+                       "(SLURM_STEP_NUM_TASKS=%ld, no PMIX_RANK or PMI_FD): use srun --mpi=pmix or "
+                       "--mpi=pmi2 (see srun --mpi=list) or sdsmrun", n, n);
         return SDSM_ENOTSUP;
     }
     return 0;
@@ -345,11 +370,19 @@ int sdsm_boot_start(sdsm_boot_t *b)
     memset(b, 0, sizeof *b);
     b->listen_fd = b->ctrl_fd = -1;
     if (sdsm_cfg.rank < 0) {
-        /* Not started by sdsmrun: a PMIx launcher, or a job of one. */
-        if (sdsm_pmix_present())
-            return start_pmix(b);
-        int rc = launcher_without_pmix();
-        if (rc)
+        /* Not started by sdsmrun: a PMIx or PMI-2 launcher, or a job of one. */
+        int one_host, rc;
+        if (sdsm_pmix_present()) {
+            if ((rc = sdsm_pmix_start(&b->rank, &b->nprocs, &one_host)))
+                return rc;
+            return start_direct(b, one_host, sdsm_pmix_exchange);
+        }
+        if (sdsm_pmi2_present()) {
+            if ((rc = sdsm_pmi2_start(&b->rank, &b->nprocs, &one_host, sdsm_cfg.timeout)))
+                return rc;
+            return start_direct(b, one_host, sdsm_pmi2_exchange);
+        }
+        if ((rc = launcher_without_pmi()))
             return rc;
         b->rank = 0;
         b->nprocs = b->local_nprocs = 1;
@@ -405,7 +438,8 @@ out:
 
 void sdsm_boot_abort(int code, const char *reason)
 {
-    sdsm_pmix_abort(code, reason); /* returns at once unless directly launched */
+    sdsm_pmix_abort(code, reason); /* each returns at once unless directly launched so */
+    sdsm_pmi2_abort(code, reason);
     if (ctrl_fd < 0)
         return;
     size_t len = strlen(reason);
@@ -465,4 +499,5 @@ void sdsm_boot_close(sdsm_boot_t *b)
     b->peer_fds = NULL;
     b->listen_fd = b->ctrl_fd = ctrl_fd = -1;
     sdsm_pmix_fini();
+    sdsm_pmi2_fini();
 }

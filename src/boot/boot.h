@@ -6,7 +6,8 @@
  * with the launcher, receives everyone's address, and connects to every
  * lower rank while accepting every higher one, each link authenticated with
  * the job key.  Started by a PMIx launcher instead (mpirun, srun: see
- * pmix.h), the rank, size, addresses and key come from PMIx and the links
+ * pmix.h) or a PMI-2 one (srun --mpi=pmi2, mpiexec.hydra: see pmi2.h), the
+ * rank, size, addresses and key come from the launcher and the links
  * are made the same way, without a launcher link.  Without either the
  * process is a job of one.
  */

@@ -236,8 +236,11 @@ int main(int argc, char **argv)
     }
     phase = (enum phase)p;
     failure = (enum failure)f;
-    /* Known before sdsm_init: set by sdsmrun, or by a PMIx launcher (mpirun). */
+    /* Known before sdsm_init: set by sdsmrun, a PMIx launcher (mpirun) or
+     * a PMI-2 one (srun --mpi=pmi2, mpiexec.hydra). */
     const char *r = getenv("SDSM_RANK") ? getenv("SDSM_RANK") : getenv("PMIX_RANK");
+    if (!r)
+        r = getenv("PMI_RANK");
     me = r ? atoi(r) : -1;
     const char *fr = getenv("FAULT_RANK");
     if (fr) {

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # direct_test.sh - run an sdsm program under Open MPI's mpirun (direct launch
-# through PMIx, no sdsmrun) and check how it ended.
+# through PMIx, no sdsmrun) or MPICH's mpiexec.hydra (PMI-2) and check how
+# it ended.
 #
-#   direct_test.sh NP [--ok NAME] [mp_expect.sh options] -- PROG [ARGS...]
+#   direct_test.sh [--hydra] NP [--ok NAME] [mp_expect.sh options] -- PROG [ARGS...]
 #
+# --hydra: start the ranks with MPICH's mpiexec.hydra (PMI-2 over PMI_FD)
+# instead of Open MPI's mpirun (PMIx).
 # --ok NAME: the output holds exactly one "OK NAME" line (a job of NP ranks
 # prints it once; NP processes that each ran as a job of one would print it
-# NP times).  Skipped (status 77) when mpirun is not installed.
+# NP times).  Skipped (status 77) when the launcher is not installed.
 set -u
 here=$(dirname "$0")
+hydra=
+if [ "$1" = --hydra ]; then
+    hydra=1
+    shift
+fi
 np=$1
 shift
 ok=
@@ -16,10 +24,20 @@ if [ "${1:-}" = --ok ]; then
     ok=$2
     shift 2
 fi
-mpirun=${MPIRUN:-$(command -v mpirun)}
-if [ -z "$mpirun" ]; then
-    echo "SKIP: mpirun not found (install Open MPI, e.g. Debian's openmpi-bin, to test direct launch)"
-    exit 77
+if [ -n "$hydra" ]; then
+    launcher=${MPIEXEC_HYDRA:-$(command -v mpiexec.hydra)}
+    if [ -z "$launcher" ]; then
+        echo "SKIP: mpiexec.hydra not found (install MPICH, e.g. Debian's mpich, to test direct launch through PMI-2)"
+        exit 77
+    fi
+    launch=("$launcher" -n "$np")
+else
+    launcher=${MPIRUN:-$(command -v mpirun)}
+    if [ -z "$launcher" ]; then
+        echo "SKIP: mpirun not found (install Open MPI, e.g. Debian's openmpi-bin, to test direct launch)"
+        exit 77
+    fi
+    launch=("$launcher" --allow-run-as-root --oversubscribe -n "$np")
 fi
 opts=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -29,7 +47,7 @@ done
 shift
 [ -n "$ok" ] && opts+=(--expect "^OK $ok\$")
 out=$(bash "$here/mp_expect.sh" "${opts[@]}" -- \
-      "$mpirun" --allow-run-as-root --oversubscribe -n "$np" "$@")
+      "${launch[@]}" "$@")
 rc=$?
 echo "$out"
 if [ -n "$ok" ]; then

@@ -226,12 +226,16 @@ run() {
 
 # One job of 4 ranks: "OK counter" printed once, not once per rank (four
 # jobs of one would print it four times).
-out=$(run counter --status 0 --expect '^OK counter$' --max-seconds 15 --no-leftovers \
-      -- --mpi=pmix -n 4 "$counter" 200)
-echo "$out"
-grep -q '^==== counter: PASS' <<<"$out" || failed=1
-n=$(grep -c '^OK counter$' <<<"$out")
-[ "$n" = 1 ] || { echo "slurm_test: FAIL: \"OK counter\" printed $n times, expected once"; failed=1; }
+counter_once() {
+    local name=$1 out n
+    shift
+    out=$(run "$name" --status 0 --expect '^OK counter$' --max-seconds 15 --no-leftovers -- "$@")
+    echo "$out"
+    grep -q "^==== $name: PASS" <<<"$out" || failed=1
+    n=$(grep -c '^OK counter$' <<<"$out")
+    [ "$n" = 1 ] || { echo "slurm_test: FAIL: $name: \"OK counter\" printed $n times, expected once"; failed=1; }
+}
+counter_once counter --mpi=pmix -n 4 "$counter" 200
 
 run ranks --status 0 --expect '^OK direct$' --max-seconds 15 --no-leftovers \
     -- --mpi=pmix -n 4 "$direct" 4
@@ -254,10 +258,18 @@ run preinit_K --nonzero --expect 'rank 1 fails now' --reject 'PMIx_Fence' \
 # sdsm_abort in one rank ends the whole step through PMIx_Abort.
 run abort --nonzero --expect 'rank 3 stops the job on purpose' --reject '^OK direct$' \
     --max-seconds 15 --no-leftovers -- --mpi=pmix -n 4 "$direct" 4 abort
-# Launchers without PMIx are refused by every rank, never run as jobs of one.
-run pmi2 --nonzero --expect 'rank 1: started by a PMI-1/PMI-2 launcher \(PMI_SIZE=2\)' \
-    --reject '^OK direct$' --max-seconds 15 --no-leftovers -- --mpi=pmi2 -n 2 "$direct" 2
-run none --nonzero --expect 'rank 1: started by srun as one of 2 tasks without PMIx' \
+# PMI-2 (Slurm's mpi/pmi2 plugin serves it over PMI_FD): the same job, a
+# rank that exits 3 (srun names it), sdsm_abort ending the step through
+# PMI-2's abort, a rank gone before sdsm_init bounded by SDSM_TIMEOUT.
+counter_once counter_pmi2 --mpi=pmi2 -n 4 "$counter" 200
+run exit3_pmi2 --nonzero --expect 'rank 1 fails now' --expect 'task 1: Exited with exit code 3' \
+    --max-seconds 15 --no-leftovers -- --mpi=pmi2 -n 4 "$fault" lock exit3
+run abort_pmi2 --nonzero --expect 'rank 3 stops the job on purpose' --reject '^OK direct$' \
+    --max-seconds 15 --no-leftovers -- --mpi=pmi2 -n 4 "$direct" 4 abort
+run preinit_pmi2 --nonzero --expect 'rank 1 fails now' --expect 'PMI-2 .*within 1 s \(SDSM_TIMEOUT\)' \
+    --max-seconds 12 --no-leftovers -- --export=ALL,SDSM_TIMEOUT=1 --mpi=pmi2 -n 4 "$fault" preinit exit3
+# srun without an MPI plugin is refused by every rank, never run as jobs of one.
+run none --nonzero --expect 'rank 1: started by srun as one of 2 tasks without PMIx or PMI-2' \
     --reject '^OK direct$' --max-seconds 15 --no-leftovers -- --mpi=none -n 2 "$direct" 2
 
 echo "slurm_test: all steps done in $((($(date +%s%N) - t0) / 1000000)) ms"
