@@ -70,6 +70,7 @@ def main():
             else:
                 reply("cmd=kvs-get-response;rc=0;found=TRUE;value=%s;" % value)
         elif cmd == "finalize":
+            print("pmi2_fake: finalize after %d puts" % len(kvs), flush=True)
             reply("cmd=finalize-response;rc=0;")
         elif cmd == "abort":
             print("pmi2_fake: abort: " + req.get("msg", ""), flush=True)
