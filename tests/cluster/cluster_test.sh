@@ -578,6 +578,40 @@ case_direct() {
     [ "$FAILED" = 0 ] || show
 }
 
+# MPICH's mpiexec.hydra (PMI-2) starts its proxies on the hosts through the
+# wrapper (its rsh launcher), and they reach it on the bridge (-iface).  The
+# launcher's PMI_process_mapping names 4 nodes, so each rank listens on its
+# host's one address (no SDSM_IFACE needed; loopback would not reach).
+case_direct_hydra() {
+    local hydra
+    hydra=${MPIEXEC_HYDRA:-$(command -v mpiexec.hydra)}
+    if [ -z "$hydra" ]; then
+        echo "SKIP [$CASE]: mpiexec.hydra not found (install MPICH, e.g. Debian's mpich); this test did NOT run"
+        exit 77
+    fi
+    local pre=$CLUSTER_PREFIX before
+    local mpi=("$hydra" -launcher rsh -launcher-exec "$D/rsh" -iface "$CLUSTER_BRIDGE"
+        -hosts "$pre.1:2,$pre.2:2,$pre.3:2,$pre.4:2" -n 8)
+    run "${mpi[@]}" sh -c 'echo "rank $PMI_RANK at $(hostname -I | tr -d " ")"'
+    expect_rc 0
+    for h in 1:0 1:1 2:2 2:3 3:4 3:5 4:6 4:7; do
+        grep -qx "rank ${h#*:} at $pre.${h%:*}" "$OUT" || fail "rank ${h#*:} did not run on h${h%:*}"
+    done
+    before=$(link_bytes)
+    run $EXPECT --status 0 --expect '^OK counter$' --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
+        "${mpi[@]}" "$P_counter" 200
+    expect_rc 0
+    [ "$(grep -c '^OK counter$' "$OUT")" = 1 ] || fail "not one job of 8 ranks"
+    expect_traffic "$before" 4096
+    # A rank killed on a remote host ends the job.
+    run $EXPECT --nonzero --expect "rank 5 fails now" --reject "passed" --max-seconds 20 --no-leftovers -- \
+        env FAULT_RANK=5 "${mpi[@]}" "$P_fault" barrier kill9
+    expect_rc 0
+    sleep 0.3
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
 if ! declare -F "case_$CASE" >/dev/null; then
     echo "cluster_test: unknown case $CASE"
     exit 2
