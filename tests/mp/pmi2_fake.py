@@ -13,6 +13,8 @@ spoils one answer, so the tests see that sdsm checks what a launcher says:
   badhex     the address read back is not hex
   missing    the address read back is not found
   silent     never answer the fence (the program's SDSM_TIMEOUT must end it)
+  nomap      give no PMI_process_mapping (the program must run)
+  badmap     give a malformed one (a warning; the program must run)
 """
 import os
 import socket
@@ -51,7 +53,12 @@ def main():
             size = 2 if defect == "size" else 1
             reply("cmd=fullinit-response;rc=0;rank=0;size=%d;appnum=0;" % size)
         elif cmd == "info-getjobattr":
-            reply("cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,1,1));")
+            if defect == "nomap":
+                reply("cmd=info-getjobattr-response;rc=0;found=FALSE;")
+            elif defect == "badmap":
+                reply("cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,x,1));")
+            else:
+                reply("cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,1,1));")
         elif cmd == "kvs-put":
             kvs[req["key"]] = req["value"]
             reply("cmd=kvs-put-response;rc=0;")
