@@ -3,9 +3,10 @@
 # cluster of our own (munged, slurmctld, slurmd on loopback, everything in a
 # temporary directory), run sdsm programs with srun, tear it all down.
 #
-#   slurm_test.sh COUNTER FAULT DIRECT
+#   slurm_test.sh COUNTER FAULT DIRECT [--no-pmix]
 #
 # COUNTER, FAULT, DIRECT: the mp_counter, fault and mp_direct test programs.
+# --no-pmix: sdsm was built without PMIx; only the PMI-2 cases run.
 # Needs root (slurmd starts tasks as the submitting user) and Debian's
 # slurmctld, slurmd, slurm-client and munge (whose mpi/pmix plugin comes
 # with slurm-wlm-basic-plugins); exits 77 (skipped) without them.  The
@@ -14,11 +15,13 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 expect=$here/../mp/mp_expect.sh
-[ $# -eq 3 ] || { echo "usage: slurm_test.sh COUNTER FAULT DIRECT" >&2; exit 2; }
-counter=$1 fault=$2 direct=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] && [ "${4:---no-pmix}" = --no-pmix ] ||
+    { echo "usage: slurm_test.sh COUNTER FAULT DIRECT [--no-pmix]" >&2; exit 2; }
+counter=$1 fault=$2 direct=$3 pmix=1
+[ $# -eq 4 ] && pmix=
 
 skip() {
-    echo "SKIP: slurm_test: $* (direct launch under srun --mpi=pmix is NOT tested)"
+    echo "SKIP: slurm_test: $* (direct launch under srun is NOT tested)"
     exit 77
 }
 [ "$(id -u)" = 0 ] || skip "needs root (slurmd starts tasks as the submitting user)"
@@ -202,8 +205,17 @@ for try in 1 2 3; do
     esac
 done
 [ -n "$up" ] || { echo "slurm_test: FAIL: no free ports after 3 tries"; exit 1; }
-srun --mpi=list 2>&1 | grep -qw pmix ||
-    skip "this Slurm has no mpi/pmix plugin (srun --mpi=list: $(srun --mpi=list 2>&1 | tr '\n' ' '))"
+plugins=$(srun --mpi=list 2>&1 | tr '\n' ' ')
+if [ -n "$pmix" ] && ! grep -qw pmix <<<"$plugins"; then
+    echo "slurm_test: this Slurm has no mpi/pmix plugin (srun --mpi=list: $plugins): the PMIx cases are NOT run"
+    pmix=
+fi
+pmi2=1
+if ! grep -qw pmi2 <<<"$plugins"; then
+    echo "slurm_test: this Slurm has no mpi/pmi2 plugin (srun --mpi=list: $plugins): the PMI-2 cases are NOT run"
+    pmi2=
+fi
+[ -n "$pmix$pmi2" ] || skip "neither the mpi/pmix nor the mpi/pmi2 plugin can be used"
 echo "slurm_test: cluster up in $((($(date +%s%N) - t0) / 1000000)) ms"
 
 failed=0
@@ -235,6 +247,7 @@ counter_once() {
     n=$(grep -c '^OK counter$' <<<"$out")
     [ "$n" = 1 ] || { echo "slurm_test: FAIL: $name: \"OK counter\" printed $n times, expected once"; failed=1; }
 }
+if [ -n "$pmix" ]; then
 counter_once counter --mpi=pmix -n 4 "$counter" 200
 
 run ranks --status 0 --expect '^OK direct$' --max-seconds 15 --no-leftovers \
@@ -258,9 +271,11 @@ run preinit_K --nonzero --expect 'rank 1 fails now' --reject 'PMIx_Fence' \
 # sdsm_abort in one rank ends the whole step through PMIx_Abort.
 run abort --nonzero --expect 'rank 3 stops the job on purpose' --reject '^OK direct$' \
     --max-seconds 15 --no-leftovers -- --mpi=pmix -n 4 "$direct" 4 abort
+fi
 # PMI-2 (Slurm's mpi/pmi2 plugin serves it over PMI_FD): the same job, a
 # rank that exits 3 (srun names it), sdsm_abort ending the step through
 # PMI-2's abort, a rank gone before sdsm_init bounded by SDSM_TIMEOUT.
+if [ -n "$pmi2" ]; then
 counter_once counter_pmi2 --mpi=pmi2 -n 4 "$counter" 200
 run exit3_pmi2 --nonzero --expect 'rank 1 fails now' --expect 'task 1: Exited with exit code 3' \
     --max-seconds 15 --no-leftovers -- --mpi=pmi2 -n 4 "$fault" lock exit3
@@ -268,6 +283,7 @@ run abort_pmi2 --nonzero --expect 'rank 3 stops the job on purpose' --reject '^O
     --max-seconds 15 --no-leftovers -- --mpi=pmi2 -n 4 "$direct" 4 abort
 run preinit_pmi2 --nonzero --expect 'rank 1 fails now' --expect 'PMI-2 .*within 1 s \(SDSM_TIMEOUT\)' \
     --max-seconds 12 --no-leftovers -- --export=ALL,SDSM_TIMEOUT=1 --mpi=pmi2 -n 4 "$fault" preinit exit3
+fi
 # srun without an MPI plugin is refused by every rank, never run as jobs of one.
 run none --nonzero --expect 'rank 1: started by srun as one of 2 tasks without PMIx or PMI-2' \
     --reject '^OK direct$' --max-seconds 15 --no-leftovers -- --mpi=none -n 2 "$direct" 2
