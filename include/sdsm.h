@@ -169,6 +169,54 @@ SDSM_API void *sdsm_calloc(size_t n, size_t elem_size, int home);
 SDSM_API int sdsm_free(void *p);
 
 /*
+ * Allocate `size` bytes of shared memory on this rank alone (not
+ * collective; any thread).  The block comes from this rank's local arena (a
+ * part of the shared region that only this rank allocates from: half of
+ * SDSM_HEAP_SIZE is split evenly between the ranks), its pages have this
+ * rank as home (sdsm_set_home can move them), and it is page-aligned.  The
+ * other ranks can use it as soon as they get the pointer, e.g. through
+ * shared memory after a synchronization, like any shared data.  Fresh
+ * memory reads as zero (a reused range is zeroed by ordinary writes of this
+ * rank, which reach the others by the usual rules).  Returns NULL on
+ * failure (code in sdsm_last_error()): SDSM_EINVAL for size 0 or above
+ * PTRDIFF_MAX, SDSM_ENOMEM when this rank's arena has no free range that
+ * large.  No message is sent.
+ */
+SDSM_API void *sdsm_alloc_local(size_t size);
+
+/*
+ * Free a block of sdsm_alloc_local.  Only the rank that allocated it may
+ * free it (any of its threads), and no rank may use it afterwards; its
+ * range is reused by later sdsm_alloc_local calls of this rank.  Returns 0,
+ * SDSM_EINVAL for a pointer that is not the start of a live local block of
+ * this rank (the message names the allocating rank if it is another).
+ */
+SDSM_API int sdsm_free_local(void *p);
+
+/*
+ * Collective: copy root's private (not shared) bytes [ptr, ptr + len) to the
+ * same address in every rank (TreadMarks' Tmk_distribute; a master that
+ * initialized its globals before the others start).  Needs the program and
+ * its libraries at the same addresses in every rank, which sdsmrun arranges
+ * by turning address randomization off (see sdsm_check_addresses).  Every
+ * rank passes the same len and root.  Includes three barriers.  Returns 0,
+ * SDSM_EINVAL for a bad root or a NULL or shared ptr, SDSM_EMISMATCH if the
+ * ranks' addresses differ or they pass different len/root.
+ */
+SDSM_API int sdsm_distribute(void *ptr, size_t len, int root);
+
+/*
+ * 0 if every rank has the program, the C library and sdsm at the same
+ * addresses (compared once in sdsm_init), so a pointer to a global, a
+ * function or stdout means the same thing in every rank.  Otherwise
+ * SDSM_EMISMATCH (through the error handler) with a message naming a rank
+ * that differs from rank 0 and both addresses.  sdsmrun starts ranks with
+ * address randomization off unless SDSM_ASLR=1; a launcher that does not
+ * (srun, mpirun) needs `setarch -R` in front of the program.
+ */
+SDSM_API int sdsm_check_addresses(void);
+
+/*
  * The home rank of the page holding `addr`, or SDSM_EINVAL if addr is not in
  * a live shared block, or SDSM_ENOHOME for a first-touch page nobody has
  * touched yet (this case does not invoke the error handler).

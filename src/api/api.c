@@ -6,6 +6,7 @@
  * either stops the job or returns the code, per SDSM_ERRORS.
  */
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,6 +95,40 @@ static void resume_at_return(int *unused)
 
 static void warn_cb(const char *m) { sdsm_warn("%s", m); }
 
+/* Why ranks' addresses differ (sdsm_init's check), or "" when they agree. */
+static char addr_mismatch[600];
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *out)
+{
+    (void)size;
+    *(uint64_t *)out = (uint64_t)info->dlpi_addr;
+    return 1; /* the main program comes first */
+}
+
+/*
+ * Programs written for TreadMarks, JIAJIA or PARMACS hand private pointers
+ * (globals, functions, the C library's stdout) from one rank to another;
+ * that is only right if every rank has the program and its libraries at
+ * the same addresses.  One round trip to rank 0, which compares them; a
+ * difference is not an error until something relies on it (a job launched
+ * by srun may have address randomization on and never need it).
+ */
+static int check_addresses(void)
+{
+    uint64_t prog = 0;
+    dl_iterate_phdr(first_object, &prog);
+    uint64_t lib = (uint64_t)(uintptr_t)&sdsm_init ^ ((uint64_t)(uintptr_t)sdsm_region.app >> 12);
+    uint32_t digest = (uint32_t)(lib ^ (lib >> 32));
+    sdsm_coll_begin(SDSM_COLL_INIT, 0, 0, 0);
+    int rc = sdsm_alloc_agree_addrs(prog, (uint64_t)(uintptr_t)stdout, digest, addr_mismatch,
+                                    sizeof addr_mismatch);
+    if (rc == SDSM_EMISMATCH)
+        sdsm_info("sdsm_init: %s", addr_mismatch);
+    else if (rc)
+        addr_mismatch[0] = '\0';
+    return rc == SDSM_EMISMATCH ? 0 : rc;
+}
+
 static int on_stats(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (!snaps || h->len != sizeof(sdsm_stats_snap_t) || src == 0)
@@ -138,8 +173,17 @@ int sdsm_init(int *argc, char ***argv)
     sdsm_thread_init(boot.rank, boot.nprocs, (int)sdsm_cfg.threads, (int)sdsm_cfg.run_threads,
                      boot.local_nprocs);
     sdsm_watch_start();
+    addr_mismatch[0] = '\0';
+    if ((rc = check_addresses()))
+        return report("sdsm_init", rc, "could not compare the ranks' addresses");
     state = ST_RUNNING;
     return 0;
+}
+
+int sdsm_check_addresses(void)
+{
+    REQUIRE_RUNNING("sdsm_check_addresses");
+    return addr_mismatch[0] ? report("sdsm_check_addresses", SDSM_EMISMATCH, "%s", addr_mismatch) : 0;
 }
 
 static void print_stats(void)
@@ -257,6 +301,60 @@ int sdsm_free(void *ptr)
     sdsm_barrier_run(); /* nobody may still be using the block */
     int rc = sdsm_free_collective(ptr, why, sizeof why);
     return rc ? report("sdsm_free", rc, "%s", why) : 0;
+}
+
+void *sdsm_alloc_local(size_t size)
+{
+    if (state != ST_RUNNING) {
+        report("sdsm_alloc_local", SDSM_ENOINIT, "called outside sdsm_init/sdsm_finalize");
+        return NULL;
+    }
+    RESUME_AT_RETURN;
+    char why[600];
+    int err = 0;
+    void *p = sdsm_alloc_local_block(size, &err, why, sizeof why);
+    if (!p)
+        report("sdsm_alloc_local", err, "%s", why);
+    return p;
+}
+
+int sdsm_free_local(void *ptr)
+{
+    REQUIRE_RUNNING("sdsm_free_local");
+    char why[600];
+    int rc = sdsm_free_local_block(ptr, why, sizeof why);
+    return rc ? report("sdsm_free_local", rc, "%s", why) : 0;
+}
+
+/*
+ * Private bytes travel through a temporary shared block homed at root:
+ * root copies them in, a barrier publishes them, everyone copies them out,
+ * and the free's barrier keeps root from reusing the block too early.  The
+ * allocation's agreement checks len and root on every rank.
+ */
+int sdsm_distribute(void *ptr, size_t len, int root)
+{
+    REQUIRE_RUNNING("sdsm_distribute");
+    uint32_t pg;
+    if (root < 0 || root >= boot.nprocs)
+        return report("sdsm_distribute", SDSM_EINVAL, "root %d is not a rank below %d", root, boot.nprocs);
+    if (len && (!ptr || sdsm_region_page_of(ptr, &pg)))
+        return report("sdsm_distribute", SDSM_EINVAL, "%p is %s: use sdsm_bcast for shared memory", ptr,
+                      ptr ? "in the shared region" : "NULL");
+    if (addr_mismatch[0])
+        return report("sdsm_distribute", SDSM_EMISMATCH, "%s", addr_mismatch);
+    if (len == 0)
+        return sdsm_barrier();
+    uint8_t *tmp = sdsm_alloc(len, root);
+    if (!tmp)
+        return sdsm_last_error();
+    if (boot.rank == root)
+        memcpy(tmp, ptr, len);
+    int rc = sdsm_barrier();
+    if (!rc && boot.rank != root)
+        memcpy(ptr, tmp, len);
+    int rc2 = sdsm_free(tmp);
+    return rc ? rc : rc2;
 }
 
 int sdsm_home_of(const void *addr)

@@ -72,9 +72,11 @@ void sdsm_coll_describe(const sdsm_coll_t *c, char *buf, size_t len)
         snprintf(what, sizeof what, "sdsm_bcast(%#llx, %llu bytes, root %d)", a0, a1, a2);
         break;
     case SDSM_COLL_FINALIZE: snprintf(what, sizeof what, "sdsm_finalize()"); break;
+    case SDSM_COLL_INIT: snprintf(what, sizeof what, "sdsm_init()"); break;
     default: snprintf(what, sizeof what, "unknown collective %u", c->kind); break;
     }
-    snprintf(buf, len, "%s (collective #%u)", what, c->seq + 1);
+    /* sdsm_init's address check is call 0, so the program's calls count from 1. */
+    snprintf(buf, len, "%s (collective #%u)", what, c->seq);
 }
 
 static int same_call(const sdsm_coll_t *a, const sdsm_coll_t *b)
@@ -85,7 +87,8 @@ static int same_call(const sdsm_coll_t *a, const sdsm_coll_t *b)
     case SDSM_COLL_BARRIER: return a->arg[0] == b->arg[0]; /* barrier == barrier_at(its manager) */
     case SDSM_COLL_ALLOC:
     case SDSM_COLL_FREE: return 1; /* the allocator compares the arguments and can return an error */
-    case SDSM_COLL_FINALIZE: return 1;
+    case SDSM_COLL_FINALIZE:
+    case SDSM_COLL_INIT: return 1;
     default: return memcmp(a->arg, b->arg, sizeof a->arg) == 0;
     }
 }

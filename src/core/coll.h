@@ -27,6 +27,7 @@ typedef enum sdsm_coll_kind {
     SDSM_COLL_FREE,     /* arg0 address (checked by the allocator) */
     SDSM_COLL_BCAST,    /* arg0 address, arg1 length, arg2 root */
     SDSM_COLL_FINALIZE,
+    SDSM_COLL_INIT,     /* the address check at the end of sdsm_init (checked by the allocator) */
     SDSM_COLL_NKINDS
 } sdsm_coll_kind_t;
 

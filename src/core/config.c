@@ -47,6 +47,9 @@ static const var_t vars[] = {
      "coherence unit in bytes, a power of two multiple of the OS page"},
     {"SDSM_HEAP_BASE", T_ADDR, OFF(heap_base), SDSM_STR(SDSM_DEFAULT_HEAP_BASE), 0, 0, NULL,
      "virtual address of the shared region, identical in every rank"},
+    {"SDSM_ASLR", T_LONG, OFF(aslr), "0", 0, 1, NULL,
+     "1: sdsmrun starts ranks with address randomization (0: off, so the program, its globals and "
+     "libraries sit at the same addresses in every rank, see sdsm_check_addresses)"},
     {"SDSM_STATS", T_LONG, OFF(stats), "0", 0, 1, NULL, "1: print per-rank statistics at sdsm_finalize"},
     {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,
      "abort: a failing call stops the job; return: calls return negative codes"},

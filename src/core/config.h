@@ -34,6 +34,7 @@ typedef struct sdsm_config {
     size_t      heap_size;       /* bytes of shared address space reserved */
     size_t      page_size;       /* coherence unit, multiple of the OS page */
     uintptr_t   heap_base;       /* fixed virtual address of the shared region */
+    long        aslr;            /* sdsmrun keeps address randomization for the ranks */
     long        stats;           /* print the statistics table at finalize */
     long        errors;          /* sdsm_errmode_t */
     long        protocol;        /* sdsm_proto_id_t */

@@ -12,11 +12,21 @@
  * thread writes them, under a sequence lock: a reader that overlapped a
  * change searches again, so lookups never take a lock (the fault handler
  * and the service thread both search).
+ *
+ * Local allocation (sdsm_alloc_local) needs no agreement: the upper half of
+ * the region is cut into one arena per rank, which only that rank allocates
+ * from, and every page of rank r's arena has home r.  Every rank knows the
+ * arenas from the job size alone, so a pointer received through shared
+ * memory is usable at once: the lookup answers with the arena's record.
+ * Freed local ranges are reused; the owner zeroes a reused range with
+ * ordinary writes, so copies other ranks still hold are invalidated or
+ * updated by the protocol like any other write.
  */
 #include "alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,7 +47,7 @@
 
 #define MAX_ALLOCS (1u << 20)
 
-enum { OP_ALLOC = 1, OP_FREE = 2 };
+enum { OP_ALLOC = 1, OP_FREE = 2, OP_ADDRS = 3 };
 
 typedef struct req {
     uint64_t call, size, elem;
@@ -60,6 +70,18 @@ static _Atomic uint32_t *order;    /* live slots by first page */
 static _Atomic uint32_t  nlive;
 static _Atomic uint32_t  seq;      /* odd while order/recs change */
 static sdsm_spans_t      spans;
+static uint32_t          coll_pages; /* the collective heap: pages [0, coll_pages) */
+
+/* Local arenas: pages [L.first, L.first + nprocs * L.per), rank r's at L.first + r * L.per. */
+static struct {
+    uint32_t          first, per;
+    sdsm_alloc_rec_t *recs;   /* one per rank: the whole arena, home r */
+    pthread_mutex_t   mu;     /* the owner's threads allocate concurrently */
+    sdsm_spans_t      spans;  /* this rank's arena, pages relative to its start */
+    uint32_t          used;   /* relative pages below this were handed out before */
+    uint32_t         *blocks; /* live local blocks: first page, page count (pairs) */
+    uint32_t          nblocks, cap;
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
 void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
 
 /* Manager (rank 0, service thread): the requests of the current call. */
@@ -79,9 +101,39 @@ static void *reserve(size_t len)
     return p == MAP_FAILED ? NULL : p;
 }
 
+static int local_init(int n)
+{
+    L.first = sdsm_region.npages / 2;
+    L.per = (sdsm_region.npages - L.first) / (uint32_t)n;
+    L.used = 0;
+    L.nblocks = 0;
+    if (!(L.recs = calloc((size_t)n, sizeof *L.recs)))
+        return -ENOMEM;
+    for (int r = 0; r < n; r++)
+        L.recs[r] = (sdsm_alloc_rec_t){.first = L.first + (uint32_t)r * L.per, .npages = L.per,
+                                       .size = (size_t)L.per << sdsm_region.shift, .elem = 1,
+                                       .home = r, .live = 1};
+    return L.per ? sdsm_spans_init(&L.spans, L.per, MAX_ALLOCS + 1) : 0;
+}
+
+static void local_fini(void)
+{
+    free(L.recs);
+    free(L.blocks);
+    if (L.spans.v)
+        sdsm_spans_fini(&L.spans);
+    memset(&L.spans, 0, sizeof L.spans);
+    L.recs = NULL;
+    L.blocks = NULL;
+    L.nblocks = L.cap = L.per = L.first = 0;
+}
+
 int sdsm_alloc_init(void)
 {
     int n = sdsm_region.nprocs; /* the transport is not started yet */
+    coll_pages = sdsm_region.npages - sdsm_region.npages / 2;
+    if (local_init(n))
+        return -ENOMEM;
     recs = reserve(MAX_ALLOCS * sizeof *recs);
     free_slots = reserve(MAX_ALLOCS * sizeof *free_slots);
     order = reserve(MAX_ALLOCS * sizeof *order);
@@ -90,7 +142,7 @@ int sdsm_alloc_init(void)
     M.have = calloc((size_t)n, 1);
     /* Free ranges never outnumber live blocks + 1, so a give cannot run out of room. */
     if (!recs || !free_slots || !order || !M.reqs || !M.seqs || !M.have ||
-        sdsm_spans_init(&spans, sdsm_region.npages, MAX_ALLOCS + 1))
+        sdsm_spans_init(&spans, coll_pages, MAX_ALLOCS + 1))
         return -ENOMEM;
     atomic_store(&nslots, 0);
     atomic_store(&nlive, 0);
@@ -123,6 +175,7 @@ void sdsm_alloc_fini(void)
     free(M.seqs);
     free(M.have);
     memset(&M, 0, sizeof M);
+    local_fini();
 }
 
 uint32_t sdsm_alloc_count(void) { return atomic_load_explicit(&nslots, memory_order_acquire); }
@@ -159,6 +212,8 @@ static const sdsm_alloc_rec_t *search(uint32_t pg)
 
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
 {
+    if (pg >= L.first && L.per && pg - L.first < (uint64_t)L.per * (uint32_t)sdsm_region.nprocs)
+        return &L.recs[(pg - L.first) / L.per];
     for (;;) {
         uint32_t s0 = atomic_load_explicit(&seq, memory_order_acquire);
         if (s0 & 1) { /* a change is being published: a few instructions */
@@ -266,6 +321,9 @@ static void describe(const req_t *r, char *buf, size_t len)
 {
     if (r->op == OP_FREE)
         snprintf(buf, len, "sdsm_free(block at offset %llu)", (unsigned long long)r->size);
+    else if (r->op == OP_ADDRS)
+        snprintf(buf, len, "sdsm_init(program at %#llx, stdout at %#llx, libsdsm/region %#x)", (unsigned long long)r->size,
+                 (unsigned long long)r->elem, (unsigned)r->home);
     else
         snprintf(buf, len, "alloc(size %llu, element %llu, home %d)", (unsigned long long)r->size,
                  (unsigned long long)r->elem, r->home);
@@ -275,15 +333,21 @@ static void describe(const req_t *r, char *buf, size_t len)
 static void decide(void)
 {
     int n = sdsm_net_nprocs();
-    char text[512] = "";
+    char text[768] = "";
     int32_t status = 0;
     for (int r = 1; r < n && !status; r++) {
         if (memcmp(&M.reqs[r], &M.reqs[0], sizeof(req_t)) != 0) {
             char a[160], b[160];
             describe(&M.reqs[0], a, sizeof a);
             describe(&M.reqs[r], b, sizeof b);
-            snprintf(text, sizeof text, "ranks disagree on collective call %llu: rank 0 called %s, "
-                     "rank %d called %s", (unsigned long long)M.reqs[0].call + 1, a, r, b);
+            if (M.reqs[0].op == OP_ADDRS)
+                snprintf(text, sizeof text, "ranks have the program or its libraries at different "
+                         "addresses: rank 0 is in %s, rank %d in %s (start the job with sdsmrun, "
+                         "which turns address randomization off unless SDSM_ASLR=1, or under "
+                         "setarch -R)", a, r, b);
+            else
+                snprintf(text, sizeof text, "ranks disagree on collective call %llu: rank 0 called %s, "
+                         "rank %d called %s", (unsigned long long)M.reqs[0].call, a, r, b);
             status = SDSM_EMISMATCH;
         }
     }
@@ -322,7 +386,7 @@ static int on_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 static int agree(const req_t *q, char *why, size_t whylen)
 {
-    char text[513];
+    char text[769];
     sdsm_rpc_t r = {.buf = text, .cap = sizeof text - 1};
     uint32_t id = sdsm_rpc_open(&r, 1);
     wire_req_t w = {.call = *sdsm_coll_current(), .req = *q};
@@ -344,7 +408,7 @@ static int agree(const req_t *q, char *why, size_t whylen)
  */
 static int check_args(size_t size, int home, char *why, size_t whylen)
 {
-    size_t heap = (size_t)sdsm_region.npages << sdsm_region.shift;
+    size_t heap = (size_t)coll_pages << sdsm_region.shift;
     if (home < SDSM_HOME_FIRST_TOUCH || home >= sdsm_region.nprocs) {
         snprintf(why, whylen, "home %d is neither a rank below %d nor SDSM_HOME_BLOCK/CYCLIC/"
                  "FIRST_TOUCH", home, sdsm_region.nprocs);
@@ -403,11 +467,16 @@ int sdsm_free_collective(void *ptr, char *why, size_t whylen)
     const sdsm_alloc_rec_t *a = NULL;
     if (sdsm_region_page_of(ptr, &pg))
         a = sdsm_alloc_find(pg);
-    int bad = !a || sdsm_page_app(a->first) != (uint8_t *)ptr;
+    int bad = !a || sdsm_alloc_is_arena(a) || sdsm_page_app(a->first) != (uint8_t *)ptr;
     req_t q = {.call = sdsm_coll_current()->seq, .size = bad ? UINT64_MAX : (uint64_t)pg, .op = OP_FREE};
     int rc = agree(&q, why, whylen);
     if (rc)
         return rc;
+    if (bad && a && sdsm_alloc_is_arena(a)) {
+        snprintf(why, whylen, "%p is in rank %d's local arena: free blocks of sdsm_alloc_local "
+                 "with sdsm_free_local on that rank", ptr, a->home);
+        return SDSM_EINVAL;
+    }
     if (bad) {
         snprintf(why, whylen, "%p is not the start of a live shared block", ptr);
         return SDSM_EINVAL;
@@ -425,4 +494,117 @@ int sdsm_free_collective(void *ptr, char *why, size_t whylen)
     if (sdsm_spans_give(&spans, first, np))
         sdsm_fatal("internal error: sdsm_free: pages [%u, +%u) were already free", first, np);
     return 0;
+}
+
+int sdsm_alloc_is_arena(const sdsm_alloc_rec_t *a)
+{
+    return L.recs && a >= L.recs && a < L.recs + sdsm_region.nprocs;
+}
+
+static int local_remember(uint32_t first, uint32_t np)
+{
+    if (L.nblocks == L.cap) {
+        uint32_t cap = L.cap ? 2 * L.cap : 64;
+        uint32_t *v = realloc(L.blocks, (size_t)cap * 2 * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        L.blocks = v;
+        L.cap = cap;
+    }
+    L.blocks[2 * L.nblocks] = first;
+    L.blocks[2 * L.nblocks + 1] = np;
+    L.nblocks++;
+    return 0;
+}
+
+/*
+ * Take np pages of this rank's arena; returns the relative first page, or
+ * fills why.  Pages handed out before are zeroed by the caller after the
+ * mutex is released (the writes may fault and wait for the network).
+ */
+static int local_take(size_t size, uint32_t np, uint32_t *rel, uint32_t *dirty, char *why, size_t whylen)
+{
+    int rc = 0;
+    pthread_mutex_lock(&L.mu);
+    if (sdsm_spans_take(&L.spans, np, rel)) {
+        snprintf(why, whylen, "out of local arena: %zu bytes asked, the largest free range of this "
+                 "rank's arena holds %zu of %zu (each rank's arena is half of SDSM_HEAP_SIZE divided "
+                 "by the ranks: raise SDSM_HEAP_SIZE)", size,
+                 (size_t)sdsm_spans_largest(&L.spans) << sdsm_region.shift,
+                 (size_t)L.per << sdsm_region.shift);
+        rc = SDSM_ENOMEM;
+    } else if (local_remember(*rel, np)) {
+        sdsm_spans_give(&L.spans, *rel, np);
+        snprintf(why, whylen, "out of memory for the block table");
+        rc = SDSM_ENOMEM;
+    } else {
+        *dirty = L.used > *rel ? (L.used - *rel < np ? L.used - *rel : np) : 0;
+        if (*rel + np > L.used)
+            L.used = *rel + np;
+    }
+    pthread_mutex_unlock(&L.mu);
+    return rc;
+}
+
+void *sdsm_alloc_local_block(size_t size, int *err, char *why, size_t whylen)
+{
+    if ((*err = check_args(size, 0, why, whylen)))
+        return NULL;
+    size_t arena = (size_t)L.per << sdsm_region.shift;
+    if (size > arena) {
+        snprintf(why, whylen, "size %zu is larger than this rank's whole local arena (%zu bytes: half "
+                 "of SDSM_HEAP_SIZE divided by the ranks; raise SDSM_HEAP_SIZE)", size, arena);
+        *err = SDSM_ENOMEM;
+        return NULL;
+    }
+    uint32_t np = (uint32_t)((size >> sdsm_region.shift) + ((size & (sdsm_region.page_size - 1)) != 0));
+    uint32_t rel, dirty;
+    if ((*err = local_take(size, np, &rel, &dirty, why, whylen)))
+        return NULL;
+    uint8_t *p = sdsm_page_app(L.first + (uint32_t)sdsm_region.rank * L.per + rel);
+    /* Reused pages: zero them as the application would, through the protocol. */
+    if (dirty)
+        memset(p, 0, (size_t)dirty << sdsm_region.shift);
+    return p;
+}
+
+int sdsm_free_local_block(void *ptr, char *why, size_t whylen)
+{
+    uint32_t pg;
+    const sdsm_alloc_rec_t *a = sdsm_region_page_of(ptr, &pg) ? sdsm_alloc_find(pg) : NULL;
+    if (!a || !sdsm_alloc_is_arena(a)) {
+        snprintf(why, whylen, "%p is not in a local arena (not a block of sdsm_alloc_local)", ptr);
+        return SDSM_EINVAL;
+    }
+    if (a->home != sdsm_region.rank) {
+        snprintf(why, whylen, "%p was allocated by rank %d: only the allocating rank may free it",
+                 ptr, a->home);
+        return SDSM_EINVAL;
+    }
+    uint32_t rel = pg - a->first;
+    int rc = SDSM_EINVAL;
+    pthread_mutex_lock(&L.mu);
+    for (uint32_t i = 0; i < L.nblocks; i++) {
+        if (L.blocks[2 * i] != rel || sdsm_page_app(pg) != (uint8_t *)ptr)
+            continue;
+        uint32_t np = L.blocks[2 * i + 1];
+        if (sdsm_spans_give(&L.spans, rel, np))
+            break;
+        L.blocks[2 * i] = L.blocks[2 * (L.nblocks - 1)];
+        L.blocks[2 * i + 1] = L.blocks[2 * (L.nblocks - 1) + 1];
+        L.nblocks--;
+        rc = 0;
+        break;
+    }
+    pthread_mutex_unlock(&L.mu);
+    if (rc)
+        snprintf(why, whylen, "%p is not the start of a live block of sdsm_alloc_local", ptr);
+    return rc;
+}
+
+int sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen)
+{
+    req_t q = {.call = sdsm_coll_current()->seq, .size = prog, .elem = libc, .home = (int32_t)digest,
+               .op = OP_ADDRS};
+    return agree(&q, why, whylen);
 }

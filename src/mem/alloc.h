@@ -28,6 +28,22 @@ void  sdsm_alloc_fini(void);
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen);
 int   sdsm_free_collective(void *p, char *why, size_t whylen);
 
+/*
+ * Non-collective: a block of this rank's local arena (home: this rank), or
+ * NULL with *err and why set.  Any thread.  Freed only by this rank.
+ */
+void *sdsm_alloc_local_block(size_t size, int *err, char *why, size_t whylen);
+int   sdsm_free_local_block(void *p, char *why, size_t whylen);
+/* Is a (from sdsm_alloc_find) a whole local arena rather than a collective block? */
+int   sdsm_alloc_is_arena(const sdsm_alloc_rec_t *a);
+
+/*
+ * Collective (sdsm_init, as SDSM_COLL_INIT): do all ranks have the program
+ * and the libraries at the same addresses?  0, or SDSM_EMISMATCH with why
+ * naming the first rank that differs from rank 0 and both sets.
+ */
+int   sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen);
+
 /* Record slots [0, count), live or free (check ->live); the allocating thread only. */
 uint32_t sdsm_alloc_count(void);
 const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);

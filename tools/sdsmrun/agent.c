@@ -240,6 +240,7 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     setenv("SDSM_RANK", num, 1);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &ag.old_mask, NULL);
+    spawn_child_aslr();
     execvp(ag.argv[0], ag.argv);
     fprintf(stderr, "sdsmrun (agent on %s): cannot run '%s': %m\n", ag.host, ag.argv[0]);
     _exit(127);

@@ -68,7 +68,7 @@ struct rank {
 };
 
 /* Long options without a short form. */
-enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS };
+enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS, OPT_ASLR };
 
 /* A host of --hosts/--hostfile. */
 struct host {
@@ -197,6 +197,8 @@ void spawn_child_env(const struct job *j, int r); /* SDSM_RANK, SDSM_HOST, in a 
 /* In a child before exec: the file limit, SIGPIPE and signal mask it would
  * have had without the launcher. */
 void spawn_child_restore(const struct job *j);
+/* In a rank's child before exec: address randomization off unless SDSM_ASLR=1. */
+void spawn_child_aslr(void);
 
 /* iofwd.c, for ranks on other hosts: their output arrives from their agent */
 void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len);

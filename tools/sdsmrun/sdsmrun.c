@@ -39,7 +39,7 @@ static const char usage_line[] =
     "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose]\n"
     "               [--tag-output] [--output-filename DIR] [--hosts H[:S],... | --hostfile F]\n"
     "               [--map-by slot|node] [--rsh CMD] [--prefix DIR] [-x NAME[=VALUE]]...\n"
-    "               [--threads T]\n"
+    "               [--threads T] [--aslr]\n"
     "               [--] program [args...]\n";
 
 static const char vars_text[] =
@@ -84,6 +84,9 @@ static const char help_text[] =
     "                       (SDSM_PROTOCOL=NAME; see README)\n"
     "      --threads T      compute threads per rank (sets SDSM_THREADS for every rank;\n"
     "                       see sdsm_thread_create)\n"
+    "      --aslr           keep address randomization for the ranks (SDSM_ASLR=1; by\n"
+    "                       default ranks start with it off, so a program's globals,\n"
+    "                       functions and libraries have the same addresses in every rank)\n"
     "  -v, --verbose        report each rank's pid, registration and exit, with times\n"
     "      --tag-output     start each line a rank prints with \"[rank] \"\n"
     "      --output-filename DIR\n"
@@ -332,6 +335,10 @@ static int option(struct job *j, int c, char **argv)
             return usage_error("--threads: cannot set SDSM_THREADS");
         return -1;
     }
+    case OPT_ASLR:
+        if (setenv("SDSM_ASLR", "1", 1))
+            return usage_error("--aslr: cannot set SDSM_ASLR");
+        return -1;
     case 'h': return print_texts(help);
     case OPT_HOSTS:
     case OPT_HOSTFILE:
@@ -383,6 +390,7 @@ static int parse_args(struct job *j, int argc, char **argv)
         {"rsh", required_argument, NULL, OPT_RSH},
         {"prefix", required_argument, NULL, OPT_PREFIX},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"aslr", no_argument, NULL, OPT_ASLR},
         {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;

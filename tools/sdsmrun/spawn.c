@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -92,6 +93,22 @@ const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf,
     return buf;
 }
 
+/*
+ * Programs written for TreadMarks, JIAJIA or PARMACS pass pointers to
+ * globals, functions and the C library's objects between ranks; with the
+ * layout randomized they would point elsewhere in the receiver.  The
+ * personality flag survives exec, so the rank starts with a fixed layout.
+ */
+void spawn_child_aslr(void)
+{
+    const char *keep = getenv("SDSM_ASLR");
+    if (keep && strcmp(keep, "0") != 0)
+        return;
+    int cur = personality(0xffffffff);
+    if (cur != -1)
+        personality((unsigned long)cur | ADDR_NO_RANDOMIZE);
+}
+
 static __attribute__((noreturn)) void child(const struct job *j, int r)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -105,6 +122,7 @@ static __attribute__((noreturn)) void child(const struct job *j, int r)
     iofwd_child(j, r);
     spawn_child_env(j, r);
     spawn_child_restore(j);
+    spawn_child_aslr();
     execvp(j->argv[0], j->argv);
     launcher_say("cannot run '%s': %m", j->argv[0]);
     _exit(127);
