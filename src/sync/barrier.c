@@ -191,11 +191,15 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
     size_t mlen = h->len - 4 - 8 * (size_t)k;
     if (check_moves(mv, mlen) || sdsm_proto->barrier_done(pairs, k))
         sdsm_fatal("barrier manager rank %d sent an invalid barrier release", src);
-    free(moves_in);
-    moves_in = NULL;
-    nmoves_in = (uint32_t)(mlen / 12);
-    if (mlen && (moves_in = malloc(mlen)))
+    /* Moves ride on the first round's release only: a second round (the
+     * protocol's flags) must not erase them before they are applied. */
+    if (mlen) {
+        free(moves_in);
+        if (!(moves_in = malloc(mlen)))
+            sdsm_fatal("out of memory for %zu home moves", mlen / 12);
         memcpy(moves_in, mv, mlen);
+        nmoves_in = (uint32_t)(mlen / 12);
+    }
     sdsm_net_epoch_advance();
     sdsm_proto->barrier_after(pairs, k);
     atomic_fetch_add(&done_count, 1);
