@@ -35,4 +35,35 @@ cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cm/b" >/dev/null
 out=$("$tmp/prefix/bin/sdsmrun" -n 4 --timeout 60 "$tmp/cm/b/prog")
 [ "$out" = 6 ] || { echo "find_package build printed '$out', expected 6"; exit 1; }
-echo "install OK: pkg-config and find_package(sdsm) builds run"
+# The compatibility interfaces: a TreadMarks-style program through
+# pkg-config sdsm-compat and through the sdsm::sdsm_compat CMake target.
+cat > "$tmp/tmk.c" <<'C'
+#include <Tmk.h>
+#include <stdio.h>
+static long *sum;
+int main(int argc, char **argv) {
+    Tmk_startup(argc, argv);
+    if (Tmk_proc_id == 0) sum = Tmk_malloc(sizeof *sum);
+    Tmk_distribute(&sum, sizeof sum);
+    Tmk_lock_acquire(0); *sum += Tmk_proc_id + 1; Tmk_lock_release(0);
+    Tmk_barrier(0);
+    if (Tmk_proc_id == 0) printf("%ld\n", *sum);
+    Tmk_exit(0);
+}
+C
+cc "$tmp/tmk.c" $(pkg-config --cflags --libs sdsm-compat) -o "$tmp/tmk_pc"
+out=$("$tmp/prefix/bin/sdsmrun" -n 4 --timeout 60 "$tmp/tmk_pc")
+[ "$out" = 10 ] || { echo "pkg-config sdsm-compat build printed '$out', expected 10"; exit 1; }
+mkdir "$tmp/cmc"
+cat > "$tmp/cmc/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(user C)
+find_package(sdsm REQUIRED)
+add_executable(tmk ../tmk.c)
+target_link_libraries(tmk PRIVATE sdsm::sdsm_compat)
+CM
+cmake -S "$tmp/cmc" -B "$tmp/cmc/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/cmc/b" >/dev/null
+out=$("$tmp/prefix/bin/sdsmrun" -n 3 --timeout 60 "$tmp/cmc/b/tmk")
+[ "$out" = 6 ] || { echo "find_package sdsm::sdsm_compat build printed '$out', expected 6"; exit 1; }
+echo "install OK: pkg-config and find_package(sdsm) builds run (sdsm and sdsm-compat)"
