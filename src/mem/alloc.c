@@ -118,6 +118,11 @@ static int local_init(int n)
 
 static void local_fini(void)
 {
+    /* The protocol's per-page state (copysets at this home) of the range
+     * this rank ever handed out; the rest of the arena was never touched
+     * here, other ranks' arenas hold no copysets of ours. */
+    if (L.used && sdsm_alloc_on_free)
+        sdsm_alloc_on_free(L.first + (uint32_t)sdsm_region.rank * L.per, L.used);
     free(L.recs);
     free(L.blocks);
     if (L.spans.v)
