@@ -195,8 +195,9 @@ SDSM_API int sdsm_free_local(void *p);
 
 /*
  * Collective: copy root's private (not shared) bytes [ptr, ptr + len) to the
- * same address in every rank (TreadMarks' Tmk_distribute; a master that
- * initialized its globals before the others start).  Needs the program and
+ * same address in every rank (a collective counterpart of TreadMarks'
+ * Tmk_distribute; a master that initialized its globals before the others
+ * start).  Needs the program and
  * its libraries at the same addresses in every rank, which sdsmrun arranges
  * by turning address randomization off (see sdsm_check_addresses).  Every
  * rank passes the same len and root.  Includes three barriers.  Returns 0,

@@ -6,7 +6,7 @@
  * with Tmk_malloc and hands the pointer to the others with Tmk_distribute.
  * Here a process is an sdsm rank (start the job with `sdsmrun -n N prog`);
  * Tmk_malloc is sdsm_alloc_local (home: the allocating rank), and
- * Tmk_distribute is sdsm_distribute with process 0 as the root.
+ * Tmk_distribute's bytes reach the other processes at the next barrier.
  * TreadMarks' lazy release consistency is what sdsm's default protocol
  * (hlrc) and update give; ibec is weaker and not meant for these programs.
  * Errors stop the job with a message naming the call and the rank.
@@ -33,9 +33,10 @@ void *Tmk_malloc(size_t size);
 /* Free a block of Tmk_malloc (on the process that allocated it). */
 void  Tmk_free(void *ptr);
 /*
- * Collective: process 0's private bytes [ptr, ptr + size) are copied to the
- * same address in every process (typically a global holding a Tmk_malloc
- * pointer).  Every process calls it with the same size.
+ * Copy this process's private bytes [ptr, ptr + size) (typically a global
+ * holding a Tmk_malloc pointer) to the same address in every other
+ * process; they arrive there by the next Tmk_barrier.  Called by one
+ * process, usually 0 right after Tmk_malloc.  At most 4096 per run.
  */
 void  Tmk_distribute(const void *ptr, size_t size);
 /* Barrier of all processes (the id is accepted and ignored: one barrier at a time). */

@@ -32,10 +32,15 @@ int main(int argc, char **argv)
         scale = 7;
         if (!grid || !counter)
             fail("Tmk_malloc", 0, 1, 0);
+        /* TreadMarks' way: the allocating process alone distributes, the
+         * others have the values after the next barrier. */
+        Tmk_distribute(&grid, sizeof grid);
+        Tmk_distribute(&counter, sizeof counter);
+        Tmk_distribute(&scale, sizeof scale);
     }
-    Tmk_distribute(&grid, sizeof grid);
-    Tmk_distribute(&counter, sizeof counter);
-    Tmk_distribute(&scale, sizeof scale);
+    Tmk_barrier(0);
+    if (!grid || !counter || scale != 7)
+        fail("distributed values present", 0, 1, 0);
     unsigned me = Tmk_proc_id, np = Tmk_nprocs;
     for (long i = me; i < N; i += np)
         grid[i] = scale * (int)i + 1;

@@ -43,8 +43,8 @@ cat > "$tmp/tmk.c" <<'C'
 static long *sum;
 int main(int argc, char **argv) {
     Tmk_startup(argc, argv);
-    if (Tmk_proc_id == 0) sum = Tmk_malloc(sizeof *sum);
-    Tmk_distribute(&sum, sizeof sum);
+    if (Tmk_proc_id == 0) { sum = Tmk_malloc(sizeof *sum); Tmk_distribute(&sum, sizeof sum); }
+    Tmk_barrier(0);
     Tmk_lock_acquire(0); *sum += Tmk_proc_id + 1; Tmk_lock_release(0);
     Tmk_barrier(0);
     if (Tmk_proc_id == 0) printf("%ld\n", *sum);
