@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 
 #include "core/coll.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "core/waits.h"
 #include "mem/page.h"
@@ -119,10 +120,14 @@ static int local_init(int n)
 static void local_fini(void)
 {
     /* The protocol's per-page state (copysets at this home) of the range
-     * this rank ever handed out; the rest of the arena was never touched
-     * here, other ranks' arenas hold no copysets of ours. */
-    if (L.used && sdsm_alloc_on_free)
-        sdsm_alloc_on_free(L.first + (uint32_t)sdsm_region.rank * L.per, L.used);
+     * this rank ever handed out, and of the pages a reader's prefetch may
+     * have taken past its end (at most SDSM_PREFETCH): the rest of the
+     * arena was never served. */
+    uint64_t end = L.used ? (uint64_t)L.used + (uint64_t)sdsm_cfg.prefetch : 0;
+    if (end > L.per)
+        end = L.per;
+    if (end && sdsm_alloc_on_free)
+        sdsm_alloc_on_free(L.first + (uint32_t)sdsm_region.rank * L.per, (uint32_t)end);
     free(L.recs);
     free(L.blocks);
     if (L.spans.v)
