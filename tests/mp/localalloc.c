@@ -5,6 +5,9 @@
  *   localalloc           the whole check (prints "OK localalloc")
  *   localalloc aslr      only sdsm_check_addresses (fails when the job keeps
  *                        address randomization: sdsmrun --aslr)
+ *   localalloc threads   4 threads of each rank allocate, fill, free and
+ *                        allocate again at once; every block keeps its own
+ *                        pattern, and rank 0 reads every rank's blocks
  *
  * Each rank allocates a block of its own, fills it, and publishes the pointer
  * in a collective table; after a barrier every rank reads every block.  Then
@@ -15,6 +18,7 @@
 #define MP_NAME "localalloc"
 #include "mp.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 /* Private globals that rank P-1 sets and sdsm_distribute copies everywhere. */
@@ -94,6 +98,82 @@ static void check_distribute(int me, int n)
         MP_OK(sdsm_free_local(priv.block));
 }
 
+#define NT 4
+#define NB 24
+
+typedef struct tblocks {
+    int       t;
+    uint32_t *b[NB];
+} tblocks_t;
+
+static size_t tsize(int t, int i) { return 100 + (size_t)(t * NB + i) * 700; } /* words */
+
+static uint32_t tval(int r, int t, int i, size_t k) { return (uint32_t)(r << 24 | t << 16 | i << 10) ^ (uint32_t)k; }
+
+static void tfill(int r, int t, int i, uint32_t *b)
+{
+    for (size_t k = 0; k < tsize(t, i); k++)
+        b[k] = tval(r, t, i, k);
+}
+
+static void tcheck(int r, int t, int i, const uint32_t *b)
+{
+    for (size_t k = 0; k < tsize(t, i); k++)
+        MP_CHECK("thread block word", ((long long)r * NT + t) * NB + i, tval(r, t, i, k), b[k]);
+}
+
+/* Allocate NB blocks, free the odd ones, allocate them again: all at once with the other threads. */
+static void *tmain(void *arg)
+{
+    tblocks_t *tb = arg;
+    int me = sdsm_rank();
+    for (int i = 0; i < NB; i++) {
+        MP_NONNULL(tb->b[i] = sdsm_alloc_local(tsize(tb->t, i) * sizeof(uint32_t)));
+        tfill(me, tb->t, i, tb->b[i]);
+    }
+    for (int i = 1; i < NB; i += 2)
+        MP_OK(sdsm_free_local(tb->b[i]));
+    for (int i = 1; i < NB; i += 2) {
+        MP_NONNULL(tb->b[i] = sdsm_alloc_local(tsize(tb->t, i) * sizeof(uint32_t)));
+        for (size_t k = 0; k < tsize(tb->t, i); k++) /* reused or not, it reads as zero */
+            MP_CHECK("fresh thread block", i, 0, tb->b[i][k]);
+        tfill(me, tb->t, i, tb->b[i]);
+    }
+    return NULL;
+}
+
+static void threads_mode(int me, int n)
+{
+    static tblocks_t tb[NT];
+    pthread_t th[NT];
+    for (int t = 0; t < NT; t++) {
+        tb[t].t = t;
+        MP_ASSERT(pthread_create(&th[t], NULL, tmain, &tb[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < NT; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < NT; t++)
+        for (int i = 0; i < NB; i++)
+            tcheck(me, t, i, tb[t].b[i]);
+    /* Every rank's table of blocks, read by rank 0. */
+    uint32_t **all = sdsm_alloc((size_t)n * NT * NB * sizeof *all, 0);
+    MP_NONNULL(all);
+    for (int t = 0; t < NT; t++)
+        for (int i = 0; i < NB; i++)
+            all[((size_t)me * NT + t) * NB + i] = tb[t].b[i];
+    MP_OK(sdsm_barrier());
+    if (me == 0)
+        for (int r = 0; r < n; r++)
+            for (int t = 0; t < NT; t++)
+                for (int i = 0; i < NB; i++)
+                    tcheck(r, t, i, all[((size_t)r * NT + t) * NB + i]);
+    MP_OK(sdsm_barrier());
+    for (int t = 0; t < NT; t++)
+        for (int i = 0; i < NB; i++)
+            MP_OK(sdsm_free_local(tb[t].b[i]));
+    MP_OK(sdsm_free(all));
+}
+
 int main(int argc, char **argv)
 {
     int aslr = argc > 1 && strcmp(argv[1], "aslr") == 0;
@@ -108,6 +188,13 @@ int main(int argc, char **argv)
         return rc ? 1 : 0;
     }
     MP_OK(sdsm_check_addresses());
+    if (argc > 1 && strcmp(argv[1], "threads") == 0) {
+        threads_mode(me, n);
+        MP_OK(sdsm_finalize());
+        if (me == 0)
+            printf("OK localalloc\n");
+        return 0;
+    }
     uint32_t **table = sdsm_alloc((size_t)n * sizeof *table, 0);
     MP_NONNULL(table);
     uint32_t *mine = sdsm_alloc_local(words_of(me) * sizeof(uint32_t));
