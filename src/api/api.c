@@ -20,6 +20,7 @@
 #include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/fault.h"
@@ -166,6 +167,9 @@ int sdsm_init(int *argc, char ***argv)
     sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
                            .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
                            .page_size = sdsm_cfg.page_size};
+    if (sdsm_cfg.trace_dir) /* before the service thread, so it is traced from its start */
+        sdsm_trace_init(sdsm_cfg.trace_dir, boot.rank, boot.nprocs, sdsm_cfg.trace_interval_ms,
+                        sdsm_cfg.trace_buffer, sdsm_msg_name);
     if (sdsm_net_start(&ns))
         return report("sdsm_init", SDSM_ESYS, "could not start the service thread");
     if (sdsm_fault_install(sdsm_proto->fault))
@@ -234,10 +238,12 @@ int sdsm_finalize(void)
     rc = check_locks_at_finalize();
     sdsm_coll_begin(SDSM_COLL_FINALIZE, 0, 0, 0);
     sdsm_barrier_run();
+    sdsm_trace_stop(); /* its last sample is the statistics' snapshot */
     if (sdsm_cfg.stats)
         print_stats();
     sdsm_watch_stop();
     sdsm_net_shutdown();
+    sdsm_trace_fini(); /* the service thread has stopped recording */
     sdsm_fault_uninstall();
     sdsm_boot_done();
     sdsm_boot_close(&boot);

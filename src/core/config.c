@@ -79,6 +79,14 @@ static const var_t vars[] = {
     {"SDSM_PEER_TIMEOUT", T_MS, OFF(peer_timeout_ms), "10s", 0, 86400000, NULL,
      "a peer from which nothing arrived for this long is lost and the job stops (seconds, or "
      "1500ms; 0: never)"},
+    {"SDSM_TRACE", T_STR, OFF(trace_dir), NULL, 0, 0, NULL,
+     "write each rank's timeline to DIR/rank-R.sdsmtrace (sdsmrun --trace DIR; read with "
+     "sdsm-report DIR)"},
+    {"SDSM_TRACE_INTERVAL", T_MS, OFF(trace_interval_ms), "10ms", 1, 60000, NULL,
+     "with SDSM_TRACE: how often the message and page counters are sampled"},
+    {"SDSM_TRACE_BUFFER", T_SIZE, OFF(trace_buffer), "1M", 0, 0, NULL,
+     "with SDSM_TRACE: trace buffer per thread (40 bytes a span); a full one is written out by "
+     "its thread, which shows in the trace as a 'trace flush' span"},
 };
 #define NVARS (sizeof vars / sizeof vars[0])
 
@@ -249,6 +257,10 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
     if (cfg->peer_timeout_ms && cfg->peer_timeout_ms < 2 * cfg->heartbeat_ms) {
         snprintf(err, errlen, "SDSM_PEER_TIMEOUT=%gs is below twice SDSM_HEARTBEAT=%gs",
                  (double)cfg->peer_timeout_ms / 1000.0, (double)cfg->heartbeat_ms / 1000.0);
+        return -EINVAL;
+    }
+    if (cfg->trace_buffer < 4096 || cfg->trace_buffer > ((size_t)1 << 30)) {
+        snprintf(err, errlen, "SDSM_TRACE_BUFFER=%zu: must be between 4K and 1G", cfg->trace_buffer);
         return -EINVAL;
     }
     if (cfg->barrier_manager >= cfg->nprocs) {

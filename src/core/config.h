@@ -49,6 +49,9 @@ typedef struct sdsm_config {
     long        hang_report;     /* seconds a wait may last before every rank's waits are reported (0: never) */
     long        heartbeat_ms;    /* idle links carry a heartbeat this often */
     long        peer_timeout_ms; /* a peer silent this long is lost (0: never) */
+    const char *trace_dir;       /* SDSM_TRACE: write timelines there, or NULL */
+    long        trace_interval_ms; /* counters sampled this often in a trace */
+    size_t      trace_buffer;    /* bytes of trace buffer per thread */
 } sdsm_config_t;
 
 extern sdsm_config_t sdsm_cfg;

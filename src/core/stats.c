@@ -65,6 +65,11 @@ static const struct {
     [SDSM_ST_READY_WAIT_NS] = {"ready wait (ms)", 1},
 };
 
+const char *sdsm_stats_name(int stat)
+{
+    return stat >= 0 && stat < SDSM_ST_COUNT ? rows[stat].name : NULL;
+}
+
 static void row(FILE *out, const char *name, const uint64_t *vals, size_t stride, int n, int is_time)
 {
     uint64_t total = 0;

@@ -46,6 +46,8 @@ typedef struct sdsm_stats {
     _Atomic uint64_t v[SDSM_ST_COUNT];
     _Atomic uint64_t msgs_sent[SDSM_STATS_MAX_TYPES];
     _Atomic uint64_t bytes_sent[SDSM_STATS_MAX_TYPES]; /* header included */
+    _Atomic uint64_t msgs_recv[SDSM_STATS_MAX_TYPES];  /* for the trace's traffic plots */
+    _Atomic uint64_t bytes_recv[SDSM_STATS_MAX_TYPES];
 } sdsm_stats_t;
 
 /* Plain snapshot, the form that travels to rank 0. */
@@ -79,7 +81,16 @@ static inline void sdsm_stat_msg(unsigned type, uint64_t bytes)
     }
 }
 
+static inline void sdsm_stat_recv(unsigned type, uint64_t bytes)
+{
+    if (type < SDSM_STATS_MAX_TYPES) {
+        atomic_fetch_add_explicit(&sdsm_stats.msgs_recv[type], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sdsm_stats.bytes_recv[type], bytes, memory_order_relaxed);
+    }
+}
+
 void sdsm_stats_snapshot(sdsm_stats_snap_t *out);
+const char *sdsm_stats_name(int stat); /* the table's row name */
 uint64_t sdsm_now_ns(void);
 
 /* Print the table: one column per rank plus a total; type_name(t) names message types. */

@@ -38,6 +38,7 @@
 #include "core/coll.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/trace.h"
 #include "core/waits.h"
 #include "mem/page.h"
 #include "mem/span.h"
@@ -443,6 +444,7 @@ static int check_args(size_t size, int home, char *why, size_t whylen)
 
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen)
 {
+    uint64_t t0 = sdsm_trace_t0();
     req_t q = {.call = sdsm_coll_current()->seq, .size = size, .elem = elem, .home = home, .op = OP_ALLOC};
     int rc = agree(&q, why, whylen);
     if (rc) {
@@ -468,6 +470,7 @@ void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *
         *err = SDSM_ENOMEM;
         return NULL;
     }
+    SDSM_TRACE(SDSM_TR_ALLOC, t0, first, size, np);
     return sdsm_page_app(publish(first, np, size, elem, home)->first);
 }
 

@@ -45,6 +45,7 @@
 #include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "net/auth.h"
 #include "net/stranger.h"
@@ -271,6 +272,7 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
     }
     if (h->type == SDSM_MSG_HEARTBEAT) /* its arrival was all it had to say */
         return;
+    sdsm_stat_recv(h->type, sizeof *h + h->len);
     sdsm_msg_handler_t fn = sdsm_msg_table[h->type].handler;
     int rc = fn ? fn(src, h, payload) : -ENOSYS;
     if (rc < 0) {
@@ -583,6 +585,7 @@ static void *service_main(void *arg)
 {
     (void)arg;
     in_service = 1;
+    sdsm_trace_thread_name("service", -1);
     struct epoll_event evs[64];
     while (!atomic_load(&N.stopping)) {
         uint32_t pk = atomic_load(&N.park);

@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -65,16 +66,18 @@ static uint32_t prefetch_window(uint32_t pg, int home)
     return k;
 }
 
-static void start_fetch(uint32_t pg, int home)
+/* Returns the pages asked for (for the trace). */
+static uint32_t start_fetch(uint32_t pg, int home)
 {
     sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
     if (home < 0) {
         uint32_t q[2] = {pg, 1};
         sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
-        return;
+        return 1;
     }
     uint32_t q[2] = {pg, 1 + prefetch_window(pg, home)};
     sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    return q[1];
 }
 
 int sdsm_home_fault(uint32_t pg, int is_write)
@@ -82,6 +85,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
     if (!sdsm_alloc_find(pg))
         return -1;
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
+    uint64_t t0 = sdsm_trace_t0(), asked = 0;
     sdsm_page_lock(pg);
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
@@ -94,7 +98,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         }
         p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
         if (p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING))
-            start_fetch(pg, home);
+            asked += start_fetch(pg, home);
         if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID) {
             uint32_t g = atomic_load(&sdsm_page_gen);
             sdsm_page_unlock(pg);
@@ -126,6 +130,8 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         break;
     }
     sdsm_page_unlock(pg);
+    SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg,
+               sdsm_page_home(pg), asked * H.ps);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -54,6 +55,7 @@ void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
     uint8_t *e = b->p + b->len;
     uint32_t nb = 0;
     if (twin) {
+        uint64_t t0 = sdsm_trace_t0();
         const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
         size_t gran = a ? a->elem : 1, nruns, ndata;
         size_t phase = a && gran > 1 ? ((size_t)(pg - a->first) * H.ps) % gran : 0;
@@ -63,6 +65,7 @@ void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
         sdsm_stat_add(SDSM_ST_DIFF_BYTES_MADE, ndata);
         sdsm_stat_add(SDSM_ST_DIFF_RUNS_MADE, nruns);
         sdsm_stat_add(SDSM_ST_DIFF_WIRE_BYTES, 8 + (uint64_t)nb);
+        SDSM_TRACE(SDSM_TR_DIFF_MADE, t0, pg, ndata, 8 + (uint64_t)nb);
     }
     memcpy(e, &pg, 4);
     memcpy(e + 4, &nb, 4);

@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -141,6 +142,7 @@ static void pending_complete(pending_t *op)
  */
 static void apply_entry(uint32_t pg, const uint8_t *diff, uint32_t nb, uint8_t *twin2_base)
 {
+    uint64_t t0 = sdsm_trace_t0();
     sdsm_page_t *m = sdsm_page(pg);
     size_t bytes = sdsm_diff_apply(sdsm_page_rt(pg), diff, nb);
     if (m->flags & SDSM_PGF_TWIN)
@@ -149,6 +151,7 @@ static void apply_entry(uint32_t pg, const uint8_t *diff, uint32_t nb, uint8_t *
         sdsm_diff_apply(twin2_base + ((size_t)pg << sdsm_region.shift), diff, nb);
     sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
     sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
+    SDSM_TRACE(SDSM_TR_DIFF_APPLIED, t0, pg, bytes, 0);
 }
 
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)

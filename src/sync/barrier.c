@@ -29,6 +29,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/waits.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
@@ -271,6 +272,7 @@ int sdsm_barrier_run_at(int manager)
     sdsm_proto->acquire(SDSM_SYNC_BARRIER);
     sdsm_stat_add(SDSM_ST_BARRIERS, 1);
     sdsm_stat_add(SDSM_ST_BARRIER_WAIT_NS, sdsm_now_ns() - t0);
+    SDSM_TRACE(SDSM_TR_BARRIER, t0, atomic_load(&sdsm_stats.v[SDSM_ST_BARRIERS]), manager, 0);
     return 0;
 }
 

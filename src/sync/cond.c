@@ -13,6 +13,7 @@
 
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/waits.h"
 #include "net/net.h"
 #include "net/rpc.h"
@@ -104,6 +105,7 @@ int sdsm_cond_wait_run(int cond, int lock)
     uint32_t ack_id = sdsm_rpc_open(&ack, 1), wake_id = sdsm_rpc_open(&wake, 1);
     uint32_t msg[2] = {(uint32_t)cond, wake_id};
     sdsm_wait_save_t sv;
+    uint64_t t0 = sdsm_trace_t0();
     sdsm_wait_enter(&sv, SDSM_WAIT_COND, cond);
     sdsm_net_send(cond_manager((uint32_t)cond), SDSM_MSG_COND_WAIT, 0, ack_id, msg, 8, NULL, 0);
     sdsm_rpc_wait(&ack);
@@ -113,6 +115,7 @@ int sdsm_cond_wait_run(int cond, int lock)
     sdsm_rpc_close(wake_id);
     sdsm_wait_leave(&sv);
     sdsm_stat_add(SDSM_ST_COND_WAITS, 1);
+    SDSM_TRACE(SDSM_TR_COND_WAIT, t0, cond, lock, 0);
     return sdsm_lock_acquire(lock);
 }
 

@@ -29,6 +29,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "core/waits.h"
 #include "mem/page.h"
@@ -75,6 +76,7 @@ typedef struct held {
     struct held *next;
     uint32_t     id;
     pthread_t    thread;
+    uint64_t     since; /* for the trace's hold span (0: not traced) */
 } held_t;
 
 static mlock_t        *table[BUCKETS];
@@ -319,7 +321,7 @@ int sdsm_lock_acquire(int id)
             *pp = w.next;
             break;
         }
-    *h = (held_t){.next = helds, .id = w.id, .thread = pthread_self()};
+    *h = (held_t){.next = helds, .id = w.id, .thread = pthread_self(), .since = sdsm_trace_t0()};
     helds = h;
     pthread_mutex_unlock(&local_mtx);
     int rc = sdsm_proto->acquire_lock(id, w.chain, w.chain_len);
@@ -328,6 +330,7 @@ int sdsm_lock_acquire(int id)
         sdsm_fatal("lock %d's manager sent invalid updates", id);
     sdsm_stat_add(SDSM_ST_LOCK_ACQUIRES, 1);
     sdsm_stat_add(SDSM_ST_LOCK_WAIT_NS, sdsm_now_ns() - t0);
+    SDSM_TRACE(SDSM_TR_LOCK_WAIT, t0, id, 0, 0);
     return 0;
 }
 
@@ -338,6 +341,7 @@ static held_t *unhold(uint32_t id)
         if ((*pp)->id == id && pthread_equal((*pp)->thread, pthread_self())) {
             held_t *h = *pp;
             *pp = h->next;
+            SDSM_TRACE(SDSM_TR_LOCK_HOLD, h->since, id, 0, 0);
             return h;
         }
     return NULL;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/fatal.h"
+#include "core/trace.h"
 #include "core/wait.h"
 #include "core/waits.h"
 #include "sdsm.h"
@@ -151,6 +152,7 @@ static void *trampoline(void *p)
 {
     cthread_t *c = p;
     self = c;
+    sdsm_trace_thread_name("compute", T.rank * T.per_rank + c->local);
     sdsm_sched_enter();
     void *ret = c->fn(c->arg);
     pthread_mutex_lock(&T.mtx);

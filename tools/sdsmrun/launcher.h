@@ -68,7 +68,7 @@ struct rank {
 };
 
 /* Long options without a short form. */
-enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS, OPT_ASLR };
+enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS, OPT_ASLR, OPT_TRACE };
 
 /* A host of --hosts/--hostfile. */
 struct host {

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ static const char usage_line[] =
     "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose]\n"
     "               [--tag-output] [--output-filename DIR] [--hosts H[:S],... | --hostfile F]\n"
     "               [--map-by slot|node] [--rsh CMD] [--prefix DIR] [-x NAME[=VALUE]]...\n"
-    "               [--threads T] [--aslr]\n"
+    "               [--threads T] [--aslr] [--trace DIR]\n"
     "               [--] program [args...]\n";
 
 static const char vars_text[] =
@@ -52,6 +53,7 @@ static const char vars_text[] =
     "                         job must prove it knows the key (never print it)\n"
     "  SDSM_STATS=1           with --stats\n"
     "  SDSM_PROTOCOL=NAME     with --protocol\n"
+    "  SDSM_TRACE=DIR         with --trace\n"
     "  SDSM_HOST=NAME         the host the rank was placed on, as --hosts/--hostfile name\n"
     "                         it (without them: this machine's name)\n"
     "\n"
@@ -87,6 +89,10 @@ static const char help_text[] =
     "      --aslr           keep address randomization for the ranks (SDSM_ASLR=1; by\n"
     "                       default ranks start with it off, so a program's globals,\n"
     "                       functions and libraries have the same addresses in every rank)\n"
+    "      --trace DIR      every rank writes its timeline to DIR/rank-R.sdsmtrace\n"
+    "                       (DIR is created; sets SDSM_TRACE to its absolute path);\n"
+    "                       sdsm-report DIR merges them into DIR/trace.json (Perfetto),\n"
+    "                       a text profile and figures\n"
     "  -v, --verbose        report each rank's pid, registration and exit, with times\n"
     "      --tag-output     start each line a rank prints with \"[rank] \"\n"
     "      --output-filename DIR\n"
@@ -301,6 +307,22 @@ static const char *proto_list(void)
     return list;
 }
 
+/* --trace DIR: made here, and absolute, so every rank (on any host, in the
+ * same working directory) writes to the same place. */
+static int trace_option(const char *dir)
+{
+    char abs[PATH_MAX];
+    if (!*dir)
+        return usage_error("--trace: the directory must not be empty");
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return usage_error("--trace: cannot create the directory '%s': %s", dir, strerror(errno));
+    if (!realpath(dir, abs))
+        return usage_error("--trace: '%s': %s", dir, strerror(errno));
+    if (setenv("SDSM_TRACE", abs, 1))
+        return usage_error("--trace: cannot set SDSM_TRACE");
+    return -1;
+}
+
 /* One option; returns -1 to go on or the exit status. */
 static int option(struct job *j, int c, char **argv)
 {
@@ -339,6 +361,7 @@ static int option(struct job *j, int c, char **argv)
         if (setenv("SDSM_ASLR", "1", 1))
             return usage_error("--aslr: cannot set SDSM_ASLR");
         return -1;
+    case OPT_TRACE: return trace_option(optarg);
     case 'h': return print_texts(help);
     case OPT_HOSTS:
     case OPT_HOSTFILE:
@@ -391,6 +414,7 @@ static int parse_args(struct job *j, int argc, char **argv)
         {"prefix", required_argument, NULL, OPT_PREFIX},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"aslr", no_argument, NULL, OPT_ASLR},
+        {"trace", required_argument, NULL, OPT_TRACE},
         {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
