@@ -15,7 +15,9 @@ checks:
     rank's faults, bytes fetched, diffs, barriers, lock acquires, condition
     waits, and messages and bytes by type (from the last counter sample), and
     the number of spans of each kind equals its counter;
-  - the figures are PNG images of the expected size that are not blank.
+  - the figures are PNG images of the expected size that are not blank;
+  - with --buffer (a small SDSM_TRACE_BUFFER), buffers filled and were
+    written while the job ran, and nothing above changed.
 Exit 0 on success, 1 on a failure (each printed), 77 (skip) without
 matplotlib.
 """
@@ -196,6 +198,7 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--name", required=True)
+    ap.add_argument("--buffer", help="SDSM_TRACE_BUFFER for the run (small: buffers fill and flush)")
     ap.add_argument("prog", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = a.prog[1:] if a.prog[:1] == ["--"] else a.prog
@@ -206,8 +209,9 @@ def main():
         return 77
     d = os.path.join(a.work, a.name + ".trace")
     shutil.rmtree(d, ignore_errors=True)
+    env = dict(os.environ, **({"SDSM_TRACE_BUFFER": a.buffer} if a.buffer else {}))
     run = subprocess.run([a.sdsmrun, "-n", str(NP), "--stats", "--timeout", "60", "--trace", d] + prog,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     if run.returncode:
         print(run.stdout, run.stderr)
         fail(f"the traced job exited {run.returncode}")
@@ -226,7 +230,13 @@ def main():
         fail("sdsm-report printed no profile")
     check_trace(os.path.join(d, "trace.json"))
     with open(os.path.join(d, "summary.json")) as f:
-        check_numbers(json.load(f), table)
+        summary = json.load(f)
+    check_numbers(summary, table)
+    if a.buffer:
+        flushes = sum(r["spans"].get("trace flush", 0) for r in summary["ranks"].values())
+        if not flushes:
+            fail(f"SDSM_TRACE_BUFFER={a.buffer}: no buffer filled up (no 'trace flush' span)")
+        print(f"buffers written while running: {flushes}")
     check_figures(d)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
