@@ -9,7 +9,8 @@ checks:
     rank (pid), a thread (tid), a start and a duration; per thread the
     events come in time order and nest (an event starts after its parent's
     start and ends before its parent's end); every fault has a page and a
-    home that is a rank of the job; async lock holds come in begin/end pairs;
+    home that is a rank of the job, every barrier its place in the arrival
+    order; async lock holds come in begin/end pairs;
     every rank and thread is named;
   - the report's numbers are the SDSM_STATS table's for the same run: each
     rank's faults, bytes fetched, diffs, barriers, lock acquires, condition
@@ -17,7 +18,9 @@ checks:
     the number of spans of each kind equals its counter;
   - the figures are PNG images of the expected size that are not blank;
   - with --buffer (a small SDSM_TRACE_BUFFER), buffers filled and were
-    written while the job ran, and nothing above changed.
+    written while the job ran, and nothing above changed;
+  - with --skew, that ranks claiming another host and a skewed realtime
+    clock are aligned on their barrier exits (check_skew).
 Exit 0 on success, 1 on a failure (each printed), 77 (skip) without
 matplotlib.
 """
@@ -95,6 +98,8 @@ def check_trace(path):
             return fail(f"trace.json: complete event without name or duration: {e}")
         used_t.add((e["pid"], e["tid"]))
         per[(e["pid"], e["tid"])].append(e)
+        if e["cat"] == "barrier" and not 1 <= e.get("args", {}).get("arrival", 0) <= NP:
+            return fail(f"trace.json: barrier without its place in the arrival order: {e}")
         if e["cat"] in ("read fault", "write fault"):
             nfaults += 1
             a = e.get("args", {})
@@ -192,12 +197,46 @@ def check_figures(out):
         print(f"{name}: {got[0]}x{got[1]}, {os.path.getsize(p)} bytes, {len(colors)} colours")
 
 
+def check_skew(report, d):
+    """The same files, but ranks 1.. claim another kernel (boot id) and a
+    realtime clock R x 5 s + 0.123 s ahead: the report must align them on
+    their barrier exits.  Their true clocks are rank 0's (one machine), so
+    the offset it finds should be the barrier release delay: under 5 ms."""
+    sk = d + ".skew"
+    shutil.rmtree(sk, ignore_errors=True)
+    os.makedirs(sk)
+    for f in os.listdir(d):
+        if not f.endswith(".sdsmtrace"):
+            continue
+        data = open(os.path.join(d, f), "rb").read()
+        nl = data.index(b"\n")
+        h = json.loads(data[:nl])
+        if h["rank"]:
+            h["boot_id"] = f"another-host-{h['rank']}"
+            h["realtime_ns"] += h["rank"] * 5_000_000_000 + 123_000_000
+        with open(os.path.join(sk, f), "wb") as out:
+            out.write(json.dumps(h).encode() + data[nl:])
+    rep = subprocess.run([sys.executable, report, "--no-figures", sk], capture_output=True, text=True)
+    if rep.returncode:
+        return fail(f"sdsm-report on skewed clocks exited {rep.returncode}: {rep.stderr}")
+    with open(os.path.join(sk, "summary.json")) as f:
+        offs = json.load(f)["clock_offsets"]
+    for r in range(1, NP):
+        o = offs.get(str(r), {})
+        if o.get("method") != "barrier-aligned" or abs(o.get("offset_ns", 1e18)) > 5_000_000:
+            fail(f"skewed clocks: rank {r} aligned as {o}, expected barrier-aligned within 5 ms")
+    print("skewed clocks: offsets found " +
+          ", ".join(f"rank {r} {offs[str(r)]['offset_ns'] / 1000:+.0f} us" for r in range(1, NP)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sdsmrun", required=True)
     ap.add_argument("--report", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--name", required=True)
+    ap.add_argument("--skew", action="store_true",
+                    help="also check the alignment of ranks whose clocks differ (see check_skew)")
     ap.add_argument("--buffer", help="SDSM_TRACE_BUFFER for the run (small: buffers fill and flush)")
     ap.add_argument("prog", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -238,6 +277,8 @@ def main():
             fail(f"SDSM_TRACE_BUFFER={a.buffer}: no buffer filled up (no 'trace flush' span)")
         print(f"buffers written while running: {flushes}")
     check_figures(d)
+    if a.skew:
+        check_skew(a.report, d)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
         return 1
