@@ -554,6 +554,8 @@ case_direct() {
     local mpi=("$mpirun" --allow-run-as-root --oversubscribe -n 8 --host "$pre.1:2,$pre.2:2,$pre.3:2,$pre.4:2"
         --mca plm_rsh_agent "$D/rsh" --mca oob_tcp_if_include "$CLUSTER_SUBNET"
         --mca btl_tcp_if_include "$CLUSTER_SUBNET")
+    # Open MPI passes only what -x names to the ranks on other hosts.
+    [ -n "${LSAN_OPTIONS:-}" ] && mpi+=(-x LSAN_OPTIONS)
     run "${mpi[@]}" sh -c 'echo "rank $PMIX_RANK at $(hostname -I | tr -d " ")"'
     expect_rc 0
     for h in 1:0 1:1 2:2 2:3 3:4 3:5 4:6 4:7; do
