@@ -44,6 +44,7 @@ typedef struct sdsm_config {
     long        spin_us;         /* microseconds a waiter spins before sleeping */
     long        prefetch;        /* most pages fetched ahead on sequential faults */
     long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */
+    long        ibec_check;      /* ibec: report data written outside a critical section and read before a barrier */
     long        threads;         /* compute threads per rank (SDSM_THREADS) */
     long        run_threads;     /* run slots per rank; 0: CPUs / ranks on the host */
     long        hang_report;     /* seconds a wait may last before every rank's waits are reported (0: never) */

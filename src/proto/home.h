@@ -23,6 +23,11 @@ extern sdsm_write_hook_t sdsm_home_write_hook;
  * ibec notes which bytes of a page the home is writing the reader got. */
 typedef void (*sdsm_serve_hook_t)(uint32_t pg, const uint8_t *copy);
 extern sdsm_serve_hook_t sdsm_home_serve_hook;
+/* ibec check mode (SDSM_IBEC_CHECK): a diff of writes made outside any
+ * critical section, by writer (-1: not known), reached this rank for pg -
+ * at the home, or forwarded to a copy holder.  NULL when the check is off. */
+typedef void (*sdsm_check_hook_t)(uint32_t pg, int writer);
+extern sdsm_check_hook_t sdsm_home_check_hook;
 /* ibec: homes twin their own pages too (to forward diffs of their writes). */
 extern int sdsm_home_twins_at_home;
 /* ibec: second twin area; forwarded diffs are applied to it as well. */

@@ -33,9 +33,15 @@
  * Unmap time-out: every SDSM_UNMAP_BARRIERS barriers the copies are
  * protected; a copy not touched again by the next sweep is dropped and its
  * rank leaves the copyset, so barriers stop sending it updates.
+ *
+ * Check mode (SDSM_IBEC_CHECK=1) finds the misuse ibec cannot survive: a
+ * rank reading, before the next barrier, a page another rank wrote outside
+ * any critical section (those writes travel only at the barrier).  See
+ * "Check mode" below.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,6 +93,27 @@ static struct {
 } I;
 
 enum { MASK_B = 1, MASK_L = 2 };
+
+/*
+ * Check mode.  Each rank notes the barrier epoch of its reads: at every
+ * barrier the pages it holds (copies and home pages) are protected, so the
+ * first read of each in the new epoch faults (prefetch is off, so no page
+ * arrives unread).  The writes made outside critical sections are the
+ * non-empty diffB entries (diffL bytes are kept out of them): at the barrier
+ * they reach the home, which forwards them to every holder naming the
+ * writer.  A home, or a holder, that gets one for a page it read in the
+ * same epoch reports the page: no message is added.
+ */
+#define CHECK_MAX_REPORTS 20
+
+static struct {
+    int              on;
+    _Atomic uint32_t epoch;    /* barriers completed + 1 */
+    uint32_t        *read_ep;  /* per page: epoch of this rank's last noted read (relaxed atomics) */
+    pthread_mutex_t  mtx;      /* reported, nreported (handlers run on several threads) */
+    uint8_t         *reported; /* per page: reported once already */
+    unsigned         nreported;
+} C = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static uint8_t *mask_of(uint8_t *base, uint32_t pg) { return base + ((size_t)pg << sdsm_region.shift) / 8; }
 
@@ -165,6 +192,8 @@ static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, co
  */
 static void serve_hook(uint32_t pg, const uint8_t *copy)
 {
+    if (__builtin_expect(C.on, 0) && __atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != atomic_load(&C.epoch))
+        sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* serving may have unprotected it: our next read must fault */
     uint8_t fl = sdsm_page(pg)->flags;
     const uint8_t *tl = (fl & SDSM_PGF_TWINL) ? twinl(pg) : NULL;
     if (fl & SDSM_PGF_TWIN)
@@ -509,6 +538,70 @@ static void sweep(void)
     free(leave);
 }
 
+/* Check mode, a barrier completed (every forward of the epoch applied): a
+ * new epoch, whose first read of every page held faults. */
+static void check_new_epoch(void)
+{
+    atomic_fetch_add(&C.epoch, 1);
+    uint32_t na = sdsm_alloc_count();
+    for (uint32_t a = 0; a < na; a++) {
+        const sdsm_alloc_rec_t *rec = sdsm_alloc_get(a);
+        if (!rec->live)
+            continue;
+        for (uint32_t pg = rec->first; pg < rec->first + rec->npages; pg++) {
+            sdsm_page_lock(pg);
+            uint8_t st = sdsm_page(pg)->state;
+            if (st == SDSM_PG_READ_ONLY || st == SDSM_PG_READ_WRITE)
+                sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* the fault path restores it */
+            sdsm_page_unlock(pg);
+        }
+    }
+}
+
+/* Check mode: writer's writes outside any critical section reached this
+ * rank (at the home, or forwarded) at a barrier; a read of pg here in the
+ * same epoch may have missed them. */
+static void check_hook(uint32_t pg, int writer)
+{
+    uint32_t ep = atomic_load(&C.epoch);
+    if (writer == I.me || __atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != ep)
+        return;
+    pthread_mutex_lock(&C.mtx);
+    unsigned k = C.reported[pg] ? CHECK_MAX_REPORTS + 1 : C.nreported++;
+    C.reported[pg] = 1;
+    pthread_mutex_unlock(&C.mtx);
+    if (k == CHECK_MAX_REPORTS)
+        sdsm_warn("ibec check: more pages were read before a barrier that made them consistent; "
+                  "only the first %d are reported", CHECK_MAX_REPORTS);
+    if (k >= CHECK_MAX_REPORTS)
+        return;
+    char who[32], block[96] = "";
+    if (writer >= 0)
+        snprintf(who, sizeof who, "rank %d", writer);
+    else
+        snprintf(who, sizeof who, "a rank");
+    const sdsm_alloc_rec_t *rec = sdsm_alloc_find(pg);
+    if (rec && !sdsm_alloc_is_arena(rec))
+        snprintf(block, sizeof block, "page %u of the block allocated at %p (%zu bytes), ", pg - rec->first,
+                 (void *)sdsm_page_app(rec->first), rec->size);
+    else if (rec)
+        snprintf(block, sizeof block, "a local allocation, ");
+    sdsm_warn("ibec check: page %p (%shome rank %d): %s wrote it outside a critical section and rank %d "
+              "read it before the next barrier (epoch %u, after %u barriers): under ibec rank %d may see "
+              "the old value; protect the writes with a lock or add a barrier",
+              (void *)sdsm_page_app(pg), block, sdsm_page_home(pg), who, I.me, ep, ep - 1, I.me);
+}
+
+/* ibec's fault entry: check mode notes the reads (a read fault, or one of
+ * unknown kind); a fault made by the runtime itself (a diffL applied at an
+ * acquire) calls sdsm_home_fault directly and is no read of the program's. */
+static int ibec_fault(uint32_t pg, int is_write)
+{
+    if (__builtin_expect(C.on, 0) && is_write <= 0 && pg < sdsm_region.npages)
+        __atomic_store_n(&C.read_ep[pg], atomic_load(&C.epoch), __ATOMIC_RELAXED);
+    return sdsm_home_fault(pg, is_write);
+}
+
 static void ibec_acquire(sdsm_sync_kind_t kind)
 {
     if (kind != SDSM_SYNC_BARRIER)
@@ -516,6 +609,8 @@ static void ibec_acquire(sdsm_sync_kind_t kind)
     I.barriers++;
     if (sdsm_cfg.unmap_barriers > 0 && I.barriers % (uint32_t)sdsm_cfg.unmap_barriers == 0)
         sweep();
+    if (C.on)
+        check_new_epoch();
 }
 
 /* A second phase is needed when some rank has diffL for the homes to
@@ -593,13 +688,23 @@ static int ibec_init(void)
     sdsm_alloc_on_free = ibec_free_range; /* a reused page starts without masks */
     sdsm_home_twins_at_home = 1;
     sdsm_home_twin2 = I.twinl;
+    if (sdsm_cfg.ibec_check) {
+        C.read_ep = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+        C.reported = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
+        if (C.read_ep == MAP_FAILED || C.reported == MAP_FAILED)
+            return -ENOMEM;
+        atomic_store(&C.epoch, 1);
+        sdsm_cfg.prefetch = 0; /* a prefetched page would become readable unread */
+        sdsm_home_check_hook = check_hook;
+        C.on = 1;
+    }
     return 0;
 }
 
 const sdsm_proto_ops_t sdsm_proto_ibec = {
     .name = "ibec",
     .init = ibec_init,
-    .fault = sdsm_home_fault,
+    .fault = ibec_fault,
     .release = ibec_release,
     .acquire = ibec_acquire,
     .barrier_done = ibec_barrier_done,

@@ -154,6 +154,19 @@ static void apply_entry(uint32_t pg, const uint8_t *diff, uint32_t nb, uint8_t *
     SDSM_TRACE(SDSM_TR_DIFF_APPLIED, t0, pg, bytes, 0);
 }
 
+sdsm_check_hook_t sdsm_home_check_hook;
+
+/* FWD_DIFF flags: 2 marks diffL forwarded at a barrier; in check mode a
+ * forwarded diffB names its writer (FWD_WRITER | writer << 3), so the
+ * holder can say who wrote what it read.  One writer per message: a
+ * forward carries one arriving batch. */
+enum { FWD_WRITER = 4, FWD_WRITER_MAX = 0xffff >> 3 };
+
+static unsigned fwd_writer_flags(int src)
+{
+    return sdsm_home_check_hook && src <= FWD_WRITER_MAX ? FWD_WRITER | (unsigned)src << 3 : 0;
+}
+
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
@@ -174,6 +187,8 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             apply_entry(pg, p + off + 8, nb, sdsm_home_twin2);
             sdsm_page_unlock(pg);
         }
+        if (nb && (h->flags & SDSM_DIFF_FORWARD) && sdsm_home_check_hook)
+            sdsm_home_check_hook(pg, src);
         if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) {
             sdsm_page_lock(pg);
             if (h->flags & SDSM_DIFF_FORWARD)
@@ -238,7 +253,8 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             continue;
         op->remaining++;
         if (h->flags & SDSM_DIFF_FORWARD)
-            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 0, op->id, H.fwd[r].p, H.fwd[r].len, NULL, 0);
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, fwd_writer_flags(src), op->id, H.fwd[r].p, H.fwd[r].len,
+                          NULL, 0);
         else
             sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, H.tgt[r], H.tgt_n[r] * 4u, NULL, 0);
         H.tgt_n[r] = 0;
@@ -326,6 +342,14 @@ static int on_fwd_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps))
         return -EPROTO;
+    if (sdsm_home_check_hook && !(h->flags & 2)) {
+        int writer = (h->flags & FWD_WRITER) ? h->flags >> 3 : -1;
+        if (writer >= H.n)
+            return -EPROTO;
+        for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
+            if (rd32(p + off + 4))
+                sdsm_home_check_hook(rd32(p + off), writer);
+    }
     sdsm_home_apply_to_copies(p, h->len, sdsm_home_twin2);
     if (h->flags & 2) /* lock diffs forwarded at a barrier */
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 2, 0, NULL, 0, NULL, 0);
