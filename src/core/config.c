@@ -68,7 +68,7 @@ static const var_t vars[] = {
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
     {"SDSM_IBEC_CHECK", T_LONG, OFF(ibec_check), "0", 0, 1, NULL,
      "1: under ibec, report each page one rank wrote outside any critical section while another "
-     "read it before the next barrier (a debugging mode: slower; see README, ibec check)"},
+     "read it before the next barrier (a debugging aid, slower; README: 'Finding ibec misuse')"},
     {"SDSM_THREADS", T_LONG, OFF(threads), "1", 1, 4096, NULL,
      "compute threads each rank runs (sdsm_thread_create; sdsm_thread_count() is ranks x this)"},
     {"SDSM_RUN_THREADS", T_LONG, OFF(run_threads), "0", 0, 4096, NULL,

@@ -138,6 +138,15 @@ static stamp_t *stamp_of(uint32_t id)
     return s;
 }
 
+/* Check mode, page lock held: the runtime made pg accessible without a
+ * fault of the program's; if it was not read in this epoch yet, the next
+ * read must still fault. */
+static void check_rearm(uint32_t pg)
+{
+    if (__atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != atomic_load(&C.epoch))
+        sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
+}
+
 /* A home page nobody else holds: no twin, no diff, kept writable (the
  * first fetch of it write-protects it again).  Stripe lock held. */
 static int home_private(uint32_t pg)
@@ -192,8 +201,8 @@ static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, co
  */
 static void serve_hook(uint32_t pg, const uint8_t *copy)
 {
-    if (__builtin_expect(C.on, 0) && __atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != atomic_load(&C.epoch))
-        sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* serving may have unprotected it: our next read must fault */
+    if (__builtin_expect(C.on, 0))
+        check_rearm(pg); /* serving may have made it readable here */
     uint8_t fl = sdsm_page(pg)->flags;
     const uint8_t *tl = (fl & SDSM_PGF_TWINL) ? twinl(pg) : NULL;
     if (fl & SDSM_PGF_TWIN)
@@ -322,8 +331,14 @@ static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
                 sdsm_page_lock(pg); /* a page we do not hold is fetched first */
                 uint8_t st_now = sdsm_page(pg)->state;
                 sdsm_page_unlock(pg);
-                if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg))
+                if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg)) {
                     sdsm_home_fault(pg, 0);
+                    if (C.on) { /* fetched to apply the diffL: no read of the program's */
+                        sdsm_page_lock(pg);
+                        check_rearm(pg);
+                        sdsm_page_unlock(pg);
+                    }
+                }
                 sdsm_home_apply_to_copies(b + e, 8 + nb, I.twinl);
             }
             e += 8 + nb;
