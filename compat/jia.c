@@ -142,4 +142,10 @@ void jia_waitcv(int cv)
     sdsm_unlock(CV_LOCK);
 }
 
-double jia_clock(void) { return sdsm_wtime() - t0; }
+float jia_clock(void) { return (float)(sdsm_wtime() - t0); }
+
+unsigned long jia_alloc1(int size) { return jia_alloc(size); }
+unsigned int jia_startstat(void) { return 0; }
+unsigned int jia_stopstat(void) { return 0; }
+void jia_config(int what, int on) { (void)what, (void)on; }
+int jia_lock_index;
