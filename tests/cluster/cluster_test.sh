@@ -47,7 +47,9 @@ run() {
     RC=$?
     MS=$((($(date +%s%N) - t0) / 1000000))
 }
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+# A wrong status shows that command's output at once (a later command's
+# output, shown at the end, would hide why this one failed).
+expect_rc() { [ "$RC" -eq "$1" ] || { fail "exit status $RC, expected $1"; show; }; }
 expect_out() { grep -qF -- "$1" "$OUT" || fail "stdout lacks '$1'"; }
 expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr lacks '$1'"; }
 show() { # show: what the last command said, when the case has failed
@@ -246,6 +248,11 @@ done
 # and ranks run where ssh put them, -x carries the environment (ssh itself
 # forwards none), a job verifies, and a host cut off fails the start.
 case_ssh() {
+    # ssh passes no environment: a sanitizer build's options go by -x.
+    local SANX=() v
+    for v in TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+        [ -n "${!v:-}" ] && SANX+=(-x "$v")
+    done
     $CL sshd "$D"
     local rc=$?
     if [ "$rc" = 77 ]; then
@@ -258,7 +265,7 @@ case_ssh() {
     expect_rc 0
     expect_out "$CLUSTER_IP_h2"
     expect_out "$CLUSTER_HEAD_IP" # the client was the root namespace, through the bridge
-    run "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 -x FOO='b a r' \
+    run "$P_sdsmrun" "${SANX[@]}" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 -x FOO='b a r' \
         sh -c 'echo "rank $SDSM_RANK on $SDSM_HOST at $(hostname -I | tr -d " ") with $FOO"'
     expect_rc 0
     for h in h1:0 h1:1 h2:2 h2:3 h3:4 h3:5 h4:6 h4:7; do
@@ -268,19 +275,19 @@ case_ssh() {
     done
     before=$(link_bytes)
     run $EXPECT --status 0 --expect '^OK stencil$' --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
-        "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 -x MP_EXPECT_TAG \
+        "$P_sdsmrun" "${SANX[@]}" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 -x MP_EXPECT_TAG \
         "$P_stencil" 64 1024 20
     expect_rc 0
     expect_traffic "$before" 4096
     SDSM_IFACE=$CLUSTER_SUBNET run $EXPECT --status 0 --expect '^PASSED' --reject "$FAILED_RE" \
         --max-seconds 60 --no-leftovers -- \
-        "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --protocol ibec --timeout 30 -x MP_EXPECT_TAG \
+        "$P_sdsmrun" "${SANX[@]}" -n 8 --hosts $HOSTS --rsh "$SSH" --protocol ibec --timeout 30 -x MP_EXPECT_TAG \
         "$P_laplace" --size small
     expect_rc 0
     # An unreachable host: ssh's own error, then sdsmrun's naming the host.
     $CL cut "$D" h3
     SSH="$SSH -o ConnectTimeout=2"
-    run "$P_sdsmrun" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 "$P_counter" 200
+    run "$P_sdsmrun" "${SANX[@]}" -n 8 --hosts $HOSTS --rsh "$SSH" --timeout 30 "$P_counter" 200
     [ "$RC" -ne 0 ] || fail "exit status 0 with h3 cut off"
     expect_err "ssh: connect to host $CLUSTER_IP_h3 port 22"
     expect_err "sdsmrun: host h3: the remote shell '$SSH' failed before the agent started"
