@@ -183,9 +183,9 @@ for _ in range(2):
     wait
     # (its subnet number may have gone to the new cluster: compare owners)
     [ "$(cat "$st2/dir" 2>/dev/null)" = "$D2" ] && fail "the killed run's cluster $st2 was not cleaned"
-    ip netns list | grep -q "^$ns2 " && [ "$ns2" != "$CLUSTER_NS_h2" ] &&
-        fail "the killed run's namespace $ns2 was not cleaned"
-    pgrep -f "$TAG" >/dev/null && fail "a process of the killed run survived"
+    # (not by its namespaces' names: another test running at once may have
+    # made a cluster with that number since)
+    pgrep -f "$TAG" >/dev/null && fail "a process of the killed run survived the reaping"
     [ "$FAILED" = 0 ] || show
 }
 
