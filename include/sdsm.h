@@ -298,6 +298,20 @@ SDSM_API int sdsm_flush(const void *addr, size_t len);
 SDSM_API int sdsm_refresh(void *addr, size_t len);
 
 /*
+ * Ask now for the pages of [addr, addr + len) this rank does not hold
+ * (SCASH's fetch, as a hint): one request per run of consecutive pages at
+ * the same home instead of one fault per page.  Returns at once without
+ * waiting for the pages; a read of a page still on its way waits for it as
+ * a fault would.  Pages this rank holds or is the home of are left alone.
+ * Call it after the synchronization that makes the data current (a barrier,
+ * a lock acquire): that synchronization invalidates a copy asked for before
+ * it like any other, and the page is fetched again.
+ * Same under every protocol.  Returns 0 (also for len 0), SDSM_EINVAL for a
+ * range outside live shared blocks.
+ */
+SDSM_API int sdsm_prefetch(const void *addr, size_t len);
+
+/*
  * Collective: make root's contents of [addr, addr + len), as they are when
  * root calls it, current on every rank, overriding concurrent writes of the
  * range by other ranks (writes they have not yet made visible are dropped, so

@@ -9,8 +9,9 @@
  * A transpose is a pull: after a barrier each rank copies what it needs from
  * every other rank's slab into its own.  With these in-slab layouts the part
  * rank r needs from rank s is ONE contiguous run of pages (A_s rows y in r's
- * range; B_s planes z in r's range), so the runtime's sequential prefetch
- * brings it in a few large requests.
+ * range; B_s planes z in r's range).  Right after the barrier each rank asks
+ * for all of those runs at once (sdsm_prefetch: a few large requests per
+ * home, all in flight together), then copies while the pages arrive.
  *
  * NPB FT's three arrays, shared only where another rank reads them:
  *   A  (shared, one block per rank homed at it): the initial data, x/y
@@ -89,6 +90,11 @@ int main(int argc, char **argv)
         fft_lines(&p.py, a + (size_t)zl * X, (size_t)nzl * X, X, 1, -1);
     }
     sdsm_barrier();
+    for (int k = 1; k < np; k++) { /* in the order copied below */
+        int s = (me + k) % np;
+        long snz = zlo[s + 1] - zlo[s];
+        sdsm_prefetch(A[s] + (size_t)y0 * (size_t)snz * X, sizeof(cplx) * (size_t)nyl * (size_t)snz * X);
+    }
     for (int k = 0; k < np; k++) {
         int s = (me + k) % np; /* start with our own slab, then spread the load */
         long sz0 = zlo[s], snz = zlo[s + 1] - sz0;
@@ -110,6 +116,11 @@ int main(int argc, char **argv)
             fft_lines(&p.pz, b1 + (size_t)yl * X, (size_t)nyl * X, X, 1, +1);
         }
         sdsm_barrier();
+        for (int k = 1; k < np; k++) {
+            int s = (me + k) % np;
+            long sny = ylo[s + 1] - ylo[s];
+            sdsm_prefetch(B1[s] + (size_t)z0 * (size_t)sny * X, sizeof(cplx) * (size_t)nzl * (size_t)sny * X);
+        }
         for (int k = 0; k < np; k++) {
             int s = (me + k) % np;
             long sy0 = ylo[s], sny = ylo[s + 1] - sy0;

@@ -551,6 +551,18 @@ static int flush_common(const char *call, const void *addr, size_t len, int drop
 int sdsm_flush(const void *addr, size_t len) { return flush_common("sdsm_flush", addr, len, 0); }
 int sdsm_refresh(void *addr, size_t len) { return flush_common("sdsm_refresh", addr, len, 1); }
 
+int sdsm_prefetch(const void *addr, size_t len)
+{
+    REQUIRE_RUNNING("sdsm_prefetch");
+    if (len == 0) /* an empty share of the data (a rank with no rows): nothing to ask for */
+        return 0;
+    uint32_t first, count;
+    if (range_pages(addr, len, &first, &count))
+        return report("sdsm_prefetch", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks", addr, len);
+    sdsm_proto->prefetch(first, count);
+    return 0;
+}
+
 int sdsm_bcast(void *addr, size_t len, int root)
 {
     REQUIRE_RUNNING("sdsm_bcast");

@@ -63,6 +63,8 @@ static const struct {
     [SDSM_ST_RUN_MAX] = {"threads running max", 2},
     [SDSM_ST_RUN_YIELDS] = {"run slots yielded", 0},
     [SDSM_ST_READY_WAIT_NS] = {"ready wait (ms)", 1},
+    [SDSM_ST_PREFETCH_PAGES] = {"pages prefetched (call)", 0},
+    [SDSM_ST_PREFETCH_REQS] = {"prefetch requests", 0},
 };
 
 const char *sdsm_stats_name(int stat)

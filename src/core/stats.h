@@ -39,6 +39,8 @@ typedef enum sdsm_stat {
     SDSM_ST_RUN_MAX,        /* most compute threads holding a run slot at once (max, not sum) */
     SDSM_ST_RUN_YIELDS,     /* run slots given up by compute threads that had to wait */
     SDSM_ST_READY_WAIT_NS,  /* time compute threads waited for a run slot */
+    SDSM_ST_PREFETCH_PAGES, /* pages asked for by sdsm_prefetch */
+    SDSM_ST_PREFETCH_REQS,  /* the FETCH requests those took */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

@@ -80,6 +80,52 @@ static uint32_t start_fetch(uint32_t pg, int home)
     return q[1];
 }
 
+/*
+ * sdsm_prefetch: the pages of [first, first + n) that are invalid here and
+ * homed elsewhere become FETCHING and are asked for in one FETCH per run of
+ * consecutive pages at the same home (at most SDSM_FETCH_RUN_MAX pages a
+ * request, the most a reply carries).  It does not wait: the replies are
+ * installed as the sequential prefetch's are, and a fault on a page still
+ * FETCHING waits for its reply.  Pages with a diff in an unsent release
+ * batch, first-touch pages whose home is not decided yet and pages homed
+ * here are left to the fault path.  Application thread, no page lock held,
+ * so each page lock is simply taken.
+ */
+static void prefetch_send(int home, uint32_t first, uint32_t n)
+{
+    if (!n)
+        return;
+    uint32_t q[2] = {first, n};
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    sdsm_stat_add(SDSM_ST_PREFETCH_PAGES, n);
+    sdsm_stat_add(SDSM_ST_PREFETCH_REQS, 1);
+}
+
+void sdsm_home_prefetch(uint32_t first, uint32_t n)
+{
+    uint32_t run = first, nrun = 0;
+    int run_home = -1;
+    for (uint32_t pg = first; pg < first + n; pg++) {
+        sdsm_page_lock(pg);
+        sdsm_page_t *p = sdsm_page(pg);
+        int home = sdsm_page_home(pg);
+        int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID &&
+                  !(p->flags & SDSM_PGF_PENDING) && home >= 0 && home != H.me;
+        if (ask)
+            sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
+        sdsm_page_unlock(pg);
+        if (!ask || home != run_home || nrun == SDSM_FETCH_RUN_MAX) {
+            prefetch_send(run_home, run, nrun);
+            nrun = 0;
+        }
+        if (ask && nrun++ == 0) {
+            run = pg;
+            run_home = home;
+        }
+    }
+    prefetch_send(run_home, run, nrun);
+}
+
 int sdsm_home_fault(uint32_t pg, int is_write)
 {
     if (!sdsm_alloc_find(pg))

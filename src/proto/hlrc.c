@@ -26,6 +26,7 @@ const sdsm_proto_ops_t sdsm_proto_hlrc = {
     .barrier_after = hlrc_barrier_after,
     .free_range = sdsm_home_free_range,
     .flush = sdsm_home_flush,
+    .prefetch = sdsm_home_prefetch,
     .lock_stamp = sdsm_home_no_stamp,
     .release_lock = sdsm_home_release_lock,
     .acquire_lock = sdsm_home_acquire_lock,

@@ -728,6 +728,7 @@ const sdsm_proto_ops_t sdsm_proto_ibec = {
     .barrier_after = ibec_barrier_after,
     .free_range = ibec_free_range,
     .flush = ibec_flush,
+    .prefetch = sdsm_home_prefetch,
     .lock_stamp = ibec_lock_stamp,
     .release_lock = ibec_release_lock,
     .acquire_lock = ibec_acquire_lock,

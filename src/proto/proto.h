@@ -37,6 +37,9 @@ typedef struct sdsm_proto_ops {
     void (*free_range)(uint32_t first, uint32_t n);
     /* sdsm_flush (drop 0) and sdsm_refresh (drop 1) of [first, first + n). */
     int (*flush)(uint32_t first, uint32_t n, int drop);
+    /* sdsm_prefetch of [first, first + n): ask for the pages this rank does
+     * not hold without waiting for them. */
+    void (*prefetch)(uint32_t first, uint32_t n);
     /*
      * Locks.  lock_stamp: what this rank has seen of lock id (ibec's per-lock
      * time stamp; 0 elsewhere).  release_lock: make the critical section's
