@@ -306,8 +306,9 @@ SDSM_API int sdsm_refresh(void *addr, size_t len);
  * Call it after the synchronization that makes the data current (a barrier,
  * a lock acquire): that synchronization invalidates a copy asked for before
  * it like any other, and the page is fetched again.
- * Same under every protocol.  Returns 0 (also for len 0), SDSM_EINVAL for a
- * range outside live shared blocks.
+ * Same under every protocol, except ibec's check mode (SDSM_IBEC_CHECK=1),
+ * where it does nothing: the check must see every read fault.  Returns 0
+ * (also for len 0), SDSM_EINVAL for a range outside live shared blocks.
  */
 SDSM_API int sdsm_prefetch(const void *addr, size_t len);
 

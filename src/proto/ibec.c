@@ -617,6 +617,16 @@ static int ibec_fault(uint32_t pg, int is_write)
     return sdsm_home_fault(pg, is_write);
 }
 
+/* sdsm_prefetch: as hlrc's, except in check mode, where a page asked for
+ * ahead would become readable before the program reads it and the read
+ * would go unseen (the sequential prefetch is off there for the same
+ * reason). */
+static void ibec_prefetch(uint32_t first, uint32_t n)
+{
+    if (!C.on)
+        sdsm_home_prefetch(first, n);
+}
+
 static void ibec_acquire(sdsm_sync_kind_t kind)
 {
     if (kind != SDSM_SYNC_BARRIER)
@@ -728,7 +738,7 @@ const sdsm_proto_ops_t sdsm_proto_ibec = {
     .barrier_after = ibec_barrier_after,
     .free_range = ibec_free_range,
     .flush = ibec_flush,
-    .prefetch = sdsm_home_prefetch,
+    .prefetch = ibec_prefetch,
     .lock_stamp = ibec_lock_stamp,
     .release_lock = ibec_release_lock,
     .acquire_lock = ibec_acquire_lock,

@@ -10,6 +10,9 @@
  *   prefetch            the checks above
  *   prefetch badarg     rank 1 passes a range outside shared memory (the job
  *                       stops with a message naming the call and the rank)
+ *   prefetch ibeccheck  (ibec, SDSM_IBEC_CHECK=1) the call asks for nothing
+ *                       and the read still faults: the check notes reads at
+ *                       their faults, so no page may arrive unread
  */
 #define PT_NAME "prefetch"
 #include <stdint.h>
@@ -76,6 +79,23 @@ int main(int argc, char **argv)
         sdsm_barrier();
         if (me == 1)
             sdsm_prefetch((char *)a[np - 1] + NPG * PS - 8, 4096 * 1024);
+        sdsm_barrier();
+        pt_ok();
+        return 0;
+    }
+
+    if (argc > 1 && strcmp(argv[1], "ibeccheck") == 0) {
+        volatile long *x = sdsm_alloc(4 * PS, 0);
+        if (me == 0)
+            x[0] = 42;
+        sdsm_barrier();
+        if (me == 1) {
+            uint64_t q = pt_stat(SDSM_ST_PREFETCH_REQS), f = pt_stat(SDSM_ST_READ_FAULTS);
+            PT_CHECK("sdsm_prefetch", 0, sdsm_prefetch((const void *)x, 4 * PS));
+            PT_CHECK("prefetch requests in check mode", 0, pt_stat(SDSM_ST_PREFETCH_REQS) - q);
+            PT_CHECK("x", 42, x[0]);
+            PT_CHECK("read faults (the check sees the read)", 1, pt_stat(SDSM_ST_READ_FAULTS) - f);
+        }
         sdsm_barrier();
         pt_ok();
         return 0;
