@@ -26,6 +26,7 @@
 #ifndef LAPLACE_KERNEL_H
 #define LAPLACE_KERNEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define LAPLACE_TOL 1e-12 /* max relative difference accepted (bit-identical expected) */
@@ -43,6 +44,22 @@ double laplace_row_change(const double *a, const double *b, long n);
 
 /* Digest of a row: a 64-bit hash of its bit pattern and the sum of its values. */
 uint64_t laplace_row_digest(const double *row, long n, double *sum);
+
+/* What a version with shared rows publishes per row for the check (sdsm,
+ * sdsmt): the row's digest and its change in the last iteration. */
+typedef struct {
+    uint64_t hash;
+    double   sum;
+    double   change; /* max |u_new - u_old| over the row in the last iteration */
+} laplace_digest_t;
+
+/* Check a parallel result against the sequential kernel by the rows'
+ * digests, reading a row of a in full only when its digest differs (so the
+ * check does not move the whole grid).  Sets the grid's *sum and *resid as
+ * the digests give them and the verdict's text in why[len]; returns 1 if
+ * the result is right. */
+int laplace_check_digests(double *const *a, laplace_digest_t *const *dg, long n, long iters,
+                          double *sum, double *resid, char *why, size_t len);
 
 /* The whole algorithm, sequentially.  Returns the final grid (n*n,
  * malloc'ed, row-major), sets *resid and (if not NULL) *seconds to the time
