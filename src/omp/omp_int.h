@@ -1,0 +1,35 @@
+/*
+ * omp_int.h - libsdsm-omp, the OpenMP runtime that sdsmcc links into a
+ * program: the libgomp ABI that gcc emits, served by sdsm's compute threads,
+ * locks and barriers, with the program's globals, heap and master stack in
+ * shared memory.
+ *
+ * The library is linked into the executable (static), so it sees libsdsm
+ * only through its exported calls: the public API of sdsm.h and the few
+ * sdsm__omp_* entry points below, which exist for this library alone.
+ */
+#ifndef SDSM_OMP_INT_H
+#define SDSM_OMP_INT_H
+
+#include <stddef.h>
+
+/* --- memory side (mem.c, malloc.c) -------------------------------------- */
+
+/*
+ * sdsm_init for an OpenMP program: the program's writable data (its
+ * globals and statics) joins the shared region, with rank 0's image as the
+ * initial contents, and the heap (malloc and friends called from the
+ * program) is served from shared memory from then on.  Exits with a message
+ * naming the rank on failure.
+ */
+void sdsm_omp_boot(int *argc, char ***argv);
+
+/* The master thread's stack in shared memory (rank 0 runs main on it), or
+ * NULL to run main on the thread's own stack; *len gets its size. */
+void *sdsm_omp_master_stack(size_t *len);
+
+/* Nonzero if p is an address of the shared region (globals, heap, master
+ * stack, sdsm_alloc'd memory). */
+int sdsm_omp_is_shared(const void *p);
+
+#endif
