@@ -1,22 +1,18 @@
 /*
- * main.c - the program's entry (sdsmcc links with --wrap=main): start the
- * job, then run main on rank 0.  (Minimal: the team comes with the
- * libgomp ABI.)
+ * main.c - the program's entry: start the job, then run main on rank 0.
+ * (Minimal: the team comes with the libgomp ABI.)
  */
 #include <stdlib.h>
 
 #include "omp_int.h"
 #include "sdsm.h"
 
-int __real_main(int argc, char **argv, char **envp);
-int __wrap_main(int argc, char **argv, char **envp);
-
-int __wrap_main(int argc, char **argv, char **envp)
+int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char **, char **))
 {
     sdsm_omp_boot(&argc, &argv);
     int status = 0;
     if (sdsm_rank() == 0)
-        status = __real_main(argc, argv, envp);
+        status = real_main(argc, argv, envp);
     sdsm_finalize();
     return status;
 }

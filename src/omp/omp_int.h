@@ -4,14 +4,20 @@
  * locks and barriers, with the program's globals, heap and master stack in
  * shared memory.
  *
- * The library is linked into the executable (static), so it sees libsdsm
- * only through its exported calls: the public API of sdsm.h and the few
- * sdsm__omp_* entry points below, which exist for this library alone.
+ * It is a shared library (libsdsm-omp.so), so that its own variables stay
+ * private to each process while the executable's writable data becomes
+ * shared memory; only start/start.c (__wrap_main, no data) is linked into
+ * the executable, from libsdsm-omp-start.a.  It sees libsdsm only through
+ * its exported calls: the public API of sdsm.h and the few sdsm__omp_*
+ * entry points, which exist for this library alone.
  */
 #ifndef SDSM_OMP_INT_H
 #define SDSM_OMP_INT_H
 
 #include <stddef.h>
+
+/* The program's entry, called by __wrap_main with the program's own main. */
+int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char **, char **));
 
 /* --- memory side (mem.c, malloc.c) -------------------------------------- */
 
