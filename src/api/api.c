@@ -156,8 +156,15 @@ int sdsm_init(int *argc, char ***argv)
     int rc = sdsm_boot_start(&boot);
     if (rc)
         return report("sdsm_init", rc, "could not set up the job");
-    if (sdsm_region_init(sdsm_cfg.heap_size, sdsm_cfg.page_size, sdsm_cfg.heap_base, boot.rank,
-                         boot.nprocs))
+    uintptr_t base = sdsm_cfg.heap_base;
+    if (sdsm_region_adopt.len) { /* an OpenMP program's data opens the region (omp.c) */
+        if (sdsm_cfg.page_size != 4096)
+            return report("sdsm_init", SDSM_EINVAL, "SDSM_PAGE_SIZE=%zu: an OpenMP program's "
+                          "globals share pages of 4096 bytes, the page size it needs",
+                          sdsm_cfg.page_size);
+        base = sdsm_region_adopt.start;
+    }
+    if (sdsm_region_init(sdsm_cfg.heap_size, sdsm_cfg.page_size, base, boot.rank, boot.nprocs))
         return report("sdsm_init", SDSM_ENOMEM, "could not reserve the shared region");
     snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
     sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);

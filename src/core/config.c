@@ -47,6 +47,15 @@ static const var_t vars[] = {
      "coherence unit in bytes, a power of two multiple of the OS page"},
     {"SDSM_HEAP_BASE", T_ADDR, OFF(heap_base), SDSM_STR(SDSM_DEFAULT_HEAP_BASE), 0, 0, NULL,
      "virtual address of the shared region, identical in every rank"},
+    {"SDSM_OMP_HOME", T_STR, OFF(omp_home), NULL, 0, 0, NULL,
+     "OpenMP programs (sdsmcc): home of the heap's pages: first-touch (default), cyclic, block "
+     "(each large block spread over the ranks) or a rank"},
+    {"SDSM_OMP_HEAP", T_STR, OFF(omp_heap), NULL, 0, 0, NULL,
+     "OpenMP programs (sdsmcc): shared heap reserved for malloc, split between the ranks "
+     "(default 8G; no memory is used until touched)"},
+    {"SDSM_OMP_VERBOSE", T_STR, OFF(omp_verbose), NULL, 0, 0, NULL,
+     "OpenMP programs (sdsmcc): 1 reports at exit heap blocks freed by another rank than their "
+     "allocator (their memory is not reused)"},
     {"SDSM_ASLR", T_LONG, OFF(aslr), "0", 0, 1, NULL,
      "1: sdsmrun starts ranks with address randomization (0: off, so the program, its globals and "
      "libraries sit at the same addresses in every rank, see sdsm_check_addresses)"},

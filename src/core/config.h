@@ -35,6 +35,9 @@ typedef struct sdsm_config {
     size_t      page_size;       /* coherence unit, multiple of the OS page */
     uintptr_t   heap_base;       /* fixed virtual address of the shared region */
     long        aslr;            /* sdsmrun keeps address randomization for the ranks */
+    const char *omp_home;        /* OpenMP programs (libsdsm-omp reads these itself) */
+    const char *omp_heap;
+    const char *omp_verbose;
     long        stats;           /* print the statistics table at finalize */
     long        errors;          /* sdsm_errmode_t */
     long        protocol;        /* sdsm_proto_id_t */

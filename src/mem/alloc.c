@@ -139,6 +139,30 @@ static void local_fini(void)
     L.nblocks = L.cap = L.per = L.first = 0;
 }
 
+static sdsm_alloc_rec_t *publish(uint32_t first, uint32_t np, size_t size, size_t elem, int home);
+
+/*
+ * An OpenMP program's data (page.h, sdsm_region_adopt) is the collective
+ * heap's first block, homed at rank 0, whose image every rank fetches; the
+ * hole after it is taken but never published, so it is no block (a fault
+ * there is no shared access) and never handed out.  Every rank does the
+ * same before any allocation, so all agree.
+ */
+static int adopt_pages(void)
+{
+    const sdsm_region_adopt_t *A = &sdsm_region_adopt;
+    uint32_t np = (uint32_t)((A->len + sdsm_region.page_size - 1) >> sdsm_region.shift);
+    uint32_t nhole = (uint32_t)(A->gap >> sdsm_region.shift), first, hole;
+    if (sdsm_spans_take(&spans, np, &first) || first != 0 ||
+        (nhole && (sdsm_spans_take(&spans, nhole, &hole) || hole != np))) {
+        sdsm_error_log("the shared region is too small for the program's data (%zu bytes) and the "
+                       "brk hole: raise SDSM_HEAP_SIZE", A->len);
+        return -1;
+    }
+    publish(0, np, A->len, 1, 0);
+    return 0;
+}
+
 int sdsm_alloc_init(void)
 {
     int n = sdsm_region.nprocs; /* the transport is not started yet */
@@ -159,6 +183,8 @@ int sdsm_alloc_init(void)
     atomic_store(&nlive, 0);
     nfree_slots = 0;
     M.count = 0;
+    if (sdsm_region_adopt.len && adopt_pages())
+        return -ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REQ, on_req);
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REP, on_rep);
     return 0;
@@ -286,6 +312,7 @@ static sdsm_alloc_rec_t *publish(uint32_t first, uint32_t np, size_t size, size_
     r->elem = elem;
     r->home = home;
     r->live = 1;
+    r->announce = 0;
     order_shift(pos, live - pos, +1);
     atomic_store_explicit(&order[pos], slot, memory_order_relaxed);
     atomic_store_explicit(&nlive, live + 1, memory_order_relaxed);
@@ -306,6 +333,21 @@ static void unpublish(sdsm_alloc_rec_t *r)
     r->live = 0;
     change_end();
     free_slots[nfree_slots++] = slot;
+}
+
+int sdsm_alloc_set_announce(uint32_t pg)
+{
+    sdsm_alloc_rec_t *a = (sdsm_alloc_rec_t *)sdsm_alloc_find(pg);
+    if (!a || sdsm_alloc_is_arena(a))
+        return -1;
+    __atomic_store_n(&a->announce, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int sdsm_alloc_announced(uint32_t pg)
+{
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    return a && __atomic_load_n(&a->announce, __ATOMIC_ACQUIRE);
 }
 
 int sdsm_page_home(uint32_t pg)

@@ -19,7 +19,21 @@ typedef struct sdsm_alloc_rec {
     size_t   size, elem;
     int      home;  /* rank or SDSM_HOME_* */
     int      live;
+    int      announce; /* home pages never write-protected: announced at every release (an
+                          OpenMP master's stack: see sdsm_alloc_set_announce) */
 } sdsm_alloc_rec_t;
+
+/*
+ * Mark the live block at pg (every rank, right after allocating it) as one
+ * whose home never write-protects its pages: once another rank holds a copy,
+ * every release of the home announces them as written.  For memory the home
+ * writes all the time from code that must not fault (an OpenMP master's
+ * stack, written by the C library with its locks held), at the price of
+ * refetches by the readers.
+ */
+int   sdsm_alloc_set_announce(uint32_t pg);
+/* Is pg in such a block?  Safe in the fault handler and the service thread. */
+int   sdsm_alloc_announced(uint32_t pg);
 
 int   sdsm_alloc_init(void);
 /* Drop every block (finalize). */

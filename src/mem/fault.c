@@ -88,7 +88,9 @@ int sdsm_fault_install(sdsm_fault_fn fn)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* SA_ONSTACK: a thread whose stack is itself shared memory (an OpenMP
+     * program's master) takes its faults on an alternate stack. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     handler = fn;
     if (sigaction(SIGSEGV, &sa, &old_segv)) {

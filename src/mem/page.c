@@ -123,10 +123,71 @@ void sdsm_copyset_clear(uint32_t pg)
         memset(p->copyset, 0, sdsm_region.copyset_words * sizeof(uint64_t));
 }
 
+sdsm_region_adopt_t sdsm_region_adopt;
+
 static void *reserve(size_t len, int prot, int flags, int fd, void *at)
 {
     void *p = mmap(at, len, prot, flags | MAP_NORESERVE, fd, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The adopted data: its current contents become the heap file's first
+ * bytes, then the file is mapped over it.  Nothing may touch that data
+ * between here and the fault handler's installation; the program's own
+ * code has not run yet (libsdsm-omp, which calls this, keeps its variables
+ * in its own shared library).
+ */
+static int map_adopted(sdsm_region_t *R)
+{
+    const sdsm_region_adopt_t *A = &sdsm_region_adopt;
+    for (size_t done = 0; done < A->len;) {
+        ssize_t w = pwrite(R->memfd, (const uint8_t *)A->start + done, A->len - done, (off_t)done);
+        if (w <= 0) {
+            sdsm_error_log("cannot copy the program's data into the shared heap file: %m");
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    if (mmap((void *)A->start, A->len, PROT_NONE, MAP_SHARED | MAP_FIXED, R->memfd, 0) == MAP_FAILED) {
+        sdsm_error_log("cannot map the program's data at %#lx into the shared region: %m",
+                       (unsigned long)A->start);
+        return -1;
+    }
+    return 0;
+}
+
+/* The application view: one reservation at base, or (adopted data) the
+ * data, a hole for the brk heap, and the rest. */
+static int map_app(sdsm_region_t *R, uintptr_t base, size_t size)
+{
+    const sdsm_region_adopt_t *A = &sdsm_region_adopt;
+    size_t skip = A->len ? A->len + A->gap : 0;
+    void *want = (void *)(base + skip);
+    uint8_t *at = mmap(want, size - skip, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
+                       R->memfd, (off_t)skip);
+    at = at == MAP_FAILED ? NULL : at;
+    if (at && at != (uint8_t *)(base + skip)) {
+        /* A kernel without MAP_FIXED_NOREPLACE takes it as a hint; elsewhere
+         * the ranks would not share addresses. */
+        munmap(at, size - skip);
+        at = NULL;
+        errno = EEXIST;
+    }
+    if (!at) {
+        int e = errno ? errno : ENOMEM; /* never report success for a failed map */
+        sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
+                       "or SDSM_HEAP_SIZE", (unsigned long)(base + skip), size - skip);
+        errno = e;
+        return -1;
+    }
+    if (skip && map_adopted(R)) {
+        munmap(at, size - skip);
+        errno = EFAULT;
+        return -1;
+    }
+    R->app = (uint8_t *)base;
+    return 0;
 }
 
 int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs)
@@ -151,18 +212,8 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
             close(R->memfd);
         return e;
     }
-    R->app = reserve(size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE, R->memfd, (void *)base);
-    if (R->app && R->app != (uint8_t *)base) {
-        /* A kernel without MAP_FIXED_NOREPLACE takes it as a hint; elsewhere
-         * the ranks would not share addresses. */
-        munmap(R->app, size);
-        R->app = NULL;
-        errno = EEXIST;
-    }
-    if (!R->app) {
-        int e = errno ? -errno : -ENOMEM; /* never report success for a failed map */
-        sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
-                       "or SDSM_HEAP_SIZE", (unsigned long)base, size);
+    if (map_app(R, base, size)) {
+        int e = -errno;
         close(R->memfd);
         return e;
     }
@@ -184,7 +235,17 @@ void sdsm_region_fini(void)
     sdsm_region_t *R = &sdsm_region;
     if (!R->app)
         return;
-    munmap(R->app, R->size);
+    if (sdsm_region_adopt.len) {
+        /* The program's data (and heap) stay usable by what runs after
+         * finalize (exit handlers, destructors), with this rank's last
+         * copy of them; the mapping outlives the file descriptor. */
+        const sdsm_region_adopt_t *A = &sdsm_region_adopt;
+        size_t skip = A->len + A->gap;
+        mprotect(R->app, A->len, PROT_READ | PROT_WRITE);
+        mprotect(R->app + skip, R->size - skip, PROT_READ | PROT_WRITE);
+    } else {
+        munmap(R->app, R->size);
+    }
     munmap(R->rt, R->size);
     munmap(R->twin, R->size);
     munmap(R->pages, (size_t)R->npages * sizeof(sdsm_page_t));

@@ -79,6 +79,19 @@ typedef struct sdsm_region {
 
 extern sdsm_region_t sdsm_region;
 
+/*
+ * An OpenMP program's own writable data (libsdsm-omp): [start, start + len)
+ * becomes the region's first pages (the region then starts at `start`, not
+ * at SDSM_HEAP_BASE), keeping the contents it has; the `gap` bytes after it
+ * stay unmapped (the C library's brk heap grows there) and the rest of the
+ * region follows.  len == 0: an ordinary region.
+ */
+typedef struct sdsm_region_adopt {
+    uintptr_t start;
+    size_t    len, gap;
+} sdsm_region_adopt_t;
+extern sdsm_region_adopt_t sdsm_region_adopt;
+
 #define SDSM_PAGE_STRIPES 256
 extern pthread_mutex_t sdsm_page_stripes[SDSM_PAGE_STRIPES];
 /* Bumped (and waiters woken) whenever a page leaves FETCHING. */

@@ -1,28 +1,155 @@
 /*
  * mem.c - where an OpenMP program's shared data lives (see omp_int.h).
+ *
+ * OpenMP shares a program's globals, its heap and the variables of main
+ * (passed to parallel regions by address).  sdsmcc links the program with
+ * -z relro -z now, so its writable data after the RELRO part is only the
+ * program's own .data and .bss (no lazily bound GOT; -fPIC leaves no copy
+ * of the C library's variables there).  Those pages become the shared
+ * region's first pages, with rank 0's image; address randomization is off
+ * under sdsmrun, so they are at the same address in every rank (sdsm_init
+ * checks).  The C library's brk heap grows right after .bss: a hole is left
+ * for it before the rest of the region.
  */
+#include <elf.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "omp_int.h"
 #include "sdsm.h"
 
+int sdsm__omp_adopt(void *start, size_t len, size_t gap);
+int sdsm__omp_is_shared(const void *p);
+void *sdsm__omp_stack_alloc(size_t len);
+
+#define BRK_HOLE (1ul << 30) /* room left for the C library's brk heap */
+#define PAGE 4096ul
+
+static struct {
+    uintptr_t data, data_end; /* the program's shared data */
+    uintptr_t text, text_end; /* the program's code (malloc.c: who calls) */
+    int       bind_now, relro;
+    void     *stack;
+    size_t    stack_len;
+} M;
+
+static int scan_program(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    uintptr_t base = info->dlpi_addr, rw_end = 0, relro_end = 0;
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = base + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && hi > rw_end)
+            rw_end = hi;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            if (!M.text || lo < M.text)
+                M.text = lo;
+            if (hi > M.text_end)
+                M.text_end = hi;
+        }
+        if (ph->p_type == PT_GNU_RELRO) {
+            relro_end = hi;
+            M.relro = 1;
+        }
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)lo;
+    }
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++)
+        if ((dyn->d_tag == DT_FLAGS && (dyn->d_un.d_val & DF_BIND_NOW)) ||
+            (dyn->d_tag == DT_FLAGS_1 && (dyn->d_un.d_val & DF_1_NOW)) || dyn->d_tag == DT_BIND_NOW)
+            M.bind_now = 1;
+    M.data = (relro_end + PAGE - 1) & ~(PAGE - 1);
+    M.data_end = (rw_end + PAGE - 1) & ~(PAGE - 1);
+    return 1; /* the program comes first */
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "sdsm: OpenMP program: %s\n", what);
+    exit(1);
+}
+
+/* The program's data joins the shared region at sdsm_init. */
+static void adopt_data(void)
+{
+    dl_iterate_phdr(scan_program, NULL);
+    if (!M.bind_now || !M.relro)
+        die("the program was not linked by sdsmcc (it needs -z now and -z relro: nothing may "
+            "write into its data behind the runtime's back); link it with sdsmcc");
+    if (M.data_end <= M.data)
+        return; /* no writable data of its own */
+    uintptr_t brk_now = (uintptr_t)sbrk(0);
+    if (brk_now > M.data_end + BRK_HOLE)
+        die("the C library's brk heap already reaches past the room kept for it");
+    if (sdsm__omp_adopt((void *)M.data, M.data_end - M.data, BRK_HOLE))
+        die("internal error: the program's data is not page-aligned");
+}
+
+/*
+ * The master runs main on a stack in shared memory; the fault handler of a
+ * thread whose stack is shared memory needs a stack of its own.
+ */
+static void make_master_stack(void)
+{
+    struct rlimit rl;
+    size_t len = 8ul << 20;
+    if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > len)
+        len = rl.rlim_cur;
+    if (len > (256ul << 20))
+        len = 256ul << 20;
+    M.stack = sdsm__omp_stack_alloc(len); /* collective: every rank reaches main's variables */
+    if (!M.stack)
+        die("cannot allocate the master thread's stack in shared memory");
+    M.stack_len = len;
+}
+
 void sdsm_omp_boot(int *argc, char ***argv)
 {
+    adopt_data();
     int rc = sdsm_init(argc, argv);
     if (rc) {
         fprintf(stderr, "sdsm: OpenMP program: sdsm_init failed: %s\n", sdsm_strerror(rc));
         exit(1);
     }
+    if (sdsm_check_addresses())
+        die("the ranks do not have the program at the same addresses (start them with sdsmrun, "
+            "which turns address randomization off, or set SDSM_ASLR=0 for your launcher)");
+    make_master_stack();
+    sdsm_omp_heap_init();
 }
 
 void *sdsm_omp_master_stack(size_t *len)
 {
-    *len = 0;
-    return NULL;
+    static __thread char *alt;
+    if (!alt) {
+        size_t n = 256u << 10;
+        stack_t ss = {.ss_size = n};
+        if (!(alt = malloc(n)))
+            die("out of memory for the fault handler's stack");
+        ss.ss_sp = alt;
+        if (sigaltstack(&ss, NULL))
+            die("sigaltstack failed");
+    }
+    *len = M.stack_len;
+    return M.stack;
 }
 
 int sdsm_omp_is_shared(const void *p)
 {
-    return sdsm_home_of(p) >= 0;
+    return sdsm__omp_is_shared(p);
+}
+
+int sdsm_omp_from_program(const void *caller)
+{
+    uintptr_t c = (uintptr_t)caller;
+    return c >= M.text && c < M.text_end;
 }

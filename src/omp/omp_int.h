@@ -34,6 +34,14 @@ void sdsm_omp_boot(int *argc, char ***argv);
  * NULL to run main on the thread's own stack; *len gets its size. */
 void *sdsm_omp_master_stack(size_t *len);
 
+/* The shared heap, after sdsm_init (malloc.c): until then, and for calls
+ * that do not come from the program's own code, malloc and friends are the
+ * C library's. */
+void sdsm_omp_heap_init(void);
+
+/* Nonzero if the code address `caller` is in the program (not a library). */
+int sdsm_omp_from_program(const void *caller);
+
 /* Nonzero if p is an address of the shared region (globals, heap, master
  * stack, sdsm_alloc'd memory). */
 int sdsm_omp_is_shared(const void *p);

@@ -236,9 +236,13 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_page_t *m = sdsm_page(pg);
         if (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN)) {
             /* A home page kept writable while nobody else held it: from now
-             * on its writes must be seen, and this interval's announced. */
-            sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
-            m->flags |= SDSM_PGF_FLUSHED;
+             * on its writes must be seen, and this interval's announced
+             * (a page never write-protected, alloc.h, is announced by every
+             * release from now on instead). */
+            if (!sdsm_alloc_announced(pg)) {
+                sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
+                m->flags |= SDSM_PGF_FLUSHED;
+            }
             sdsm_page_mark_dirty(pg);
         }
         if (sdsm_copyset_add(pg, src))

@@ -68,6 +68,13 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
             /* Nobody else holds this home page: nothing to announce, and it
              * stays writable, so the next interval's writes cost no fault.
              * A fetch of it (on_fetch) write-protects it again first. */
+        } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && sdsm_alloc_announced(pg)) {
+            /* Never write-protected (alloc.h): taken as written in every
+             * interval while others hold copies, and kept on the dirty list. */
+            if (eager)
+                sdsm_batch_add(&H.out[home], pg, NULL);
+            written = 1;
+            sdsm_page_mark_dirty(pg);
         } else if (p->state == SDSM_PG_READ_WRITE) {
             /* Protect first: a write by another thread after this faults
              * and waits for the lock instead of racing with the diff. */

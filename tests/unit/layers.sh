@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # layers.sh SRC_DIR - the folders of src/ are layers: a file may include
 # headers of its own layer and of the layers below it, never above.
-#   core < net < boot < mem < proto < sync < thread < api
+#   core < net < boot < mem < proto < sync < thread < api < omp
+# (omp is libsdsm-omp, a separate library above the public API.)
 # (boot authenticates peers over net; mem's collective allocation talks over
 # net; sync's barrier carries protocol data and hang reports through boot.)
 set -u
 src=${1:?usage: layers.sh SRC_DIR}
-order=(core net boot mem proto sync thread api)
+order=(core net boot mem proto sync thread api omp)
 rank_of() { local i; for i in "${!order[@]}"; do [ "${order[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
 bad=0 files=0
 while IFS= read -r f; do

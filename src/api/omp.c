@@ -1,0 +1,51 @@
+/*
+ * omp.c - the entry points libsdsm-omp (the OpenMP runtime that sdsmcc links
+ * into a program) needs beyond the public API.  Not in sdsm.h: a program
+ * has no use for them.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "mem/alloc.h"
+#include "mem/page.h"
+#include "sdsm.h"
+
+/*
+ * Before sdsm_init: the program's writable data [start, start + len) becomes
+ * the shared region's first pages (rank 0's image is everyone's), `gap`
+ * bytes after it are left to the brk heap, and the region follows.  start,
+ * len and gap are multiples of the page size.
+ */
+SDSM_API int sdsm__omp_adopt(void *start, size_t len, size_t gap)
+{
+    uintptr_t s = (uintptr_t)start;
+    if (!len || (s | len | gap) & 4095)
+        return SDSM_EINVAL;
+    sdsm_region_adopt = (sdsm_region_adopt_t){.start = s, .len = len, .gap = gap};
+    return 0;
+}
+
+/* Nonzero if p is in a live block of the shared region (no error report). */
+SDSM_API int sdsm__omp_is_shared(const void *p)
+{
+    uint32_t pg;
+    return sdsm_region.app && sdsm_region_page_of(p, &pg) && sdsm_alloc_find(pg) != NULL;
+}
+
+/*
+ * Collective: the OpenMP master's stack, homed at rank 0, whose home never
+ * write-protects it (alloc.h, sdsm_alloc_set_announce): the C library
+ * writes the stack with its own locks held, where a fault must not happen.
+ * Rank 0 touches every page before returning, so it never faults on it.
+ */
+SDSM_API void *sdsm__omp_stack_alloc(size_t len)
+{
+    uint8_t *p = sdsm_alloc(len, 0);
+    uint32_t pg;
+    if (!p || !sdsm_region_page_of(p, &pg) || sdsm_alloc_set_announce(pg))
+        return NULL;
+    if (sdsm_rank() == 0)
+        for (size_t off = 0; off < len; off += sdsm_region.page_size)
+            ((volatile uint8_t *)p)[off] = 0;
+    return p;
+}

@@ -1,0 +1,467 @@
+/*
+ * malloc.c - an OpenMP program's heap in shared memory.
+ *
+ * malloc and friends called from the program's own code (not from a
+ * library: the C library's and the runtime's own allocations stay private
+ * to the process) are served from the shared region once sdsm_init has run.
+ * At start-up one collective block is reserved for the heap and cut into
+ * one part per rank; each rank allocates from its own part alone, with
+ * private bookkeeping, so a malloc costs no message.  Pages are homed by
+ * first touch (the rank that first uses a page keeps it, like NUMA
+ * memory), or as SDSM_OMP_HOME says.
+ *
+ * Every block has a 16-byte header just before it, in shared memory, so any
+ * rank can tell its size (realloc, malloc_usable_size).  Small blocks come
+ * in power-of-two classes carved from 1 MiB chunks; large ones are whole
+ * pages after a header page, so their data pages are first touched by
+ * whoever uses them, not by the allocator.  Free lists are private arrays:
+ * no shared page is read or written while the allocator's mutex is held (a
+ * fault there would block the other threads of the rank on the mutex while
+ * this one waits for the network, or for a run slot one of them holds).
+ * A block freed by another rank than its allocator is not reused (counted,
+ * reported at exit by SDSM_OMP_VERBOSE=1).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "omp_int.h"
+#include "sdsm.h"
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void  __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+
+#define PAGE      4096ul
+#define HDR       16ul
+#define NCLASS    11 /* 32 B .. 32 KiB, header included */
+#define SMALL_MAX ((16ul << NCLASS) - HDR)
+#define CHUNK     (1ul << 20)
+#define MAGIC     0x5d5a110cu
+
+enum { K_SMALL = 1, K_LARGE = 2, K_ALIGNED = 3 };
+
+typedef struct hdr {
+    uint32_t magic;
+    uint16_t kind;
+    uint16_t owner;
+    uint64_t v; /* class, data pages, or the offset back to the block */
+} hdr_t;
+_Static_assert(sizeof(hdr_t) == HDR, "block header");
+
+typedef struct vec {
+    uintptr_t *v;
+    size_t     n, cap;
+} vec_t;
+
+typedef struct span {
+    uintptr_t at;
+    size_t    pages;
+} span_t;
+
+static struct {
+    int             ready, rank, nprocs, policy; /* policy: SDSM_HOME_* or a rank */
+    uintptr_t       lo, hi;       /* the whole heap block */
+    uintptr_t       mine, top, end; /* this rank's part; top: never handed out above */
+    uintptr_t       bump, bump_end; /* the small-block chunk being carved */
+    vec_t           free_small[NCLASS];
+    span_t         *spans;        /* free large ranges, by address */
+    size_t          nspans, cap_spans;
+    pthread_mutex_t mu;
+    unsigned long   foreign_frees;
+} H = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int vec_push(vec_t *v, uintptr_t x)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 256;
+        uintptr_t *n = __libc_realloc(v->v, cap * sizeof *n);
+        if (!n)
+            return -1;
+        v->v = n;
+        v->cap = cap;
+    }
+    v->v[v->n++] = x;
+    return 0;
+}
+
+static int class_of(size_t n)
+{
+    size_t need = n + HDR;
+    int c = 0;
+    while ((16ul << (c + 1)) < need)
+        c++;
+    return c; /* block size 32 << c */
+}
+
+static size_t class_size(int c) { return 32ul << c; }
+
+/* Take `pages` pages of this rank's part (mutex held); 0 when full. */
+static uintptr_t take_pages(size_t pages, int *fresh)
+{
+    for (size_t i = 0; i < H.nspans; i++) {
+        if (H.spans[i].pages < pages)
+            continue;
+        uintptr_t at = H.spans[i].at;
+        H.spans[i].at += pages * PAGE;
+        H.spans[i].pages -= pages;
+        if (!H.spans[i].pages)
+            memmove(&H.spans[i], &H.spans[i + 1], (H.nspans - i - 1) * sizeof *H.spans), H.nspans--;
+        *fresh = 0;
+        return at;
+    }
+    if ((H.end - H.top) / PAGE < pages)
+        return 0;
+    uintptr_t at = H.top;
+    H.top += pages * PAGE;
+    *fresh = 1; /* never used: still zero */
+    return at;
+}
+
+/* Give pages back (mutex held), merging with neighbours. */
+static void give_pages(uintptr_t at, size_t pages)
+{
+    size_t i = 0;
+    while (i < H.nspans && H.spans[i].at < at)
+        i++;
+    if (i > 0 && H.spans[i - 1].at + H.spans[i - 1].pages * PAGE == at) {
+        H.spans[i - 1].pages += pages;
+        if (i < H.nspans && at + pages * PAGE == H.spans[i].at) {
+            H.spans[i - 1].pages += H.spans[i].pages;
+            memmove(&H.spans[i], &H.spans[i + 1], (H.nspans - i - 1) * sizeof *H.spans);
+            H.nspans--;
+        }
+        return;
+    }
+    if (i < H.nspans && at + pages * PAGE == H.spans[i].at) {
+        H.spans[i].at = at;
+        H.spans[i].pages += pages;
+        return;
+    }
+    if (H.nspans == H.cap_spans) {
+        size_t cap = H.cap_spans ? 2 * H.cap_spans : 256;
+        span_t *n = __libc_realloc(H.spans, cap * sizeof *n);
+        if (!n)
+            return; /* out of private memory: the range is lost, not corrupted */
+        H.spans = n;
+        H.cap_spans = cap;
+    }
+    memmove(&H.spans[i + 1], &H.spans[i], (H.nspans - i) * sizeof *H.spans);
+    H.spans[i] = (span_t){at, pages};
+    H.nspans++;
+}
+
+static void place(uintptr_t data, size_t len)
+{
+    /* SDSM_OMP_HOME=block: each large block is spread over the ranks in
+     * contiguous parts (effective at the next barrier, a parallel region's
+     * start at the latest). */
+    if (H.policy != SDSM_HOME_BLOCK || len < PAGE * (size_t)H.nprocs)
+        return;
+    size_t per = (len / PAGE + (size_t)H.nprocs - 1) / (size_t)H.nprocs * PAGE;
+    for (int r = 0; r < H.nprocs && (size_t)r * per < len; r++) {
+        size_t n = len - (size_t)r * per < per ? len - (size_t)r * per : per;
+        sdsm_set_home((void *)(data + (size_t)r * per), n, r);
+    }
+}
+
+static void *alloc_small(size_t n, int zero)
+{
+    int c = class_of(n);
+    size_t bs = class_size(c);
+    uintptr_t b = 0;
+    int fresh = 0, ok = 1;
+    pthread_mutex_lock(&H.mu);
+    if (H.free_small[c].n) {
+        b = H.free_small[c].v[--H.free_small[c].n];
+    } else {
+        if (H.bump_end - H.bump < bs) {
+            int f;
+            uintptr_t ch = take_pages(CHUNK / PAGE, &f);
+            if (ch) {
+                H.bump = ch;
+                H.bump_end = ch + CHUNK;
+            } else {
+                ok = 0;
+            }
+        }
+        if (ok) {
+            b = H.bump;
+            H.bump += bs;
+            fresh = 1; /* chunks are never given back: a carved block is new */
+        }
+    }
+    pthread_mutex_unlock(&H.mu);
+    if (!b)
+        return NULL;
+    *(hdr_t *)b = (hdr_t){MAGIC, K_SMALL, (uint16_t)H.rank, (uint64_t)c};
+    if (zero && !fresh)
+        memset((void *)(b + HDR), 0, bs - HDR);
+    return (void *)(b + HDR);
+}
+
+static void *alloc_large(size_t n, int zero)
+{
+    size_t pages = (n + PAGE - 1) / PAGE;
+    int fresh = 0;
+    pthread_mutex_lock(&H.mu);
+    uintptr_t at = take_pages(pages + 1, &fresh);
+    pthread_mutex_unlock(&H.mu);
+    if (!at)
+        return NULL;
+    uintptr_t data = at + PAGE;
+    *(hdr_t *)(data - HDR) = (hdr_t){MAGIC, K_LARGE, (uint16_t)H.rank, (uint64_t)pages};
+    if (zero && !fresh)
+        memset((void *)data, 0, pages * PAGE);
+    place(data, pages * PAGE);
+    return (void *)data;
+}
+
+static void *heap_alloc(size_t n, int zero)
+{
+    void *p = n <= SMALL_MAX ? alloc_small(n, zero) : alloc_large(n, zero);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+static int in_heap(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    return H.ready && a >= H.lo && a < H.hi;
+}
+
+static const hdr_t *header(const void *p)
+{
+    const hdr_t *h = (const hdr_t *)((uintptr_t)p - HDR);
+    if (h->magic != MAGIC) {
+        fprintf(stderr, "sdsm: rank %d: free/realloc of %p, which is not a block of the shared "
+                "heap (or its header was overwritten)\n", H.rank, p);
+        abort();
+    }
+    return h;
+}
+
+static size_t usable(const void *p)
+{
+    const hdr_t *h = header(p);
+    switch (h->kind) {
+    case K_SMALL: return class_size((int)h->v) - HDR;
+    case K_LARGE: return h->v * PAGE;
+    default: return usable((const void *)((uintptr_t)p - h->v)) - h->v;
+    }
+}
+
+static void heap_free(void *p)
+{
+    hdr_t h = *header(p);
+    if (h.kind == K_ALIGNED) {
+        heap_free((void *)((uintptr_t)p - h.v));
+        return;
+    }
+    if (h.owner != (uint16_t)H.rank) {
+        __atomic_fetch_add(&H.foreign_frees, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    pthread_mutex_lock(&H.mu);
+    if (h.kind == K_SMALL)
+        vec_push(&H.free_small[h.v], (uintptr_t)p - HDR);
+    else
+        give_pages((uintptr_t)p - PAGE, h.v + 1);
+    pthread_mutex_unlock(&H.mu);
+}
+
+static void *heap_aligned(size_t align, size_t n)
+{
+    if (align <= HDR)
+        return heap_alloc(n, 0);
+    if (align <= PAGE && n > SMALL_MAX)
+        return heap_alloc(n, 0); /* large blocks are page-aligned */
+    uint8_t *raw = heap_alloc(n + align + HDR, 0);
+    if (!raw)
+        return NULL;
+    uintptr_t p = ((uintptr_t)raw + HDR + align - 1) & ~(uintptr_t)(align - 1);
+    *(hdr_t *)(p - HDR) = (hdr_t){MAGIC, K_ALIGNED, (uint16_t)H.rank, (uint64_t)(p - (uintptr_t)raw)};
+    return (void *)p;
+}
+
+static int policy_from_env(void)
+{
+    const char *s = getenv("SDSM_OMP_HOME");
+    if (!s || !*s || !strcmp(s, "first-touch"))
+        return SDSM_HOME_FIRST_TOUCH;
+    if (!strcmp(s, "cyclic"))
+        return SDSM_HOME_CYCLIC;
+    if (!strcmp(s, "block"))
+        return SDSM_HOME_BLOCK;
+    char *e;
+    long r = strtol(s, &e, 10);
+    if (*e || r < 0 || r >= sdsm_nprocs()) {
+        fprintf(stderr, "sdsm: rank %d: SDSM_OMP_HOME=%s: expected first-touch, cyclic, block or a "
+                "rank 0..%d\n", sdsm_rank(), s, sdsm_nprocs() - 1);
+        exit(1);
+    }
+    return (int)r;
+}
+
+static size_t heap_size_from_env(void)
+{
+    const char *s = getenv("SDSM_OMP_HEAP");
+    if (!s || !*s)
+        return 8ul << 30;
+    char *e;
+    unsigned long long v = strtoull(s, &e, 10);
+    if (*e == 'G' || *e == 'g')
+        v <<= 30, e++;
+    else if (*e == 'M' || *e == 'm')
+        v <<= 20, e++;
+    if (*e || v < (1ull << 20)) {
+        fprintf(stderr, "sdsm: rank %d: SDSM_OMP_HEAP=%s: expected a size of 1M or more, such as "
+                "512M or 8G\n", sdsm_rank(), s);
+        exit(1);
+    }
+    return (size_t)v;
+}
+
+static void report_foreign(void)
+{
+    const char *v = getenv("SDSM_OMP_VERBOSE");
+    if (H.foreign_frees && v && *v == '1')
+        fprintf(stderr, "sdsm: rank %d: %lu heap blocks were freed by another rank than the one "
+                "that allocated them (their memory is not reused)\n", H.rank, H.foreign_frees);
+}
+
+void sdsm_omp_heap_init(void)
+{
+    H.rank = sdsm_rank();
+    H.nprocs = sdsm_nprocs();
+    H.policy = policy_from_env();
+    size_t total = heap_size_from_env();
+    int home = H.policy == SDSM_HOME_BLOCK ? SDSM_HOME_FIRST_TOUCH : H.policy;
+    uint8_t *base = sdsm_alloc(total, home);
+    if (!base) {
+        fprintf(stderr, "sdsm: rank %d: cannot reserve the %zu-byte shared heap (SDSM_OMP_HEAP; "
+                "SDSM_HEAP_SIZE bounds the whole region)\n", H.rank, total);
+        exit(1);
+    }
+    size_t per = total / (size_t)H.nprocs / PAGE * PAGE;
+    H.lo = (uintptr_t)base;
+    H.hi = H.lo + total;
+    H.mine = H.lo + (size_t)H.rank * per;
+    H.top = H.mine;
+    H.end = H.mine + per;
+    atexit(report_foreign);
+    __atomic_store_n(&H.ready, 1, __ATOMIC_RELEASE);
+}
+
+/* --- the interposed calls ----------------------------------------------- */
+
+#define FROM_PROGRAM() \
+    (__atomic_load_n(&H.ready, __ATOMIC_ACQUIRE) && sdsm_omp_from_program(__builtin_return_address(0)))
+
+void *malloc(size_t n)
+{
+    return FROM_PROGRAM() ? heap_alloc(n, 0) : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (!FROM_PROGRAM())
+        return __libc_calloc(n, size);
+    size_t t;
+    if (__builtin_mul_overflow(n, size, &t)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return heap_alloc(t, 1);
+}
+
+void free(void *p)
+{
+    if (!p)
+        return;
+    if (in_heap(p))
+        heap_free(p);
+    else
+        __libc_free(p);
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (!p)
+        return FROM_PROGRAM() ? heap_alloc(n, 0) : __libc_malloc(n);
+    if (!in_heap(p))
+        return __libc_realloc(p, n);
+    if (!n) {
+        heap_free(p);
+        return NULL;
+    }
+    size_t have = usable(p);
+    if (n <= have && (n > SMALL_MAX || n * 2 > have))
+        return p;
+    void *q = heap_alloc(n, 0);
+    if (!q)
+        return NULL;
+    memcpy(q, p, n < have ? n : have);
+    heap_free(p);
+    return q;
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (!align || (align & (align - 1)) || align % sizeof(void *))
+        return EINVAL;
+    void *p = FROM_PROGRAM() ? heap_aligned(align, n) : __libc_memalign(align, n);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    if (!align || (align & (align - 1))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return FROM_PROGRAM() ? heap_aligned(align, n) : __libc_memalign(align, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+    if (!align || (align & (align - 1))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return FROM_PROGRAM() ? heap_aligned(align, n) : __libc_memalign(align, n);
+}
+
+void *valloc(size_t n)
+{
+    return FROM_PROGRAM() ? heap_aligned(PAGE, n) : __libc_memalign(PAGE, n);
+}
+
+void *pvalloc(size_t n)
+{
+    n = (n + PAGE - 1) & ~(PAGE - 1);
+    return FROM_PROGRAM() ? heap_aligned(PAGE, n ? n : PAGE) : __libc_memalign(PAGE, n ? n : PAGE);
+}
+
+size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (in_heap(p))
+        return usable(p);
+    static size_t (*libc_usable)(void *);
+    if (!libc_usable)
+        libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    return libc_usable ? libc_usable(p) : 0;
+}
