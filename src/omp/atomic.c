@@ -1,0 +1,346 @@
+/*
+ * atomic.c - the __atomic_* calls that sdsmcc's -fno-inline-atomics makes
+ * gcc emit for omp atomic, reductions and C11 atomics in the program.
+ *
+ * An inline atomic instruction on shared memory would act on this rank's
+ * copy of the page only.  On a shared address (sdsm_omp_is_shared) inside
+ * the team's parallel region, an operation is done under an sdsm lock
+ * chosen by the address (16-byte granules hashed over RT_ADDR_LOCKS locks):
+ * the acquire makes the location's latest value visible here, the release
+ * sends the new one on, under hlrc, update and ibec alike (ibec binds the
+ * write to that lock).  So every operation is sequentially consistent,
+ * whatever ordering the call asks for (stronger than asked is allowed).
+ * Everywhere else (private data, or outside parallel regions, where no
+ * other thread runs) they are ordinary atomics: this file is compiled
+ * without -fno-inline-atomics, so the builtins below are instructions.
+ * 16-byte and odd-sized operations on private data use process-local
+ * mutexes, as libatomic does.
+ */
+#include <fenv.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "omp_int.h"
+#include "omp_rt.h"
+#include "sdsm.h"
+
+typedef unsigned __int128 u128;
+
+static int is_shared(const volatile void *p)
+{
+    return rt_self()->active_level > 0 && sdsm_omp_is_shared((const void *)p);
+}
+
+static int addr_lock(const volatile void *p)
+{
+    uintptr_t a = (uintptr_t)p >> 4;
+    a ^= a >> 13;
+    return RT_LK_ADDR + (int)(a % RT_ADDR_LOCKS);
+}
+
+static void shared_lock(const volatile void *p)
+{
+    rt_check(sdsm_lock(addr_lock(p)), "atomic: sdsm_lock");
+}
+
+static void shared_unlock(const volatile void *p)
+{
+    rt_check(sdsm_unlock(addr_lock(p)), "atomic: sdsm_unlock");
+}
+
+static pthread_mutex_t local_mu[64] = {[0 ... 63] = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_mutex_t *local_mutex(const volatile void *p)
+{
+    return &local_mu[((uintptr_t)p >> 4) % 64];
+}
+
+/* Serialize an operation on p: the sdsm lock for shared data, else a local
+ * mutex (only for sizes the CPU cannot do atomically). */
+static void ser_lock(const volatile void *p, int shared)
+{
+    if (shared)
+        shared_lock(p);
+    else
+        pthread_mutex_lock(local_mutex(p));
+}
+
+static void ser_unlock(const volatile void *p, int shared)
+{
+    if (shared)
+        shared_unlock(p);
+    else
+        pthread_mutex_unlock(local_mutex(p));
+}
+
+#define OP_add(a, b) ((a) + (b))
+#define OP_sub(a, b) ((a) - (b))
+#define OP_and(a, b) ((a) & (b))
+#define OP_or(a, b) ((a) | (b))
+#define OP_xor(a, b) ((a) ^ (b))
+#define OP_nand(a, b) (~((a) & (b)))
+
+/* --- 1, 2, 4, 8 bytes: the CPU's atomics on private data --------------- */
+
+#define LOCKFREE(N, T)                                                                        \
+    T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                \
+    T rt_load_##N(const volatile void *p, int m)                                              \
+    {                                                                                         \
+        (void)m;                                                                              \
+        if (!is_shared(p))                                                                    \
+            return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                  \
+        shared_lock(p);                                                                       \
+        T v = *(const volatile T *)p;                                                         \
+        shared_unlock(p);                                                                     \
+        return v;                                                                             \
+    }                                                                                         \
+    void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \
+    void rt_store_##N(volatile void *p, T v, int m)                                           \
+    {                                                                                         \
+        (void)m;                                                                              \
+        if (!is_shared(p)) {                                                                  \
+            __atomic_store_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                           \
+            return;                                                                           \
+        }                                                                                     \
+        shared_lock(p);                                                                       \
+        *(volatile T *)p = v;                                                                 \
+        shared_unlock(p);                                                                     \
+    }                                                                                         \
+    T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);         \
+    T rt_exchange_##N(volatile void *p, T v, int m)                                           \
+    {                                                                                         \
+        (void)m;                                                                              \
+        if (!is_shared(p))                                                                    \
+            return __atomic_exchange_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
+        shared_lock(p);                                                                       \
+        T old = *(volatile T *)p;                                                             \
+        *(volatile T *)p = v;                                                                 \
+        shared_unlock(p);                                                                     \
+        return old;                                                                           \
+    }                                                                                         \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
+        __asm__("__atomic_compare_exchange_" #N);                                             \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
+    {                                                                                         \
+        (void)sm, (void)fm;                                                                   \
+        if (!is_shared(p))                                                                    \
+            return __atomic_compare_exchange_n((volatile T *)p, (T *)e, d, false,             \
+                                               __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+        shared_lock(p);                                                                       \
+        T cur = *(volatile T *)p;                                                             \
+        bool ok = cur == *(T *)e;                                                             \
+        if (ok)                                                                               \
+            *(volatile T *)p = d;                                                             \
+        else                                                                                  \
+            *(T *)e = cur;                                                                    \
+        shared_unlock(p);                                                                     \
+        return ok;                                                                            \
+    }
+
+#define LOCKFREE_OP(N, T, op)                                                                 \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N); \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                       \
+    {                                                                                         \
+        (void)m;                                                                              \
+        if (!is_shared(p))                                                                    \
+            return __atomic_fetch_##op((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
+        shared_lock(p);                                                                       \
+        T old = *(volatile T *)p;                                                             \
+        *(volatile T *)p = (T)OP_##op(old, v);                                                \
+        shared_unlock(p);                                                                     \
+        return old;                                                                           \
+    }                                                                                         \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N); \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                       \
+    {                                                                                         \
+        (void)m;                                                                              \
+        if (!is_shared(p))                                                                    \
+            return __atomic_##op##_fetch((volatile T *)p, v, __ATOMIC_SEQ_CST);               \
+        shared_lock(p);                                                                       \
+        T nv = (T)OP_##op(*(volatile T *)p, v);                                               \
+        *(volatile T *)p = nv;                                                                \
+        shared_unlock(p);                                                                     \
+        return nv;                                                                            \
+    }
+
+/* --- 16 bytes: under a lock everywhere -------------------------------- */
+
+#define LOCKED(N, T)                                                                          \
+    T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                \
+    T rt_load_##N(const volatile void *p, int m)                                              \
+    {                                                                                         \
+        (void)m;                                                                              \
+        int sh = is_shared(p);                                                                \
+        ser_lock(p, sh);                                                                      \
+        T v = *(const volatile T *)p;                                                         \
+        ser_unlock(p, sh);                                                                    \
+        return v;                                                                             \
+    }                                                                                         \
+    void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \
+    void rt_store_##N(volatile void *p, T v, int m)                                           \
+    {                                                                                         \
+        (void)m;                                                                              \
+        int sh = is_shared(p);                                                                \
+        ser_lock(p, sh);                                                                      \
+        *(volatile T *)p = v;                                                                 \
+        ser_unlock(p, sh);                                                                    \
+    }                                                                                         \
+    T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);         \
+    T rt_exchange_##N(volatile void *p, T v, int m)                                           \
+    {                                                                                         \
+        (void)m;                                                                              \
+        int sh = is_shared(p);                                                                \
+        ser_lock(p, sh);                                                                      \
+        T old = *(volatile T *)p;                                                             \
+        *(volatile T *)p = v;                                                                 \
+        ser_unlock(p, sh);                                                                    \
+        return old;                                                                           \
+    }                                                                                         \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
+        __asm__("__atomic_compare_exchange_" #N);                                             \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
+    {                                                                                         \
+        (void)sm, (void)fm;                                                                   \
+        int sh = is_shared(p);                                                                \
+        ser_lock(p, sh);                                                                      \
+        T cur = *(volatile T *)p;                                                             \
+        bool ok = cur == *(T *)e;                                                             \
+        if (ok)                                                                               \
+            *(volatile T *)p = d;                                                             \
+        else                                                                                  \
+            *(T *)e = cur;                                                                    \
+        ser_unlock(p, sh);                                                                    \
+        return ok;                                                                            \
+    }
+
+#define LOCKED_OP(N, T, op)                                                                   \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N); \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                       \
+    {                                                                                         \
+        (void)m;                                                                              \
+        int sh = is_shared(p);                                                                \
+        ser_lock(p, sh);                                                                      \
+        T old = *(volatile T *)p;                                                             \
+        *(volatile T *)p = (T)OP_##op(old, v);                                                \
+        ser_unlock(p, sh);                                                                    \
+        return old;                                                                           \
+    }                                                                                         \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N); \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                       \
+    {                                                                                         \
+        (void)m;                                                                              \
+        int sh = is_shared(p);                                                                \
+        ser_lock(p, sh);                                                                      \
+        T nv = (T)OP_##op(*(volatile T *)p, v);                                               \
+        *(volatile T *)p = nv;                                                                \
+        ser_unlock(p, sh);                                                                    \
+        return nv;                                                                            \
+    }
+
+#define ALL_OPS(K, N, T) K(N, T, add) K(N, T, sub) K(N, T, and) K(N, T, or) K(N, T, xor) K(N, T, nand)
+
+LOCKFREE(1, uint8_t)
+LOCKFREE(2, uint16_t)
+LOCKFREE(4, uint32_t)
+LOCKFREE(8, uint64_t)
+LOCKED(16, u128)
+ALL_OPS(LOCKFREE_OP, 1, uint8_t)
+ALL_OPS(LOCKFREE_OP, 2, uint16_t)
+ALL_OPS(LOCKFREE_OP, 4, uint32_t)
+ALL_OPS(LOCKFREE_OP, 8, uint64_t)
+ALL_OPS(LOCKED_OP, 16, u128)
+
+/* --- any size (structs): the sized calls when they fit, else a lock ---- */
+
+static int sized(size_t n, const volatile void *p)
+{
+    return (n == 1 || n == 2 || n == 4 || n == 8 || n == 16) && ((uintptr_t)p & (n - 1)) == 0;
+}
+
+void rt_load_any(size_t n, const volatile void *p, void *ret, int m) __asm__("__atomic_load");
+void rt_load_any(size_t n, const volatile void *p, void *ret, int m)
+{
+    switch (sized(n, p) ? n : 0) {
+    case 1: *(uint8_t *)ret = rt_load_1(p, m); return;
+    case 2: *(uint16_t *)ret = rt_load_2(p, m); return;
+    case 4: *(uint32_t *)ret = rt_load_4(p, m); return;
+    case 8: *(uint64_t *)ret = rt_load_8(p, m); return;
+    case 16: *(u128 *)ret = rt_load_16(p, m); return;
+    }
+    int sh = is_shared(p);
+    ser_lock(p, sh);
+    memcpy(ret, (const void *)p, n);
+    ser_unlock(p, sh);
+}
+
+void rt_store_any(size_t n, volatile void *p, void *val, int m) __asm__("__atomic_store");
+void rt_store_any(size_t n, volatile void *p, void *val, int m)
+{
+    switch (sized(n, p) ? n : 0) {
+    case 1: rt_store_1(p, *(uint8_t *)val, m); return;
+    case 2: rt_store_2(p, *(uint16_t *)val, m); return;
+    case 4: rt_store_4(p, *(uint32_t *)val, m); return;
+    case 8: rt_store_8(p, *(uint64_t *)val, m); return;
+    case 16: rt_store_16(p, *(u128 *)val, m); return;
+    }
+    int sh = is_shared(p);
+    ser_lock(p, sh);
+    memcpy((void *)p, val, n);
+    ser_unlock(p, sh);
+}
+
+void rt_exchange_any(size_t n, volatile void *p, void *val, void *ret, int m)
+    __asm__("__atomic_exchange");
+void rt_exchange_any(size_t n, volatile void *p, void *val, void *ret, int m)
+{
+    switch (sized(n, p) ? n : 0) {
+    case 1: *(uint8_t *)ret = rt_exchange_1(p, *(uint8_t *)val, m); return;
+    case 2: *(uint16_t *)ret = rt_exchange_2(p, *(uint16_t *)val, m); return;
+    case 4: *(uint32_t *)ret = rt_exchange_4(p, *(uint32_t *)val, m); return;
+    case 8: *(uint64_t *)ret = rt_exchange_8(p, *(uint64_t *)val, m); return;
+    case 16: *(u128 *)ret = rt_exchange_16(p, *(u128 *)val, m); return;
+    }
+    int sh = is_shared(p);
+    ser_lock(p, sh);
+    memcpy(ret, (const void *)p, n);
+    memcpy((void *)p, val, n);
+    ser_unlock(p, sh);
+}
+
+bool rt_cas_any(size_t n, volatile void *p, void *e, void *d, int sm, int fm)
+    __asm__("__atomic_compare_exchange");
+bool rt_cas_any(size_t n, volatile void *p, void *e, void *d, int sm, int fm)
+{
+    switch (sized(n, p) ? n : 0) {
+    case 1: return rt_cas_1(p, e, *(uint8_t *)d, sm, fm);
+    case 2: return rt_cas_2(p, e, *(uint16_t *)d, sm, fm);
+    case 4: return rt_cas_4(p, e, *(uint32_t *)d, sm, fm);
+    case 8: return rt_cas_8(p, e, *(uint64_t *)d, sm, fm);
+    case 16: return rt_cas_16(p, e, *(u128 *)d, sm, fm);
+    }
+    int sh = is_shared(p);
+    ser_lock(p, sh);
+    bool ok = memcmp((const void *)p, e, n) == 0;
+    if (ok)
+        memcpy((void *)p, d, n);
+    else
+        memcpy(e, (const void *)p, n);
+    ser_unlock(p, sh);
+    return ok;
+}
+
+bool rt_is_lock_free(size_t n, const volatile void *p) __asm__("__atomic_is_lock_free");
+bool rt_is_lock_free(size_t n, const volatile void *p)
+{
+    (void)n, (void)p;
+    return false; /* shared data goes through a lock */
+}
+
+/* C11 floating-point compound assignments on _Atomic raise their exceptions here. */
+void rt_feraiseexcept(int e) __asm__("__atomic_feraiseexcept");
+void rt_feraiseexcept(int e)
+{
+    feraiseexcept(e);
+}

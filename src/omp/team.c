@@ -1,0 +1,219 @@
+/*
+ * team.c - parallel regions: the master publishes a region in the control
+ * block, and every compute thread of every rank runs it between two
+ * sdsm_barrier() calls (each a full memory barrier over all of them: the
+ * start barrier publishes the descriptor and the master's writes, the end
+ * barrier is the region's implicit barrier).  Between regions the workers
+ * wait in the start barrier, giving up their run slots.
+ *
+ * A region met while the team is already active (nested), or asked for
+ * with one thread, runs at once on the calling thread as a team of one.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "omp_rt.h"
+#include "sdsm.h"
+
+__thread rt_thread_t rt_me;
+__thread int rt_is_compute;
+
+/* Saved states of GOMP_parallel_start, popped by GOMP_parallel_end. */
+static __thread struct {
+    rt_thread_t saved;
+    int team;
+} start_stack[RT_MAX_LEVELS];
+static __thread int start_depth;
+
+void rt_thread_init(int nthreads, int tid)
+{
+    rt_thread_t *m = &rt_me;
+    memset(m, 0, sizeof *m);
+    m->nthreads = nthreads;
+    m->tid = tid;
+    m->sizes[0] = 1;
+    m->nthreads_var = rt_team_size > 0 ? rt_team_size : 1;
+    m->sched_kind = rt_env.sched_kind;
+    m->sched_chunk = rt_env.sched_chunk;
+    m->dyn_var = rt_env.dyn_var;
+    m->nest_var = rt_env.nest_var;
+    m->max_active_levels = rt_env.max_active_levels;
+    m->ws.slot = -1;
+}
+
+void rt_team_barrier(void)
+{
+    rt_check(sdsm_barrier(), "barrier");
+}
+
+/* Enter a level of nesting: team `nthreads` with this thread as `tid`. */
+static void enter_level(rt_thread_t *m, int nthreads, int tid, int active)
+{
+    m->level++;
+    if (active)
+        m->active_level = 1;
+    m->nthreads = nthreads;
+    m->tid = tid;
+    if (m->level <= RT_MAX_LEVELS) {
+        m->tids[m->level] = tid;
+        m->sizes[m->level] = nthreads;
+    }
+    memset(&m->ws, 0, sizeof m->ws);
+    m->ws.slot = -1;
+}
+
+/* Back to the state saved before a region; the count of team workshares
+ * goes on (it must stay equal in every thread of the team). */
+static void leave_level(rt_thread_t *m, const rt_thread_t *saved)
+{
+    uint64_t seq = m->ws_seq;
+    *m = *saved;
+    m->ws_seq = seq;
+}
+
+/* Run the region's function as one of the team's threads. */
+static void run_in_team(void (*fn)(void *), void *data, const rt_prews_t *pre, int sched_kind,
+                        long sched_chunk)
+{
+    rt_thread_t *m = &rt_me, saved = *m;
+    enter_level(m, rt_team_size, sdsm_thread_id(), 1);
+    m->sched_kind = sched_kind;
+    m->sched_chunk = sched_chunk;
+    if (pre->kind)
+        rt_prews_enter(pre);
+    fn(data);
+    leave_level(m, &saved);
+}
+
+void rt_worker_loop(void)
+{
+    for (;;) {
+        rt_team_barrier();
+        int kind = rt_ctl->kind;
+        if (kind == RT_EXIT) {
+            rt_exit_status = rt_ctl->status;
+            return;
+        }
+        if (kind != RT_RUN || !rt_ctl->fn)
+            rt_fatal("parallel", "corrupt region descriptor (kind %d) in the control block", kind);
+        rt_prews_t pre = rt_ctl->pre;
+        run_in_team(rt_ctl->fn, rt_ctl->data, &pre, rt_ctl->sched_kind, rt_ctl->sched_chunk);
+        rt_team_barrier();
+    }
+}
+
+void rt_release_workers(int kind, int status)
+{
+    rt_ctl->kind = kind;
+    rt_ctl->status = status;
+    rt_team_barrier();
+}
+
+/* Whether a region asking for `num_threads` (0: the default) runs on the
+ * whole team; stops the job for a count sdsm cannot give. */
+static bool use_team(rt_thread_t *m, unsigned num_threads, const char *what)
+{
+    int n = num_threads ? (int)num_threads : m->nthreads_var;
+    if (!rt_is_compute || m->active_level > 0 || m->max_active_levels == 0 || n == 1 ||
+        rt_team_size == 1)
+        return false;
+    if (n != rt_team_size)
+        rt_fatal(what, "num_threads(%d): the team on sdsm is every compute thread of every rank, "
+                 "%d threads (%d ranks x %d); ask for %d, for 1, or give no num_threads clause",
+                 n, rt_team_size, sdsm_nprocs(), rt_team_size / sdsm_nprocs(), rt_team_size);
+    if (sdsm_thread_id() != 0)
+        rt_fatal(what, "a parallel region started by a thread other than the master");
+    return true;
+}
+
+static void publish(void (*fn)(void *), void *data, const rt_prews_t *pre)
+{
+    rt_thread_t *m = &rt_me;
+    rt_ctl->region++;
+    rt_ctl->kind = RT_RUN;
+    rt_ctl->fn = fn;
+    rt_ctl->data = data;
+    rt_ctl->sched_kind = m->sched_kind;
+    rt_ctl->sched_chunk = m->sched_chunk;
+    rt_ctl->pre = *pre;
+    rt_team_barrier();
+}
+
+static void serial_region(void (*fn)(void *), void *data, const rt_prews_t *pre)
+{
+    rt_thread_t *m = rt_self(), saved = *m;
+    enter_level(m, 1, 0, 0);
+    if (pre->kind)
+        rt_prews_enter(pre);
+    fn(data);
+    leave_level(m, &saved);
+}
+
+void rt_parallel(void (*fn)(void *), void *data, unsigned num_threads, const rt_prews_t *pre,
+                 const char *what)
+{
+    rt_thread_t *m = rt_self();
+    if (!use_team(m, num_threads, what)) {
+        serial_region(fn, data, pre);
+        return;
+    }
+    publish(fn, data, pre);
+    run_in_team(fn, data, pre, m->sched_kind, m->sched_chunk);
+    rt_team_barrier();
+}
+
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
+{
+    (void)flags; /* proc_bind: threads are placed by sdsm */
+    rt_prews_t none = {0};
+    rt_parallel(fn, data, num_threads, &none, "parallel");
+}
+
+/* The start/end forms (older gcc): the master runs fn between them. */
+void rt_parallel_start(void (*fn)(void *), void *data, unsigned num_threads, const rt_prews_t *pre,
+                       const char *what)
+{
+    rt_thread_t *m = rt_self();
+    if (start_depth >= RT_MAX_LEVELS)
+        rt_fatal(what, "parallel regions nested deeper than %d", RT_MAX_LEVELS);
+    start_stack[start_depth].saved = *m;
+    int team = use_team(m, num_threads, what);
+    start_stack[start_depth++].team = team;
+    if (team) {
+        publish(fn, data, pre);
+        enter_level(m, rt_team_size, 0, 1);
+    } else {
+        enter_level(m, 1, 0, 0);
+    }
+    if (pre->kind)
+        rt_prews_enter(pre);
+}
+
+void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads)
+{
+    rt_prews_t none = {0};
+    rt_parallel_start(fn, data, num_threads, &none, "parallel");
+}
+
+void GOMP_parallel_end(void)
+{
+    rt_thread_t *m = rt_self();
+    if (start_depth <= 0)
+        rt_fatal("GOMP_parallel_end", "no parallel region to end");
+    start_depth--;
+    if (start_stack[start_depth].team)
+        rt_team_barrier();
+    leave_level(m, &start_stack[start_depth].saved);
+}
+
+void GOMP_barrier(void)
+{
+    if (rt_self()->nthreads > 1)
+        rt_team_barrier();
+}
+
+bool GOMP_barrier_cancel(void)
+{
+    GOMP_barrier();
+    return false;
+}

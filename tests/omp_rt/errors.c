@@ -1,0 +1,41 @@
+/* Constructs and calls the runtime refuses, each with a clear message
+ * (checked by the test's expectations), and exit() from main.
+ *   errors numthreads | setnum | doacross | exitworker | exit */
+#include <string.h>
+
+#include "rt.h"
+
+static long *A;
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+#pragma omp parallel
+    A = rt_shared(4096);
+    if (!strcmp(what, "numthreads")) {
+#pragma omp parallel num_threads(3)
+        A[omp_get_thread_num()] = 1;
+    } else if (!strcmp(what, "setnum")) {
+        omp_set_num_threads(3);
+    } else if (!strcmp(what, "doacross")) {
+#pragma omp parallel
+#pragma omp for ordered(1)
+        for (int i = 1; i < 100; i++) {
+#pragma omp ordered depend(sink: i - 1)
+            A[i] = A[i - 1] + 1;
+#pragma omp ordered depend(source)
+        }
+    } else if (!strcmp(what, "exitworker")) {
+#pragma omp parallel
+        if (omp_get_thread_num() == omp_get_num_threads() - 1)
+            exit(5);
+    } else if (!strcmp(what, "exit")) {
+#pragma omp parallel
+        A[omp_get_thread_num()] = 1;
+        printf("exiting with 7\n");
+        fflush(stdout);
+        exit(7);
+    }
+    printf("OK errors (nothing refused)\n");
+    return 0;
+}
