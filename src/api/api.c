@@ -28,6 +28,7 @@
 #include "net/net.h"
 #include "proto/home.h"
 #include "proto/proto.h"
+#include "proto/zcopy.h"
 #include "sdsm.h"
 #include "sync/sync.h"
 #include "sync/watch.h"
@@ -169,7 +170,7 @@ int sdsm_init(int *argc, char ***argv)
     snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
     sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
     if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
-        (rc = sdsm_sync_init()))
+        (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)))
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime (%d)", rc);
     sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
                            .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
@@ -179,6 +180,7 @@ int sdsm_init(int *argc, char ***argv)
                         sdsm_cfg.trace_buffer, sdsm_msg_name);
     if (sdsm_net_start(&ns))
         return report("sdsm_init", SDSM_ESYS, "could not start the service thread");
+    sdsm_zcopy_announce();
     if (sdsm_fault_install(sdsm_proto->fault))
         return report("sdsm_init", SDSM_ESYS, "could not install the fault handler");
     sdsm_thread_init(boot.rank, boot.nprocs, (int)sdsm_cfg.threads, (int)sdsm_cfg.run_threads,
@@ -255,6 +257,7 @@ int sdsm_finalize(void)
     sdsm_boot_done();
     sdsm_boot_close(&boot);
     sdsm_alloc_fini();
+    sdsm_zcopy_fini();
     sdsm_region_fini();
     state = ST_DONE;
     return rc;

@@ -247,8 +247,10 @@ static int link_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t dea
 {
     int rc;
     b->local_nprocs = 0; /* ranks sharing this host listen on its one address */
-    for (int r = 0; r < b->nprocs; r++)
-        b->local_nprocs += table[r].ipv4 == table[b->rank].ipv4;
+    for (int r = 0; r < b->nprocs; r++) {
+        b->same_host[r] = table[r].ipv4 == table[b->rank].ipv4;
+        b->local_nprocs += b->same_host[r];
+    }
     if ((rc = connect_peers(b, table, deadline)))
         return rc;
     if ((rc = sdsm_boot_accept(b->listen_fd, job_key, b->rank, b->nprocs, b->peer_fds, deadline)))
@@ -264,8 +266,11 @@ static int alloc_peers(sdsm_boot_t *b, sdsm_ctrl_addr_t **table)
 {
     *table = calloc((size_t)b->nprocs, sizeof **table);
     b->peer_fds = malloc((size_t)b->nprocs * sizeof(int));
-    if (!*table || !b->peer_fds) {
+    b->same_host = calloc((size_t)b->nprocs, 1);
+    if (!*table || !b->peer_fds || !b->same_host) {
         free(*table);
+        free(b->same_host);
+        b->same_host = NULL;
         *table = NULL;
         return SDSM_ENOMEM;
     }
@@ -497,6 +502,8 @@ void sdsm_boot_close(sdsm_boot_t *b)
         close(ctrl_fd);
     free(b->peer_fds);
     b->peer_fds = NULL;
+    free(b->same_host);
+    b->same_host = NULL;
     b->listen_fd = b->ctrl_fd = ctrl_fd = -1;
     sdsm_pmix_fini();
     sdsm_pmi2_fini();

@@ -21,6 +21,8 @@ typedef struct sdsm_boot {
     int  rank, nprocs;
     int  local_nprocs; /* ranks on this host (same listening address), this one included */
     int *peer_fds;   /* nprocs entries, -1 at rank; NULL for a job of one */
+    uint8_t *same_host; /* nprocs entries: 1 where that rank listens on this rank's address
+                           (so runs on this host); NULL for a job of one */
     int  listen_fd;  /* -1 for a job of one */
     int  ctrl_fd;    /* launcher link, -1 for a job of one */
 } sdsm_boot_t;

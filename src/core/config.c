@@ -16,6 +16,7 @@ const char *const sdsm_proto_names[SDSM_PROTO_COUNT] = {"hlrc", "update", "ibec"
 static const char *const errmode_names[] = {"abort", "return", NULL};
 static const char *const proto_names[] = {"hlrc", "update", "ibec", NULL};
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
+static const char *const zcopy_names[] = {"0", "1", "auto", NULL}; /* sdsm_zcopy_mode_t */
 
 typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR, T_MS } vtype_t;
 
@@ -73,6 +74,9 @@ static const var_t vars[] = {
      "microseconds a waiting thread polls (yielding) before it sleeps"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when faults are sequential (0: one page per fault)"},
+    {"SDSM_ZEROCOPY", T_ENUM, OFF(zerocopy), "auto", 0, 0, zcopy_names,
+     "read pages straight from the home's memory instead of receiving them over TCP: auto (ranks "
+     "on this host), 1 (every rank whose memory this kernel can open), 0 (never)"},
     {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
     {"SDSM_IBEC_CHECK", T_LONG, OFF(ibec_check), "0", 0, 1, NULL,

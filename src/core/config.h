@@ -21,6 +21,8 @@
 
 typedef enum { SDSM_ERRMODE_ABORT, SDSM_ERRMODE_RETURN } sdsm_errmode_t;
 typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_UPDATE, SDSM_PROTO_IBEC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
+/* SDSM_ZEROCOPY: the index in its table of names ("0", "1", "auto"). */
+typedef enum { SDSM_ZC_OFF, SDSM_ZC_ON, SDSM_ZC_AUTO } sdsm_zcopy_mode_t;
 typedef enum { SDSM_LOG_ERROR, SDSM_LOG_WARN, SDSM_LOG_INFO, SDSM_LOG_DEBUG } sdsm_loglevel_t;
 
 typedef struct sdsm_config {
@@ -46,6 +48,7 @@ typedef struct sdsm_config {
     long        timeout;         /* seconds allowed for set-up */
     long        spin_us;         /* microseconds a waiter spins before sleeping */
     long        prefetch;        /* most pages fetched ahead on sequential faults */
+    long        zerocopy;        /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
     long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */
     long        ibec_check;      /* ibec: report data written outside a critical section and read before a barrier */
     long        threads;         /* compute threads per rank (SDSM_THREADS) */

@@ -65,6 +65,7 @@ static const struct {
     [SDSM_ST_READY_WAIT_NS] = {"ready wait (ms)", 1},
     [SDSM_ST_PREFETCH_PAGES] = {"pages prefetched (call)", 0},
     [SDSM_ST_PREFETCH_REQS] = {"prefetch requests", 0},
+    [SDSM_ST_ZC_PAGES] = {"pages read zero-copy", 0},
 };
 
 const char *sdsm_stats_name(int stat)

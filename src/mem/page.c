@@ -205,7 +205,8 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
     R->nprocs = nprocs;
     R->copyset_words = ((size_t)nprocs + 63) / 64;
     R->memfd = memfd_create("sdsm-heap", MFD_CLOEXEC);
-    if (R->memfd < 0 || ftruncate(R->memfd, (off_t)size)) {
+    /* One page past the heap holds the region's identity (see page.h). */
+    if (R->memfd < 0 || ftruncate(R->memfd, (off_t)(size + page_size))) {
         int e = -errno;
         sdsm_error_log("cannot create the %zu-byte shared heap file: %m", size);
         if (R->memfd >= 0)

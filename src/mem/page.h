@@ -23,6 +23,11 @@
  *   READ_ONLY -> FETCHING: update protocol, a barrier said others wrote the
  *   page; the home pushes the new contents (no request).
  *
+ * The memory file is one page longer than the heap: that page (offset
+ * size) is never mapped by the views; a rank writes a random token there so
+ * that a peer on the same host that opened the file (proto/zcopy.c) can
+ * check it holds this region and not some other file.
+ *
  * The home's copy is the master and is never invalidated.  Every change of
  * state goes through sdsm_page_set(), which checks it against the table.
  */

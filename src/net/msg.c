@@ -41,6 +41,8 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(HANG_QUERY, 0),
     [SDSM_MSG_HANG_STATE] = {"HANG_STATE", 0, SDSM_HANG_STATE_MAX, 0, NULL},
     FIXED(HEARTBEAT, 0),
+    FIXED(FETCH_ZC, 8),
+    FIXED(ZC_HELLO, 8 + SDSM_ZC_TOKEN),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

@@ -18,6 +18,11 @@
 #define SDSM_FETCH_RUN_MAX 33u
 /* Longest description of a rank's state in a hang report. */
 #define SDSM_HANG_STATE_MAX 2048u
+/* FETCH flag: the asker can read the pages from the home's heap itself
+ * (same host, proto/zcopy.c); the home may answer with FETCH_ZC. */
+#define SDSM_FETCH_ZC 1u
+/* Bytes of the random token that identifies a rank's heap file. */
+#define SDSM_ZC_TOKEN 32u
 
 typedef enum sdsm_msg_type {
     SDSM_MSG_NONE = 0,
@@ -53,6 +58,8 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_HANG_QUERY,  /* empty: rank 0 asks what the receiver is waiting for -> HANG_STATE */
     SDSM_MSG_HANG_STATE,  /* text (at most SDSM_HANG_STATE_MAX bytes) */
     SDSM_MSG_HEARTBEAT,   /* empty: sent on a link idle for SDSM_HEARTBEAT (net.c) */
+    SDSM_MSG_FETCH_ZC,    /* u32 first, u32 count: served, read them from my heap (proto/zcopy.c) */
+    SDSM_MSG_ZC_HELLO,    /* u32 pid, i32 heap fd, token: my heap may be opened (proto/zcopy.c) */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

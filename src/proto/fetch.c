@@ -26,6 +26,7 @@
 #include "proto/home.h"
 #include "proto/home_int.h"
 #include "proto/proto.h"
+#include "proto/zcopy.h"
 
 /*
  * Sequential prefetch.  A fault on the page right after the last window
@@ -76,7 +77,7 @@ static uint32_t start_fetch(uint32_t pg, int home)
         return 1;
     }
     uint32_t q[2] = {pg, 1 + prefetch_window(pg, home)};
-    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), 0, q, 8, NULL, 0);
     return q[1];
 }
 
@@ -96,7 +97,7 @@ static void prefetch_send(int home, uint32_t first, uint32_t n)
     if (!n)
         return;
     uint32_t q[2] = {first, n};
-    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), 0, q, 8, NULL, 0);
     sdsm_stat_add(SDSM_ST_PREFETCH_PAGES, n);
     sdsm_stat_add(SDSM_ST_PREFETCH_REQS, 1);
 }
@@ -223,6 +224,9 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (first >= sdsm_region.npages || count == 0 || count > 1 + PREFETCH_MAX ||
         count > sdsm_region.npages - first || src == H.me)
         return -EPROTO;
+    /* The asker reads the pages from this heap itself (zcopy.c says why a
+     * later copy is right), unless a serve hook must see what it gets. */
+    int zc = (h->flags & SDSM_FETCH_ZC) && !sdsm_home_serve_hook && sdsm_zcopy_offered(src);
     /* Dense pages are gathered into runs.  Each page is copied while its
      * lock is held, and the copy is what the reader gets (and what ibec's
      * serve hook sees): a write by this rank's threads after that is
@@ -247,6 +251,10 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         if (sdsm_copyset_add(pg, src))
             sdsm_fatal("out of memory recording a copy holder");
+        if (zc) {
+            sdsm_page_unlock(pg);
+            continue;
+        }
         sdsm_buf_reserve(&H.run, H.ps);
         uint8_t *copy = H.run.p + H.run.len;
         memcpy(copy, sdsm_page_rt(pg), H.ps);
@@ -263,7 +271,10 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         sdsm_page_unlock(pg);
     }
-    send_run(src, run, nrun, h->seq);
+    if (zc)
+        sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, p, 8, NULL, 0);
+    else
+        send_run(src, run, nrun, h->seq);
     sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
     return 0;
 }
@@ -320,19 +331,33 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 }
 
 /*
+ * A page's contents arrive in its runtime view (page lock held): from the
+ * reply (data), or read from the home's heap (data NULL: FETCH_ZC).  A
+ * failed read gives the heap up; the page stays FETCHING and is asked for
+ * again over TCP.  1 if the page got its contents.
+ */
+static int copy_in(int home, uint32_t pg, const uint8_t *data)
+{
+    if (data) {
+        memcpy(sdsm_page_rt(pg), data, H.ps);
+        return 1;
+    }
+    if (!sdsm_zcopy_read(home, pg, sdsm_page_rt(pg)))
+        return 1;
+    uint32_t q[2] = {pg, 1};
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    return 0;
+}
+
+/*
  * A run of pages.  Each page still waiting for its contents gets them
  * first; then the run is made readable with one mprotect (per stretch of
  * pages that were installed), and only then are the states published: a
  * thread faulting on one of these pages meanwhile waits for the state, and
  * a page is never READ_ONLY before its mapping is.
  */
-static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
+static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *data)
 {
-    (void)src;
-    uint32_t first = rd32(p), count = rd32(p + 4);
-    if (first >= sdsm_region.npages || count < 2 || count > SDSM_FETCH_RUN_MAX ||
-        count > sdsm_region.npages - first || (size_t)count * H.ps != h->len - 8)
-        return -EPROTO;
     uint8_t got[SDSM_FETCH_RUN_MAX];
     uint32_t ngot = 0;
     for (uint32_t i = 0; i < count; i++) {
@@ -344,9 +369,8 @@ static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
             m->flags &= (uint8_t)~SDSM_PGF_STALE; /* served before a barrier that made it stale */
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
         } else if (m->state == SDSM_PG_FETCHING) {
-            memcpy(sdsm_page_rt(pg), p + 8 + (size_t)i * H.ps, H.ps);
-            got[i] = 1;
-            ngot++;
+            got[i] = (uint8_t)copy_in(src, pg, data ? data + (size_t)i * H.ps : NULL);
+            ngot += got[i];
         } /* else: a prefetch overtaken by sdsm_free: drop it */
         sdsm_page_unlock(pg);
     }
@@ -371,8 +395,30 @@ static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_page_unlock(pg);
     }
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, ngot);
-    sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * H.ps);
+    if (data) /* bytes that travelled: a zero-copy read counts only in its own row */
+        sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * H.ps);
     sdsm_page_wake();
+}
+
+static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    if (first >= sdsm_region.npages || count < 2 || count > SDSM_FETCH_RUN_MAX ||
+        count > sdsm_region.npages - first || (size_t)count * H.ps != h->len - 8)
+        return -EPROTO;
+    install_run(src, first, count, p + 8);
+    return 0;
+}
+
+/* The home served [first, first + count) and left the copying to us. */
+static int on_fetch_zc(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    (void)h;
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    if (first >= sdsm_region.npages || count < 1 || count > SDSM_FETCH_RUN_MAX ||
+        count > sdsm_region.npages - first)
+        return -EPROTO;
+    install_run(src, first, count, NULL); /* a heap we cannot read: asked for again (copy_in) */
     return 0;
 }
 
@@ -398,7 +444,7 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return 0;
     }
     uint32_t q[2] = {pg, 1};
-    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), 0, q, 8, NULL, 0);
     sdsm_page_unlock(pg);
     return 0;
 }
@@ -422,5 +468,6 @@ void sdsm_home_fetch_init(void)
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REP, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REPZ, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_RUN, on_fetch_run);
+    sdsm_msg_set_handler(SDSM_MSG_FETCH_ZC, on_fetch_zc);
     sdsm_msg_set_handler(SDSM_MSG_HOME_REP, on_home_rep);
 }

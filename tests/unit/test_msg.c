@@ -64,6 +64,8 @@ static const struct {
     {SDSM_MSG_HANG_QUERY, "HANG_QUERY", 0, 0, 0},
     {SDSM_MSG_HANG_STATE, "HANG_STATE", 0, 2048, 0},
     {SDSM_MSG_HEARTBEAT, "HEARTBEAT", 0, 0, 0},
+    {SDSM_MSG_FETCH_ZC, "FETCH_ZC", 8, 8, 0},      /* first, count */
+    {SDSM_MSG_ZC_HELLO, "ZC_HELLO", 40, 40, 0},    /* pid, fd, 32-byte token */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
