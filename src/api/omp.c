@@ -8,6 +8,7 @@
 
 #include "mem/alloc.h"
 #include "mem/page.h"
+#include "proto/proto.h"
 #include "sdsm.h"
 
 /*
@@ -48,4 +49,15 @@ SDSM_API void *sdsm__omp_stack_alloc(size_t len)
         for (size_t off = 0; off < len; off += sdsm_region.page_size)
             ((volatile uint8_t *)p)[off] = 0;
     return p;
+}
+
+/*
+ * An atomic operation on a shared address, done at its page's home
+ * (proto.h, sdsm_proto_atomic; op: SDSM_AOP_*).  1 done, 0 compare failed,
+ * negative: take a lock instead (ibec, not a shared address, ...).
+ */
+SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                              uint64_t *old)
+{
+    return sdsm_region.app ? sdsm_proto_atomic(addr, size, op, val, expected, old) : -EINVAL;
 }

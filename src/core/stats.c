@@ -66,6 +66,7 @@ static const struct {
     [SDSM_ST_PREFETCH_PAGES] = {"pages prefetched (call)", 0},
     [SDSM_ST_PREFETCH_REQS] = {"prefetch requests", 0},
     [SDSM_ST_ZC_PAGES] = {"pages read zero-copy", 0},
+    [SDSM_ST_ATOMICS_HOME] = {"atomics done at a remote home", 0},
 };
 
 const char *sdsm_stats_name(int stat)

@@ -42,6 +42,7 @@ typedef enum sdsm_stat {
     SDSM_ST_PREFETCH_PAGES, /* pages asked for by sdsm_prefetch */
     SDSM_ST_PREFETCH_REQS,  /* the FETCH requests those took */
     SDSM_ST_ZC_PAGES,       /* pages fetched read straight from a same-host home's memory */
+    SDSM_ST_ATOMICS_HOME,   /* atomic operations sent to another rank's home page */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

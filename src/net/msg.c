@@ -43,6 +43,8 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(HEARTBEAT, 0),
     FIXED(FETCH_ZC, 8),
     FIXED(ZC_HELLO, 8 + SDSM_ZC_TOKEN),
+    FIXED(ATOMIC, 24),
+    FIXED(ATOMIC_REP, 12),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

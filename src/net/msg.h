@@ -60,6 +60,8 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_HEARTBEAT,   /* empty: sent on a link idle for SDSM_HEARTBEAT (net.c) */
     SDSM_MSG_FETCH_ZC,    /* u32 first, u32 count: served, read them from my heap (proto/zcopy.c) */
     SDSM_MSG_ZC_HELLO,    /* u32 pid, i32 heap fd, token: my heap may be opened (proto/zcopy.c) */
+    SDSM_MSG_ATOMIC,      /* u32 page, u16 offset, u8 size, u8 op, u64 value, u64 expected -> ATOMIC_REP */
+    SDSM_MSG_ATOMIC_REP,  /* u64 old, i32 status (1 done, 0 compare failed, < 0 refused) */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

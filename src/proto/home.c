@@ -148,6 +148,7 @@ int sdsm_home_init(void)
     sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
     sdsm_home_fetch_init();
+    sdsm_home_atomic_init();
     sdsm_home_inval_init();
     sdsm_home_notice_init();
     sdsm_home_control_init();

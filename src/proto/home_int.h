@@ -76,5 +76,6 @@ void sdsm_home_fetch_init(void);
 void sdsm_home_inval_init(void);
 void sdsm_home_notice_init(void);
 void sdsm_home_control_init(void);
+void sdsm_home_atomic_init(void);
 
 #endif
