@@ -18,6 +18,7 @@
  * no shared page is read or written while the allocator's mutex is held (a
  * fault there would block the other threads of the rank on the mutex while
  * this one waits for the network, or for a run slot one of them holds).
+ * strdup and strndup called from the program are served the same way.
  * A block freed by another rank than its allocator is not reused (counted,
  * reported at exit by SDSM_OMP_VERBOSE=1).
  */
@@ -71,6 +72,7 @@ static struct {
     uintptr_t       lo, hi;       /* the whole heap block */
     uintptr_t       mine, top, end; /* this rank's part; top: never handed out above */
     uintptr_t       bump, bump_end; /* the small-block chunk being carved */
+    int             bump_fresh;     /* that chunk had never been used (still zero) */
     vec_t           free_small[NCLASS];
     span_t         *spans;        /* free large ranges, by address */
     size_t          nspans, cap_spans;
@@ -188,6 +190,7 @@ static void *alloc_small(size_t n, int zero)
             if (ch) {
                 H.bump = ch;
                 H.bump_end = ch + CHUNK;
+                H.bump_fresh = f;
             } else {
                 ok = 0;
             }
@@ -195,7 +198,7 @@ static void *alloc_small(size_t n, int zero)
         if (ok) {
             b = H.bump;
             H.bump += bs;
-            fresh = 1; /* chunks are never given back: a carved block is new */
+            fresh = H.bump_fresh; /* chunks are never given back: a carved block is new */
         }
     }
     pthread_mutex_unlock(&H.mu);
@@ -464,4 +467,25 @@ size_t malloc_usable_size(void *p)
     if (!libc_usable)
         libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
     return libc_usable ? libc_usable(p) : 0;
+}
+
+/* The C library's own strdup would take its block from the C library's
+ * private heap: a string made by one rank's thread and read or freed by
+ * another (the master, after a region) must come from the shared heap. */
+char *strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = FROM_PROGRAM() ? heap_alloc(n, 0) : __libc_malloc(n);
+    return p ? memcpy(p, s, n) : NULL;
+}
+
+char *strndup(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max);
+    char *p = FROM_PROGRAM() ? heap_alloc(n + 1, 0) : __libc_malloc(n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
 }
