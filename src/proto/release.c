@@ -41,6 +41,61 @@ static int home_shared(uint32_t pg)
     return H.inflight[pg] || sdsm_copyset_others(pg);
 }
 
+/*
+ * The release works through the sorted dirty pages in chunks of consecutive
+ * pages (at most CHUNK, so their stripe locks are distinct), all locked at
+ * once: the states change first, then the mappings of the pages going back
+ * to read-only follow with one mprotect per stretch instead of one per page,
+ * and only then are the diffs made.  Holding several stripe locks is safe:
+ * releases take turns (release_mtx), and every other path that holds a page
+ * lock takes further ones with trylock only.
+ */
+#define CHUNK 64
+
+typedef struct chunk_page {
+    uint8_t protect; /* READ_WRITE -> READ_ONLY: its mapping follows */
+    uint8_t diff;    /* its diff goes to its home */
+    uint8_t notice;  /* bare notice to its home (eager) */
+    uint8_t written; /* announced at the barrier */
+} chunk_page_t;
+
+/* Page lock held: the state change of pg (pass 1). */
+static chunk_page_t release_state(uint32_t pg, int eager)
+{
+    chunk_page_t c = {0, 0, 0, 0};
+    sdsm_page_t *p = sdsm_page(pg);
+    int home = sdsm_page_home(pg);
+    p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
+    if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
+        /* Nobody else holds this home page: nothing to announce, and it
+         * stays writable, so the next interval's writes cost no fault.
+         * A fetch of it (on_fetch) write-protects it again first. */
+    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && sdsm_alloc_announced(pg)) {
+        /* Never write-protected (alloc.h): taken as written in every
+         * interval while others hold copies, and kept on the dirty list. */
+        c.notice = eager;
+        c.written = 1;
+        sdsm_page_mark_dirty(pg);
+    } else if (p->state == SDSM_PG_READ_WRITE) {
+        /* Protect before the diff: a write by another thread after this
+         * faults and waits for the lock instead of racing with the diff. */
+        sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 0);
+        p->flags &= (uint8_t)~SDSM_PGF_TWIN;
+        c.protect = 1;
+        c.diff = home != H.me;
+        c.notice = home == H.me && eager;
+        /* A page written only at its home, of which nobody else holds a
+         * copy, needs no notice: whoever fetches it later gets it whole.
+         * (Copysets change under the page lock, which we hold.) */
+        c.written = home != H.me || home_shared(pg);
+    } else if (p->flags & SDSM_PGF_FLUSHED) {
+        p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
+        c.notice = eager && home >= 0;
+        c.written = 1;
+    }
+    return c;
+}
+
 int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
 {
     int eager = kind == SDSM_SYNC_LOCK;
@@ -58,50 +113,41 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
     uint32_t npend = 0; /* pages marked PENDING, kept in work[0, npend) (npend <= i) */
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t pg = H.work[i];
-        sdsm_page_lock(pg);
-        sdsm_page_t *p = sdsm_page(pg);
-        int home = sdsm_page_home(pg), written = 0;
-        p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
-        if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
-            /* Nobody else holds this home page: nothing to announce, and it
-             * stays writable, so the next interval's writes cost no fault.
-             * A fetch of it (on_fetch) write-protects it again first. */
-        } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && sdsm_alloc_announced(pg)) {
-            /* Never write-protected (alloc.h): taken as written in every
-             * interval while others hold copies, and kept on the dirty list. */
-            if (eager)
-                sdsm_batch_add(&H.out[home], pg, NULL);
-            written = 1;
-            sdsm_page_mark_dirty(pg);
-        } else if (p->state == SDSM_PG_READ_WRITE) {
-            /* Protect first: a write by another thread after this faults
-             * and waits for the lock instead of racing with the diff. */
-            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
-            p->flags &= (uint8_t)~SDSM_PGF_TWIN;
-            if (home != H.me) {
-                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
-                p->flags |= SDSM_PGF_PENDING;
-                H.work[npend++] = pg;
-            }
-            else if (eager)
-                sdsm_batch_add(&H.out[home], pg, NULL);
-            /* A page written only at its home, of which nobody else holds a
-             * copy, needs no notice: whoever fetches it later gets it whole.
-             * (Copysets change under the page lock, which we hold.) */
-            written = home != H.me || home_shared(pg);
-        } else if (p->flags & SDSM_PGF_FLUSHED) {
-            p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
-            if (eager && home >= 0)
-                sdsm_batch_add(&H.out[home], pg, NULL);
-            written = 1;
+    chunk_page_t c[CHUNK];
+    for (uint32_t i = 0; i < n;) {
+        uint32_t m = 1;
+        while (i + m < n && m < CHUNK && H.work[i + m] == H.work[i] + m)
+            m++;
+        uint32_t first = H.work[i];
+        for (uint32_t k = 0; k < m; k++) {
+            sdsm_page_lock(first + k);
+            c[k] = release_state(first + k, eager);
         }
-        sdsm_page_unlock(pg);
-        if (written)
-            H.notices[nn++] = pg;
-        if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
-            sdsm_batch_send(&H.out[home], home, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+        for (uint32_t k = 0; k < m;) {
+            uint32_t e = k;
+            while (e < m && c[e].protect)
+                e++;
+            if (e > k)
+                sdsm_page_protect(first + k, e - k, SDSM_PG_READ_ONLY);
+            k = e + 1;
+        }
+        for (uint32_t k = 0; k < m; k++) {
+            uint32_t pg = first + k;
+            int home = sdsm_page_home(pg);
+            if (c[k].diff) {
+                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+                sdsm_page(pg)->flags |= SDSM_PGF_PENDING;
+                H.work[npend++] = pg;
+            } else if (c[k].notice) {
+                sdsm_batch_add(&H.out[home], pg, NULL);
+            }
+            sdsm_page_unlock(pg);
+            if (c[k].written)
+                H.notices[nn++] = pg;
+            if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
+                sdsm_batch_send(&H.out[home], home, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+        }
+        i += m;
     }
     for (int h = 0; h < H.n; h++)
         sdsm_batch_send(&H.out[h], h, eager ? SDSM_DIFF_EAGER : 0, &r, id);
