@@ -73,7 +73,11 @@ static const var_t vars[] = {
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
      "microseconds a waiting thread polls (yielding) before it sleeps"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
-     "most pages fetched ahead when faults are sequential (0: one page per fault)"},
+     "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
+     "strided (0: one page per fault)"},
+    {"SDSM_WRITE_AHEAD", T_LONG, OFF(write_ahead), "32", 0, 128, NULL,
+     "most home pages made writable ahead when a thread's write faults on pages others hold "
+     "follow a pattern (0: one page per fault; not under ibec)"},
     {"SDSM_ZEROCOPY", T_ENUM, OFF(zerocopy), "auto", 0, 0, zcopy_names,
      "read pages straight from the home's memory instead of receiving them over TCP: auto (ranks "
      "on this host), 1 (every rank whose memory this kernel can open), 0 (never)"},

@@ -43,6 +43,10 @@ typedef enum sdsm_stat {
     SDSM_ST_PREFETCH_REQS,  /* the FETCH requests those took */
     SDSM_ST_ZC_PAGES,       /* pages fetched read straight from a same-host home's memory */
     SDSM_ST_ATOMICS_HOME,   /* atomic operations sent to another rank's home page */
+    SDSM_ST_AHEAD_PAGES,    /* pages asked for ahead of read faults (automatic prefetch) */
+    SDSM_ST_AHEAD_USED,     /* ...seen in use: waited for, or gone past by their stream */
+    SDSM_ST_AHEAD_WASTED,   /* ...dropped before being seen in use (invalidated, freed, stale) */
+    SDSM_ST_WRITE_AHEAD,    /* home pages opened for writing ahead of write faults */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

@@ -9,7 +9,7 @@
 #define ARRAY(n, min, elem) [SDSM_MSG_##n] = {#n, min, SDSM_MAX_PAYLOAD, elem, NULL}
 
 sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
-    FIXED(FETCH, 8),
+    [SDSM_MSG_FETCH] = {"FETCH", 8, 12, 0, NULL}, /* 8 or 12 (a stride): the handler checks */
     ARRAY(FETCH_REP, 8, 0),        /* exact size checked against the page size */
     FIXED(HOME_REQ, 8),
     FIXED(HOME_REP, 8),

@@ -26,7 +26,7 @@
 
 typedef enum sdsm_msg_type {
     SDSM_MSG_NONE = 0,
-    SDSM_MSG_FETCH,       /* u32 page, u32 count            -> count x FETCH_REP */
+    SDSM_MSG_FETCH,       /* u32 page, u32 count[, i32 stride] -> FETCH_RUN/REP/REPZ, seq echoed */
     SDSM_MSG_FETCH_REP,   /* u32 page, u32 0, page bytes */
     SDSM_MSG_HOME_REQ,    /* u32 page, u32 claim            -> HOME_REP (first touch) */
     SDSM_MSG_HOME_REP,    /* u32 page, i32 home */

@@ -212,6 +212,8 @@ void sdsm_home_free_range(uint32_t first, uint32_t n)
         sdsm_page_lock(pg0);
         for (uint64_t pg = pg0; pg < end; pg += SDSM_PAGE_STRIPES) {
             sdsm_page_t *m = sdsm_page((uint32_t)pg);
+            if (m->state)
+                sdsm_home_ahead_drop((uint32_t)pg);
             if (m->state || m->flags || m->home1 || m->copyset) {
                 free(m->copyset);
                 memset(m, 0, sizeof *m);

@@ -23,62 +23,122 @@
 #include "net/msg.h"
 #include "net/net.h"
 #include "net/rpc.h"
+#include "proto/ahead.h"
 #include "proto/home.h"
 #include "proto/home_int.h"
 #include "proto/proto.h"
 #include "proto/zcopy.h"
 
 /*
- * Sequential prefetch.  A fault on the page right after the last window
- * fetched doubles the window (up to PREFETCH_MAX pages); any other fault
- * resets it.  Extra pages must be invalid, in the same block and at the same
- * home, and their locks free (trylock: we already hold one stripe lock, and
- * stripes wrap, so waiting could deadlock).
+ * Fetch tags.  Every request carries a tag (its header's seq), recorded
+ * under the page lock for each page it asks for, and a reply is installed
+ * only on a page still waiting for that very request: a reply overtaken by
+ * sdsm_free, a new allocation of the same range and a new fetch of the page
+ * (from another home, or the same one) is dropped, not taken for the new
+ * contents.
+ */
+static _Atomic uint32_t last_tag;
+
+static uint32_t new_tag(void)
+{
+    uint32_t t;
+    while ((t = atomic_fetch_add(&last_tag, 1) + 1) == 0)
+        ;
+    return t;
+}
+
+/* Page lock held: pg becomes FETCHING for the request tagged tag. */
+static void set_fetching(uint32_t pg, uint32_t tag)
+{
+    sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
+    H.ftag[pg] = tag;
+}
+
+/* Page lock held: is this reply (tagged tag) the one pg waits for? */
+static int reply_wanted(uint32_t pg, uint32_t tag)
+{
+    const sdsm_page_t *m = sdsm_page(pg);
+    return m->state == SDSM_PG_FETCHING && !(m->flags & SDSM_PGF_AWAIT_PUSH) && H.ftag[pg] == tag;
+}
+
+/*
+ * Automatic prefetch.  The faulting thread's stream (ahead.c) gives a
+ * stride (forward, backward or longer) and a window; the pages along the
+ * stride that are invalid, in the same block and at the same home, and whose
+ * locks are free (trylock: we already hold one stripe lock, and stripes
+ * wrap, so waiting could deadlock) are asked for in the same request as the
+ * faulting page.  Pages taken ahead are marked (H.ahead) until they are
+ * seen in use or dropped, for the statistics.
  */
 #define PREFETCH_MAX (SDSM_FETCH_RUN_MAX - 1)
 
-static _Atomic uint32_t seq_next = UINT32_MAX, seq_win;
-
-static uint32_t prefetch_window(uint32_t pg, int home)
+/* The stream went past the k pages its last window took before pg: used. */
+static void ahead_passed(uint32_t pg, int32_t stride, uint32_t k)
 {
-    uint32_t win = 0;
-    if (pg == atomic_load(&seq_next)) {
-        win = atomic_load(&seq_win);
-        win = win ? 2 * win : 1;
-        if (win > (uint32_t)sdsm_cfg.prefetch)
-            win = (uint32_t)sdsm_cfg.prefetch;
+    uint64_t used = 0;
+    for (uint32_t i = 1; i <= k; i++) {
+        int64_t q = (int64_t)pg - (int64_t)stride * i;
+        if (q >= 0 && q < sdsm_region.npages)
+            used += atomic_exchange_explicit(&H.ahead[q], 0, memory_order_relaxed);
     }
+    if (used)
+        sdsm_stat_add(SDSM_ST_AHEAD_USED, used);
+}
+
+static uint32_t read_ahead(uint32_t pg, int home, uint32_t tag, int32_t *stride)
+{
+    sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_READ, pg, (uint32_t)sdsm_cfg.prefetch);
+    *stride = w.stride;
+    ahead_passed(pg, w.stride, w.passed);
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     uint32_t k = 0;
-    while (k < win && a && pg + k + 1 < a->first + a->npages) {
-        uint32_t q = pg + k + 1;
-        if (pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
+    while (k < w.win && a) {
+        int64_t q = (int64_t)pg + (int64_t)w.stride * (k + 1);
+        if (q < a->first || q >= (int64_t)a->first + a->npages)
             break;
-        int ok = sdsm_page(q)->state == SDSM_PG_INVALID && sdsm_page_home(q) == home;
-        if (ok)
-            sdsm_page_set(q, SDSM_PG_FETCHING, 0, 0);
-        sdsm_page_unlock(q);
+        /* A stride of a multiple of the stripes meets pg's own lock. */
+        int own = q % SDSM_PAGE_STRIPES == pg % SDSM_PAGE_STRIPES;
+        if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
+            break;
+        const sdsm_page_t *p = sdsm_page((uint32_t)q);
+        int ok = p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
+                 sdsm_page_home((uint32_t)q) == home;
+        if (ok) {
+            set_fetching((uint32_t)q, tag);
+            atomic_store_explicit(&H.ahead[q], 1, memory_order_relaxed);
+        }
+        if (!own)
+            sdsm_page_unlock((uint32_t)q);
         if (!ok)
             break;
         k++;
     }
-    atomic_store(&seq_win, win);
-    atomic_store(&seq_next, pg + k + 1);
+    sdsm_ahead_taken(SDSM_AHEAD_READ, pg, w.stride, k);
+    if (k)
+        sdsm_stat_add(SDSM_ST_AHEAD_PAGES, k);
     return k;
 }
 
 /* Returns the pages asked for (for the trace). */
 static uint32_t start_fetch(uint32_t pg, int home)
 {
-    sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
+    uint32_t tag = new_tag();
+    set_fetching(pg, tag);
     if (home < 0) {
         uint32_t q[2] = {pg, 1};
         sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
         return 1;
     }
-    uint32_t q[2] = {pg, 1 + prefetch_window(pg, home)};
-    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), 0, q, 8, NULL, 0);
-    return q[1];
+    int32_t stride = 1;
+    uint32_t k = read_ahead(pg, home, tag, &stride);
+    if (stride == 1 || stride == -1 || k == 0) { /* a run: one reply message */
+        uint32_t q[2] = {stride < 0 ? pg - k : pg, 1 + k};
+        sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
+    } else {
+        uint32_t q[3] = {pg, 1 + k, (uint32_t)stride};
+        sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 12, NULL, 0);
+    }
+    return 1 + k;
 }
 
 /*
@@ -92,19 +152,19 @@ static uint32_t start_fetch(uint32_t pg, int home)
  * here are left to the fault path.  Application thread, no page lock held,
  * so each page lock is simply taken.
  */
-static void prefetch_send(int home, uint32_t first, uint32_t n)
+static void prefetch_send(int home, uint32_t first, uint32_t n, uint32_t tag)
 {
     if (!n)
         return;
     uint32_t q[2] = {first, n};
-    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), 0, q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
     sdsm_stat_add(SDSM_ST_PREFETCH_PAGES, n);
     sdsm_stat_add(SDSM_ST_PREFETCH_REQS, 1);
 }
 
 void sdsm_home_prefetch(uint32_t first, uint32_t n)
 {
-    uint32_t run = first, nrun = 0;
+    uint32_t run = first, nrun = 0, tag = 0;
     int run_home = -1;
     for (uint32_t pg = first; pg < first + n; pg++) {
         sdsm_page_lock(pg);
@@ -112,19 +172,117 @@ void sdsm_home_prefetch(uint32_t first, uint32_t n)
         int home = sdsm_page_home(pg);
         int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID &&
                   !(p->flags & SDSM_PGF_PENDING) && home >= 0 && home != H.me;
-        if (ask)
-            sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
-        sdsm_page_unlock(pg);
         if (!ask || home != run_home || nrun == SDSM_FETCH_RUN_MAX) {
-            prefetch_send(run_home, run, nrun);
+            prefetch_send(run_home, run, nrun, tag);
             nrun = 0;
         }
         if (ask && nrun++ == 0) {
             run = pg;
             run_home = home;
+            tag = new_tag();
         }
+        if (ask)
+            set_fetching(pg, tag);
+        sdsm_page_unlock(pg);
     }
-    prefetch_send(run_home, run, nrun);
+    prefetch_send(run_home, run, nrun, tag);
+}
+
+/* Page lock held: the READ_ONLY page pg becomes READ_WRITE (twin, hook,
+ * dirty list); the caller changes the mapping. */
+static void open_write(uint32_t pg, int home)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    /* ibec twins a home page too, but only one somebody else holds. */
+    int twin = home != H.me || (sdsm_home_twins_at_home && sdsm_copyset_others(pg));
+    if (twin && !(p->flags & SDSM_PGF_TWIN)) {
+        memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
+        p->flags |= SDSM_PGF_TWIN;
+        sdsm_stat_add(SDSM_ST_TWINS, 1);
+    }
+    if (sdsm_home_write_hook)
+        sdsm_home_write_hook(pg);
+    /* On the dirty list before it is writable: once the mapping allows
+     * writes, another thread may write and release at once, and its release
+     * must find the page (it cannot see that a fault is still in progress
+     * here). */
+    sdsm_page_mark_dirty(pg);
+    sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 0);
+}
+
+/*
+ * Write runs at the home.  A home page others hold is write-protected at
+ * every release, so a sweep writing such pages costs one fault per page per
+ * interval (and a first touch is a fault per page too).  When a thread's
+ * write faults follow a stream (ahead.c), the next home pages along it that
+ * are read-only or untouched here are opened by the same fault.  Their locks are taken with trylock and held (opened_t) until the
+ * caller has changed their mappings, so nobody sees a READ_WRITE page whose
+ * mapping is still read-only.  A page opened but never written costs a
+ * write notice at the next release (its readers fetch it again).  Not under
+ * ibec, whose write hook binds each page written to a critical section.
+ */
+#define WRITE_AHEAD_MAX 128
+
+typedef struct opened {
+    uint32_t n;                               /* pages opened ahead */
+    uint32_t pg[WRITE_AHEAD_MAX];
+    uint8_t  locked[WRITE_AHEAD_MAX];         /* this one took its stripe lock */
+    uint64_t held[SDSM_PAGE_STRIPES / 64];    /* stripes this thread holds */
+} opened_t;
+
+static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
+{
+    o->n = 0;
+    if (sdsm_home_write_hook || sdsm_home_twins_at_home || !sdsm_cfg.write_ahead)
+        return;
+    uint32_t cap = (uint32_t)sdsm_cfg.write_ahead;
+    sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_WRITE, pg, cap < WRITE_AHEAD_MAX ? cap : WRITE_AHEAD_MAX);
+    *stride = w.stride;
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    memset(o->held, 0, sizeof o->held);
+    uint32_t s0 = pg % SDSM_PAGE_STRIPES; /* ours already: a stride may meet it again */
+    o->held[s0 / 64] |= 1ull << (s0 % 64);
+    while (o->n < w.win && a) {
+        int64_t q = (int64_t)pg + (int64_t)w.stride * (o->n + 1);
+        if (q < a->first || q >= (int64_t)a->first + a->npages)
+            break;
+        uint32_t s = (uint32_t)(q % SDSM_PAGE_STRIPES);
+        int own = (o->held[s / 64] >> (s % 64)) & 1;
+        if (!own && pthread_mutex_trylock(&sdsm_page_stripes[s]))
+            break;
+        const sdsm_page_t *p = sdsm_page((uint32_t)q);
+        if ((p->state != SDSM_PG_READ_ONLY && p->state != SDSM_PG_INVALID) ||
+            (p->flags & SDSM_PGF_IDLE) || sdsm_page_home((uint32_t)q) != H.me) {
+            if (!own)
+                sdsm_page_unlock((uint32_t)q);
+            break;
+        }
+        if (p->state == SDSM_PG_INVALID) /* first touch, as in the fault path */
+            sdsm_page_set((uint32_t)q, SDSM_PG_READ_ONLY, 1, 0);
+        o->held[s / 64] |= 1ull << (s % 64);
+        open_write((uint32_t)q, H.me);
+        o->locked[o->n] = (uint8_t)!own;
+        o->pg[o->n++] = (uint32_t)q;
+    }
+    sdsm_ahead_taken(SDSM_AHEAD_WRITE, pg, w.stride, o->n);
+    if (o->n)
+        sdsm_stat_add(SDSM_ST_WRITE_AHEAD, o->n);
+}
+
+/* pg's lock held: pg and the pages write_ahead opened become writable
+ * (one mprotect when they are contiguous); their locks are released. */
+static void open_mappings(uint32_t pg, const opened_t *o, int32_t stride)
+{
+    if (o->n && (stride == 1 || stride == -1)) {
+        sdsm_page_protect(stride > 0 ? pg : pg - o->n, o->n + 1, SDSM_PG_READ_WRITE);
+    } else {
+        sdsm_page_protect(pg, 1, SDSM_PG_READ_WRITE);
+        for (uint32_t i = 0; i < o->n; i++)
+            sdsm_page_protect(o->pg[i], 1, SDSM_PG_READ_WRITE);
+    }
+    for (uint32_t i = 0; i < o->n; i++)
+        if (o->locked[i])
+            sdsm_page_unlock(o->pg[i]);
 }
 
 int sdsm_home_fault(uint32_t pg, int is_write)
@@ -147,6 +305,8 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         if (p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING))
             asked += start_fetch(pg, home);
         if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID) {
+            if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
+                sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
             uint32_t g = atomic_load(&sdsm_page_gen);
             sdsm_page_unlock(pg);
             sdsm_wait_change(&sdsm_page_gen, g);
@@ -154,21 +314,13 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             continue;
         }
         if (p->state == SDSM_PG_READ_ONLY && is_write) {
-            /* ibec twins a home page too, but only one somebody else holds. */
-            int twin = home != H.me || (sdsm_home_twins_at_home && sdsm_copyset_others(pg));
-            if (twin && !(p->flags & SDSM_PGF_TWIN)) {
-                memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
-                p->flags |= SDSM_PGF_TWIN;
-                sdsm_stat_add(SDSM_ST_TWINS, 1);
-            }
-            if (sdsm_home_write_hook)
-                sdsm_home_write_hook(pg);
-            /* On the dirty list before it is writable: once the mapping
-             * allows writes, another thread may write and release at once,
-             * and its release must find the page (it cannot see that a
-             * fault is still in progress here). */
-            sdsm_page_mark_dirty(pg);
-            sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 1);
+            opened_t o;
+            int32_t stride = 1;
+            o.n = 0;
+            open_write(pg, home);
+            if (home == H.me && is_write > 0)
+                write_ahead(pg, &o, &stride);
+            open_mappings(pg, &o, stride);
             break;
         }
         /* The access is allowed by the state: another thread resolved it, or
@@ -218,11 +370,19 @@ static void send_run(int to, uint32_t first, uint32_t n, uint32_t seq)
     H.run.len = 0;
 }
 
+/*
+ * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
+ * count, i32 stride} for count pages stride apart (a strided prefetch: each
+ * page travels alone).  The replies carry the request's tag (seq).
+ */
 static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t first = rd32(p), count = rd32(p + 4);
-    if (first >= sdsm_region.npages || count == 0 || count > 1 + PREFETCH_MAX ||
-        count > sdsm_region.npages - first || src == H.me)
+    int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
+    int64_t last = (int64_t)first + (int64_t)stride * ((int64_t)count - 1);
+    if ((h->len != 8 && h->len != 12) || first >= sdsm_region.npages || count == 0 ||
+        count > 1 + PREFETCH_MAX || stride == 0 ||
+        last < 0 || last >= sdsm_region.npages || src == H.me)
         return -EPROTO;
     /* The asker reads the pages from this heap itself (zcopy.c says why a
      * later copy is right), unless a serve hook must see what it gets. */
@@ -233,7 +393,8 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
      * announced as usual (the page is write-protected, or twinned at the
      * home). */
     uint32_t run = first, nrun = 0;
-    for (uint32_t pg = first; pg < first + count; pg++) {
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
         /* Copy-holder and copy are recorded together, under the page lock,
          * so a release at this home sees either both or neither. */
         sdsm_page_lock(pg);
@@ -253,6 +414,10 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
             sdsm_fatal("out of memory recording a copy holder");
         if (zc) {
             sdsm_page_unlock(pg);
+            if (stride != 1) { /* not a run: each page is read alone */
+                uint32_t one[2] = {pg, 1};
+                sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, one, 8, NULL, 0);
+            }
             continue;
         }
         sdsm_buf_reserve(&H.run, H.ps);
@@ -268,12 +433,16 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
             if (nrun++ == 0)
                 run = pg;
             H.run.len += H.ps;
+            if (stride != 1) { /* not a run: the page goes alone */
+                send_run(src, run, nrun, h->seq);
+                nrun = 0;
+            }
         }
         sdsm_page_unlock(pg);
     }
-    if (zc)
+    if (zc && stride == 1)
         sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, p, 8, NULL, 0);
-    else
+    else if (!zc)
         send_run(src, run, nrun, h->seq);
     sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
     return 0;
@@ -305,13 +474,14 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return -EPROTO;
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
-    if (m->state != SDSM_PG_FETCHING) { /* a prefetch overtaken by sdsm_free: drop it */
+    if (!reply_wanted(pg, h->seq)) { /* overtaken by sdsm_free (and a new fetch): drop it */
         sdsm_page_unlock(pg);
         return 0;
     }
     if (m->flags & SDSM_PGF_STALE) { /* served before a barrier that made it stale */
         m->flags &= (uint8_t)~SDSM_PGF_STALE;
         sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
+        sdsm_home_ahead_drop(pg);
         sdsm_page_unlock(pg);
         sdsm_page_wake();
         return 0;
@@ -344,8 +514,8 @@ static int copy_in(int home, uint32_t pg, const uint8_t *data)
     }
     if (!sdsm_zcopy_read(home, pg, sdsm_page_rt(pg)))
         return 1;
-    uint32_t q[2] = {pg, 1};
-    sdsm_net_send(home, SDSM_MSG_FETCH, 0, 0, q, 8, NULL, 0);
+    uint32_t q[2] = {pg, 1}; /* the same request, so the same tag */
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, H.ftag[pg], q, 8, NULL, 0);
     return 0;
 }
 
@@ -356,7 +526,7 @@ static int copy_in(int home, uint32_t pg, const uint8_t *data)
  * thread faulting on one of these pages meanwhile waits for the state, and
  * a page is never READ_ONLY before its mapping is.
  */
-static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *data)
+static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *data, uint32_t tag)
 {
     uint8_t got[SDSM_FETCH_RUN_MAX];
     uint32_t ngot = 0;
@@ -365,13 +535,16 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
         got[i] = 0;
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
-        if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_STALE)) {
+        if (!reply_wanted(pg, tag)) {
+            /* overtaken by sdsm_free (and a new fetch): drop it */
+        } else if (m->flags & SDSM_PGF_STALE) {
             m->flags &= (uint8_t)~SDSM_PGF_STALE; /* served before a barrier that made it stale */
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
-        } else if (m->state == SDSM_PG_FETCHING) {
+            sdsm_home_ahead_drop(pg);
+        } else {
             got[i] = (uint8_t)copy_in(src, pg, data ? data + (size_t)i * H.ps : NULL);
             ngot += got[i];
-        } /* else: a prefetch overtaken by sdsm_free: drop it */
+        }
         sdsm_page_unlock(pg);
     }
     for (uint32_t i = 0; i < count;) {
@@ -388,7 +561,7 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
         uint32_t pg = first + i;
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
-        if (m->state == SDSM_PG_FETCHING)
+        if (reply_wanted(pg, tag))
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 0);
         else /* changed by this rank's threads in between: its mapping follows its state */
             sdsm_page_protect(pg, 1, (sdsm_pstate_t)m->state);
@@ -406,7 +579,7 @@ static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (first >= sdsm_region.npages || count < 2 || count > SDSM_FETCH_RUN_MAX ||
         count > sdsm_region.npages - first || (size_t)count * H.ps != h->len - 8)
         return -EPROTO;
-    install_run(src, first, count, p + 8);
+    install_run(src, first, count, p + 8, h->seq);
     return 0;
 }
 
@@ -418,7 +591,7 @@ static int on_fetch_zc(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (first >= sdsm_region.npages || count < 1 || count > SDSM_FETCH_RUN_MAX ||
         count > sdsm_region.npages - first)
         return -EPROTO;
-    install_run(src, first, count, NULL); /* a heap we cannot read: asked for again (copy_in) */
+    install_run(src, first, count, NULL, h->seq); /* a heap we cannot read: asked for again (copy_in) */
     return 0;
 }
 
@@ -444,7 +617,7 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return 0;
     }
     uint32_t q[2] = {pg, 1};
-    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), 0, q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), H.ftag[pg], q, 8, NULL, 0);
     sdsm_page_unlock(pg);
     return 0;
 }

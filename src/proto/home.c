@@ -135,13 +135,17 @@ int sdsm_home_init(void)
     H.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.inflight = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.ftag = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.ahead = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     H.out = calloc((size_t)H.n, sizeof *H.out);
     H.fwd = calloc((size_t)H.n, sizeof *H.fwd);
     H.zero = calloc(1, H.ps);
     H.tgt = calloc((size_t)H.n, sizeof *H.tgt);
     H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
     H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
-    if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
+    if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || H.ftag == MAP_FAILED ||
+        H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
         !H.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;

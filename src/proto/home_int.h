@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/stats.h"
 #include "proto/home.h"
 
 /*
@@ -55,6 +56,8 @@ typedef struct sdsm_home_state {
     uint32_t        ndeps, capdeps;
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
     uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
+    uint32_t       *ftag;         /* per page, under its lock: tag of the fetch it waits for */
+    _Atomic uint8_t *ahead;       /* per page: asked for ahead of a fault, not seen in use yet */
     pthread_mutex_t lockfwd_mtx;
     buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order:
                                      {u32 writer, u32 len, batch[len]}[] */
@@ -70,6 +73,14 @@ static inline uint32_t rd32(const uint8_t *p)
 /* The one instance (home.c); H is the short name every home file uses. */
 extern sdsm_home_state_t sdsm_home_state;
 #define H sdsm_home_state
+
+/* pg's copy goes away (invalidated, freed, its reply dropped): if it was
+ * taken ahead of a fault and never seen in use, the prefetch was wasted. */
+static inline void sdsm_home_ahead_drop(uint32_t pg)
+{
+    if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
+        sdsm_stat_add(SDSM_ST_AHEAD_WASTED, 1);
+}
 
 /* Each file registers the handlers of its messages (from sdsm_home_init). */
 void sdsm_home_fetch_init(void);

@@ -293,6 +293,7 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
         if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE) {
             int dirty = m->state == SDSM_PG_READ_WRITE;
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+            sdsm_home_ahead_drop(pg);
             if (dirty) {
                 /* Send before unlocking: a fetch of this page by one of our
                  * threads must reach the home after our own writes. */

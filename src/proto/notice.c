@@ -72,44 +72,72 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
  * hlrc keeps only the sole writer in the copyset; update keeps everyone.
  * Other ranks: a stale copy is dropped (hlrc) or waits for the home's push
  * (update: it becomes FETCHING; the push comes after the epoch moved on).
+ * The list is sorted: consecutive pages are handled in chunks (at most
+ * CHUNK, distinct stripe locks, all held), whose mappings lose their access
+ * with one mprotect per stretch (see release.c for why holding them is safe).
  */
+#define CHUNK 64
+
+/* Page lock held: the notice for pg; 1 if its mapping must lose access. */
+static int notice_page(uint32_t pg, int writer, int push)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (m->copyset) {
+        if (!push) {
+            int keep = writer >= 0 && sdsm_copyset_has(pg, writer);
+            sdsm_copyset_clear(pg);
+            if (keep)
+                sdsm_copyset_add(pg, writer);
+        }
+    } else if (m->state == SDSM_PG_READ_ONLY && writer != H.me && sdsm_page_home(pg) != H.me) {
+        if (push) {
+            sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
+            m->flags |= SDSM_PGF_AWAIT_PUSH;
+            m->pushes = 1;
+        } else {
+            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
+            sdsm_home_ahead_drop(pg);
+            sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
+        }
+        return 1;
+    } else if (m->state == SDSM_PG_FETCHING && writer != H.me && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
+        /* Still waiting for an earlier barrier's push, which the next
+         * barrier can overtake (it comes through the manager): that push
+         * may hold contents older than this barrier's writes, so wait for
+         * this barrier's push too (a home's pushes arrive in order). */
+        if (m->pushes == UINT16_MAX)
+            sdsm_fatal("page %u: too many barriers before its home's update arrived", pg);
+        m->pushes++;
+    } else if (m->state == SDSM_PG_FETCHING && writer != H.me) {
+        m->flags |= SDSM_PGF_STALE; /* a prefetch in flight may hold old data */
+    }
+    return 0;
+}
+
 int sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push)
 {
     if (sdsm_home_check_pairs(pairs, n))
         return -EPROTO;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t pg = rd32(pairs + 8 * i);
-        int writer = (int32_t)rd32(pairs + 8 * i + 4);
-        sdsm_page_lock(pg);
-        sdsm_page_t *m = sdsm_page(pg);
-        if (m->copyset) {
-            if (!push) {
-                int keep = writer >= 0 && sdsm_copyset_has(pg, writer);
-                sdsm_copyset_clear(pg);
-                if (keep)
-                    sdsm_copyset_add(pg, writer);
-            }
-        } else if (m->state == SDSM_PG_READ_ONLY && writer != H.me && sdsm_page_home(pg) != H.me) {
-            if (push) {
-                sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 1);
-                m->flags |= SDSM_PGF_AWAIT_PUSH;
-                m->pushes = 1;
-            } else {
-                sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
-                sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
-            }
-        } else if (m->state == SDSM_PG_FETCHING && writer != H.me && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
-            /* Still waiting for an earlier barrier's push, which the next
-             * barrier can overtake (it comes through the manager): that push
-             * may hold contents older than this barrier's writes, so wait for
-             * this barrier's push too (a home's pushes arrive in order). */
-            if (m->pushes == UINT16_MAX)
-                sdsm_fatal("page %u: too many barriers before its home's update arrived", pg);
-            m->pushes++;
-        } else if (m->state == SDSM_PG_FETCHING && writer != H.me) {
-            m->flags |= SDSM_PGF_STALE; /* a prefetch in flight may hold old data */
+    uint8_t cut[CHUNK];
+    for (uint32_t i = 0; i < n;) {
+        uint32_t first = rd32(pairs + 8 * i), m = 1;
+        while (i + m < n && m < CHUNK && rd32(pairs + 8 * (i + m)) == first + m)
+            m++;
+        for (uint32_t k = 0; k < m; k++) {
+            sdsm_page_lock(first + k);
+            cut[k] = (uint8_t)notice_page(first + k, (int32_t)rd32(pairs + 8 * (i + k) + 4), push);
         }
-        sdsm_page_unlock(pg);
+        for (uint32_t k = 0; k < m;) {
+            uint32_t e = k;
+            while (e < m && cut[e])
+                e++;
+            if (e > k) /* INVALID and FETCHING: no access */
+                sdsm_page_protect(first + k, e - k, SDSM_PG_INVALID);
+            k = e + 1;
+        }
+        for (uint32_t k = 0; k < m; k++)
+            sdsm_page_unlock(first + k);
+        i += m;
     }
     return 0;
 }

@@ -32,7 +32,7 @@ static const struct {
     const char *name;
     uint32_t    min, max, multiple; /* length = min + k * multiple <= max */
 } spec[] = {
-    {SDSM_MSG_FETCH, "FETCH", 8, 8, 0}, /* page, count (prefetch) */
+    {SDSM_MSG_FETCH, "FETCH", 8, 12, 0}, /* page, count (prefetch)[, stride]: 8 or 12, checked by the handler */
     {SDSM_MSG_FETCH_REP, "FETCH_REP", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_HOME_REQ, "HOME_REQ", 8, 8, 0},
     {SDSM_MSG_HOME_REP, "HOME_REP", 8, 8, 0},
