@@ -133,10 +133,12 @@ static void sweeps(void)
 
 /*
  * The late reply.  Rank 1's fetch replies are held back (the handler of
- * FETCH_RUN/FETCH_REP/FETCH_REPZ is wrapped) while it prefetches rank 0's
+ * FETCH_RUN/FETCH_REP/FETCH_REPZ/FETCH_ZC is wrapped) while it prefetches rank 0's
  * block; the block is freed and allocated again (same range, same home),
  * rank 0 writes new values, and when rank 1 reads them the held replies go
- * in first, right before the new one: they must be dropped.
+ * in first, right before the new one: they must be dropped.  (Run with
+ * SDSM_ZEROCOPY=0: a zero-copy reply carries no bytes, the held one would
+ * read the new contents from the home's heap when it is let in.)
  */
 #define HELD_MAX 64
 
@@ -173,14 +175,14 @@ static int wrapped(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 static void realloc_case(void)
 {
-    const int types[3] = {SDSM_MSG_FETCH_RUN, SDSM_MSG_FETCH_REP, SDSM_MSG_FETCH_REPZ};
+    const int types[4] = {SDSM_MSG_FETCH_RUN, SDSM_MSG_FETCH_REP, SDSM_MSG_FETCH_REPZ, SDSM_MSG_FETCH_ZC};
     long *b = sdsm_alloc(8 * 4096, 0);
     if (me == 0)
         for (long pg = 0; pg < 8; pg++)
             write_page(b, 1, pg);
     sdsm_barrier();
     if (me == 1) {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             real[types[i]] = sdsm_msg_table[types[i]].handler;
             sdsm_msg_table[types[i]].handler = wrapped;
         }
