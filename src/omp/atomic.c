@@ -4,20 +4,27 @@
  *
  * An inline atomic instruction on shared memory would act on this rank's
  * copy of the page only.  On a shared address (sdsm_omp_is_shared) inside
- * the team's parallel region, an operation is done under an sdsm lock
- * chosen by the address (16-byte granules hashed over RT_ADDR_LOCKS locks):
- * the acquire makes the location's latest value visible here, the release
- * sends the new one on, under hlrc, update and ibec alike (ibec binds the
- * write to that lock).  So every operation is sequentially consistent,
- * whatever ordering the call asks for (stronger than asked is allowed).
+ * the team's parallel region, a 1- to 8-byte operation is done at the
+ * page's home (sdsm__omp_atomic: one round trip, applied to the master
+ * copy under its page lock; the caller's next release announces the
+ * change).  Under ibec, whose writes are bound to locks, and for 16-byte,
+ * odd-sized or misaligned data, it is done under an sdsm lock chosen by the
+ * address (16-byte granules hashed over RT_ADDR_LOCKS locks): the acquire
+ * makes the location's latest value visible here, the release sends the
+ * new one on.  Which path an address takes depends only on the protocol,
+ * its size and alignment, so the two never mix on one location.  Every
+ * operation is sequentially consistent, whatever ordering the call asks
+ * for (stronger than asked is allowed).
  * Everywhere else (private data, or outside parallel regions, where no
  * other thread runs) they are ordinary atomics: this file is compiled
  * without -fno-inline-atomics, so the builtins below are instructions.
  * 16-byte and odd-sized operations on private data use process-local
  * mutexes, as libatomic does.
  */
+#include <errno.h>
 #include <fenv.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +38,23 @@ typedef unsigned __int128 u128;
 static int is_shared(const volatile void *p)
 {
     return rt_self()->active_level > 0 && sdsm_omp_is_shared((const void *)p);
+}
+
+int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                   uint64_t *old)
+{
+    for (int tries = 0;; tries++) {
+        int rc = sdsm__omp_atomic((void *)p, size, op, val, expected, old);
+        if (rc >= 0)
+            return rc;
+        if (rc != -EAGAIN) /* ibec, or misaligned: always so for this address */
+            return -1;
+        /* The home moved (at a barrier): ask the new one.  Never the lock
+         * path here, which would not be atomic against the home's. */
+        if (tries == 10000)
+            rt_fatal("atomic", "the home of %p refused the operation %d times", (void *)p, tries);
+        sched_yield();
+    }
 }
 
 static int addr_lock(const volatile void *p)
@@ -81,6 +105,12 @@ static void ser_unlock(const volatile void *p, int shared)
 #define OP_or(a, b) ((a) | (b))
 #define OP_xor(a, b) ((a) ^ (b))
 #define OP_nand(a, b) (~((a) & (b)))
+#define AOP_add RT_AOP_ADD
+#define AOP_sub RT_AOP_SUB
+#define AOP_and RT_AOP_AND
+#define AOP_or RT_AOP_OR
+#define AOP_xor RT_AOP_XOR
+#define AOP_nand RT_AOP_NAND
 
 /* --- 1, 2, 4, 8 bytes: the CPU's atomics on private data --------------- */
 
@@ -91,6 +121,9 @@ static void ser_unlock(const volatile void *p, int shared)
         (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                  \
+        uint64_t o;                                                                           \
+        if (rt_home_atomic((volatile void *)p, N, RT_AOP_LOAD, 0, 0, &o) >= 0)                \
+            return (T)o;                                                                      \
         shared_lock(p);                                                                       \
         T v = *(const volatile T *)p;                                                         \
         shared_unlock(p);                                                                     \
@@ -104,6 +137,9 @@ static void ser_unlock(const volatile void *p, int shared)
             __atomic_store_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                           \
             return;                                                                           \
         }                                                                                     \
+        uint64_t o;                                                                           \
+        if (rt_home_atomic(p, N, RT_AOP_STORE, v, 0, &o) >= 0)                                \
+            return;                                                                           \
         shared_lock(p);                                                                       \
         *(volatile T *)p = v;                                                                 \
         shared_unlock(p);                                                                     \
@@ -114,6 +150,9 @@ static void ser_unlock(const volatile void *p, int shared)
         (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_exchange_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
+        uint64_t o;                                                                           \
+        if (rt_home_atomic(p, N, RT_AOP_XCHG, v, 0, &o) >= 0)                                 \
+            return (T)o;                                                                      \
         shared_lock(p);                                                                       \
         T old = *(volatile T *)p;                                                             \
         *(volatile T *)p = v;                                                                 \
@@ -128,6 +167,13 @@ static void ser_unlock(const volatile void *p, int shared)
         if (!is_shared(p))                                                                    \
             return __atomic_compare_exchange_n((volatile T *)p, (T *)e, d, false,             \
                                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+        uint64_t o;                                                                           \
+        int rc = rt_home_atomic(p, N, RT_AOP_CAS, d, *(T *)e, &o);                            \
+        if (rc >= 0) {                                                                        \
+            if (!rc)                                                                          \
+                *(T *)e = (T)o;                                                               \
+            return rc;                                                                        \
+        }                                                                                     \
         shared_lock(p);                                                                       \
         T cur = *(volatile T *)p;                                                             \
         bool ok = cur == *(T *)e;                                                             \
@@ -146,6 +192,9 @@ static void ser_unlock(const volatile void *p, int shared)
         (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_fetch_##op((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
+        uint64_t o;                                                                           \
+        if (rt_home_atomic(p, N, AOP_##op, v, 0, &o) >= 0)                                    \
+            return (T)o;                                                                      \
         shared_lock(p);                                                                       \
         T old = *(volatile T *)p;                                                             \
         *(volatile T *)p = (T)OP_##op(old, v);                                                \
@@ -158,6 +207,9 @@ static void ser_unlock(const volatile void *p, int shared)
         (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_##op##_fetch((volatile T *)p, v, __ATOMIC_SEQ_CST);               \
+        uint64_t o;                                                                           \
+        if (rt_home_atomic(p, N, AOP_##op, v, 0, &o) >= 0)                                    \
+            return (T)OP_##op((T)o, v);                                                       \
         shared_lock(p);                                                                       \
         T nv = (T)OP_##op(*(volatile T *)p, v);                                               \
         *(volatile T *)p = nv;                                                                \

@@ -6,8 +6,9 @@
  * the program's start/incr.  Static schedules need no message: thread t
  * takes chunks t, t + T, t + 2T... (or the t-th block), the same every time
  * (affinity).  Dynamic and guided loops share a counter in a slot of the
- * control block, advanced under the slot's sdsm lock; a slot serves one
- * loop until every thread is done with it, so nowait loops may overlap.
+ * control block, advanced by a fetch-and-add at its home (under ibec: under
+ * the slot's sdsm lock); a slot serves one loop until every thread is done
+ * with it (that part always under the lock), so nowait loops may overlap.
  * Ordered loops pass a turn from chunk to chunk under a second lock, which
  * the thread holds through each ordered region: the region's writes reach
  * the next chunk's thread under every protocol (ibec binds them to it).
@@ -145,11 +146,48 @@ static bool static_grab(rt_thread_t *m, rt_ws_t *w)
     return true;
 }
 
+/* The loop is exhausted for this thread: leave the slot. */
+static void slot_leave(rt_ws_t *w)
+{
+    int lk = RT_LK_SLOT + w->slot;
+    rt_check(sdsm_lock(lk), "loop: sdsm_lock");
+    slot_done(slot_of(w), lk);
+    rt_check(sdsm_unlock(lk), "loop: sdsm_unlock");
+}
+
+/* A chunk by a fetch-and-add at the counter's home: one round trip.
+ * Guided sizes come from the remaining count this thread saw last (a
+ * little larger than exact, never smaller than the chunk).  Returns -1
+ * when the home cannot take it (ibec): the lock path then serves every
+ * thread, as the protocol is the same for all. */
+static int home_grab(rt_thread_t *m, rt_ws_t *w)
+{
+    uint64_t q = w->chunk, old;
+    if (w->kind == RT_SCHED_GUIDED) {
+        uint64_t left = w->n > w->ce ? w->n - w->ce : 0;
+        uint64_t g = (left + (uint64_t)m->nthreads - 1) / (uint64_t)m->nthreads;
+        if (g > q)
+            q = g;
+    }
+    if (rt_home_atomic(&slot_of(w)->next, sizeof(uint64_t), RT_AOP_ADD, q, 0, &old) < 0)
+        return -1;
+    if (old >= w->n) {
+        slot_leave(w);
+        return 0;
+    }
+    w->cs = old;
+    w->ce = w->n - old < q ? w->n : old + q;
+    return 1;
+}
+
 static bool shared_grab(rt_thread_t *m, rt_ws_t *w)
 {
     rt_slot_t *s = slot_of(w);
     int lk = RT_LK_SLOT + w->slot;
     bool got = false;
+    int rc = home_grab(m, w);
+    if (rc >= 0)
+        return rc;
     rt_check(sdsm_lock(lk), "loop: sdsm_lock");
     if (s->seq != w->seq)
         rt_fatal("loop", "slot %d serves workshare %llu, not this thread's %llu", w->slot,
@@ -189,12 +227,8 @@ static bool ws_grab(rt_thread_t *m)
         w->static_next = w->ce;
     } else if (w->kind == RT_SCHED_STATIC) {
         got = static_grab(m, w);
-        if (!got && w->slot >= 0) {
-            int lk = RT_LK_SLOT + w->slot;
-            rt_check(sdsm_lock(lk), "loop: sdsm_lock");
-            slot_done(slot_of(w), lk);
-            rt_check(sdsm_unlock(lk), "loop: sdsm_unlock");
-        }
+        if (!got && w->slot >= 0)
+            slot_leave(w);
     } else {
         got = shared_grab(m, w);
     }
@@ -426,10 +460,7 @@ static void loop_finish(void)
         return;
     if (w->have_chunk && w->ordered)
         ordered_pass(w);
-    int lk = RT_LK_SLOT + w->slot;
-    rt_check(sdsm_lock(lk), "loop: sdsm_lock");
-    slot_done(slot_of(w), lk);
-    rt_check(sdsm_unlock(lk), "loop: sdsm_unlock");
+    slot_leave(w);
 }
 
 void GOMP_loop_end(void)

@@ -178,6 +178,15 @@ void rt_prews_enter(const rt_prews_t *p);
 /* A combined construct's loop with its schedule resolved (runtime, auto). */
 rt_prews_t rt_prews_loop(int sched, long start, long end, long incr, long chunk);
 
+/* Atomic operations at a shared address's home (libsdsm, src/api/omp.c):
+ * one round trip.  Ops in libsdsm's order (SDSM_AOP_*). */
+enum { RT_AOP_LOAD, RT_AOP_STORE, RT_AOP_XCHG, RT_AOP_CAS, RT_AOP_ADD, RT_AOP_SUB,
+       RT_AOP_AND, RT_AOP_OR, RT_AOP_XOR, RT_AOP_NAND };
+/* 1 done, 0 compare failed (*old: the value found), -1 when the home
+ * cannot take it (ibec, a misaligned address): use a lock instead. */
+int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                   uint64_t *old);
+
 /* sync.c */
 int rt_named_lock(void **pptr);
 
@@ -187,6 +196,9 @@ __attribute__((noreturn, format(printf, 2, 3))) void rt_fatal(const char *what, 
 void rt_check(int rc, const char *call);
 
 #pragma GCC visibility pop
+
+int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                     uint64_t *old);
 
 /* The libgomp entry points the runtime also calls itself (exported). */
 void GOMP_barrier(void);
