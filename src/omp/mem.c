@@ -74,7 +74,8 @@ static int scan_program(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void die(const char *what)
 {
-    fprintf(stderr, "sdsm: OpenMP program: %s\n", what);
+    const char *r = getenv("SDSM_RANK");
+    fprintf(stderr, "sdsm: rank %s: OpenMP program: %s\n", r ? r : "0", what);
     exit(1);
 }
 
@@ -112,8 +113,25 @@ static void make_master_stack(void)
     M.stack_len = len;
 }
 
+/*
+ * ibec binds the writes of a critical section to its lock by write-protecting
+ * pages at every section's start and end; the master's stack cannot take a
+ * fault inside the C library (which writes it with its own locks held), and
+ * without protection ibec cannot see the master's writes there.  OpenMP
+ * programs run under hlrc (the default) or update.
+ */
+static void check_protocol(void)
+{
+    const char *p = getenv("SDSM_PROTOCOL");
+    if (p && !strcmp(p, "ibec"))
+        die("SDSM_PROTOCOL=ibec: OpenMP programs run under hlrc (the default) or update; ibec "
+            "tracks writes by write-protecting pages at every critical section, which the master "
+            "thread's stack (shared, written by the C library with its locks held) cannot allow");
+}
+
 void sdsm_omp_boot(int *argc, char ***argv)
 {
+    check_protocol();
     adopt_data();
     int rc = sdsm_init(argc, argv);
     if (rc) {
