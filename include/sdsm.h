@@ -26,8 +26,10 @@
  * are held by the calling thread; barriers and allocation are collective over
  * ranks and must be called by one thread per rank.  Any data-race-free
  * program gets the answer it would get with one process, whatever the number
- * of threads per rank, under hlrc and update.  Under ibec the critical
- * sections of one rank's threads take turns (see the README on ibec).
+ * of threads per rank, under hlrc and update.  Under ibec each thread's
+ * critical sections are tracked apart (with the CPU's protection keys;
+ * without them the critical sections of one rank's threads take turns; see
+ * the README on ibec).
  *
  * Collective calls (sdsm_barrier, sdsm_barrier_at, sdsm_alloc, sdsm_calloc,
  * sdsm_free, sdsm_bcast, sdsm_finalize) must be made by every rank in the

@@ -86,6 +86,9 @@ static const var_t vars[] = {
     {"SDSM_IBEC_CHECK", T_LONG, OFF(ibec_check), "0", 0, 1, NULL,
      "1: under ibec, report each page one rank wrote outside any critical section while another "
      "read it before the next barrier (a debugging aid, slower; README: 'Finding ibec misuse')"},
+    {"SDSM_IBEC_SECTIONS", T_LONG, OFF(ibec_sections), "0", 0, 13, NULL,
+     "ibec: most threads of a rank inside critical sections at once, each with a CPU protection key "
+     "of its own (0: as many as the keys allow; 1, or no keys: one at a time)"},
     {"SDSM_THREADS", T_LONG, OFF(threads), "1", 1, 4096, NULL,
      "compute threads each rank runs (sdsm_thread_create; sdsm_thread_count() is ranks x this)"},
     {"SDSM_RUN_THREADS", T_LONG, OFF(run_threads), "0", 0, 4096, NULL,

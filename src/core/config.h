@@ -52,6 +52,7 @@ typedef struct sdsm_config {
     long        zerocopy;        /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
     long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */
     long        ibec_check;      /* ibec: report data written outside a critical section and read before a barrier */
+    long        ibec_sections;   /* ibec: threads in critical sections at once (0: as the keys allow) */
     long        threads;         /* compute threads per rank (SDSM_THREADS) */
     long        run_threads;     /* run slots per rank; 0: CPUs / ranks on the host */
     long        hang_report;     /* seconds a wait may last before every rank's waits are reported (0: never) */

@@ -71,6 +71,8 @@ static const struct {
     [SDSM_ST_AHEAD_USED] = {"prefetched (auto) used", 0},
     [SDSM_ST_AHEAD_WASTED] = {"prefetched (auto) unused", 0},
     [SDSM_ST_WRITE_AHEAD] = {"pages opened ahead (write)", 0},
+    [SDSM_ST_IBEC_OVERLAPS] = {"sections overlapped", 0},
+    [SDSM_ST_IBEC_HANDOVERS] = {"section page hand-overs", 0},
 };
 
 const char *sdsm_stats_name(int stat)

@@ -47,6 +47,8 @@ typedef enum sdsm_stat {
     SDSM_ST_AHEAD_USED,     /* ...seen in use: waited for, or gone past by their stream */
     SDSM_ST_AHEAD_WASTED,   /* ...dropped before being seen in use (invalidated, freed, stale) */
     SDSM_ST_WRITE_AHEAD,    /* home pages opened for writing ahead of write faults */
+    SDSM_ST_IBEC_OVERLAPS,  /* ibec: critical sections entered while another thread of the rank was in one */
+    SDSM_ST_IBEC_HANDOVERS, /* ibec: pages one thread's critical section took from another's */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

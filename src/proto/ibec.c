@@ -57,9 +57,10 @@
 #include "net/net.h"
 #include "net/rpc.h"
 #include "proto/home.h"
+#include "proto/ibec_int.h"
 
-#define MAX_DEPTH 64
 #define STAMP_BUCKETS 256
+#define STUCK_FAULTS 100000 /* write faults in a row on one writable page: the thread lacks the key's rights */
 
 typedef struct stamp {
     struct stamp *next;
@@ -70,22 +71,12 @@ static struct {
     int             me, n;
     size_t          ps;
     uint8_t        *twinl;
-    pthread_mutex_t mtx;          /* stamps, held stack */
-    /* The fault path adds to the segment's page list under the page lock,
-     * and a release takes page locks under mtx: so the list (and the depth
-     * the fault path reads) have a lock of their own, taken last. */
-    pthread_mutex_t cs_mtx;
-    uint32_t       *cs, ncs;      /* pages with twinL in the current segment */
-    uint32_t       *cs_spare;     /* the list being closed */
+    pthread_mutex_t mtx;          /* stamps */
     uint32_t       *work;         /* scratch page list (npages capacity) */
     stamp_t        *stamps[STAMP_BUCKETS];
-    struct {
-        int   id;
-        buf_t diff;
-    } held[MAX_DEPTH];
-    int             depth;
     uint32_t        barriers;
-    buf_t          *out;          /* per-home diffB batches */
+    pthread_mutex_t out_mtx;      /* out, when diffL is sent */
+    buf_t          *out;          /* per-home diffB and diffL batches */
     _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
     uint32_t        diffb_left;   /* barrier: pages with a diffB to send */
     uint8_t        *maskb, *maskl; /* served masks of twinB and twinL: a bit per byte */
@@ -152,23 +143,6 @@ static void check_rearm(uint32_t pg)
 static int home_private(uint32_t pg)
 {
     return sdsm_page_home(pg) == I.me && !sdsm_copyset_others(pg);
-}
-
-/* Fault path, stripe lock held: the first write in a critical section.
- * A page only this home holds needs no diffL: whoever acquires the lock
- * and reads it fetches it, with these writes. */
-static void write_hook(uint32_t pg)
-{
-    sdsm_page_t *p = sdsm_page(pg);
-    if (home_private(pg))
-        return;
-    pthread_mutex_lock(&I.cs_mtx);
-    if (I.depth > 0 && !(p->flags & SDSM_PGF_TWINL)) {
-        memcpy(twinl(pg), sdsm_page_rt(pg), I.ps);
-        p->flags |= SDSM_PGF_TWINL;
-        I.cs[I.ncs++] = pg;
-    }
-    pthread_mutex_unlock(&I.cs_mtx);
 }
 
 /* Served masks.  Stripe lock held.  Marks the bytes where copy differs
@@ -246,8 +220,140 @@ static void mask_drop(uint8_t *mask, uint32_t pg, int which)
     }
 }
 
-/* Write-protect every writable page, so the next write in a new segment
- * faults and makes its twinL.  twinB stays. */
+/*
+ * Critical sections (see ibec_cs.c).  A page written inside one has twinL
+ * and belongs to that section (sdsm_ibec_owner) until the section's
+ * segment closes (its thread acquires or releases a lock) or another
+ * section takes the page: either way the writes made so far become diffL
+ * in the buffer of the section's innermost lock.
+ */
+
+/* Stripe lock held; pg has twinL of s.  s->mtx is taken here (after the
+ * page lock, as everywhere). */
+static void segment_out(uint32_t pg, ibec_sec_t *s)
+{
+    sdsm_page_t *p = sdsm_page(pg);
+    pthread_mutex_lock(&s->mtx);
+    buf_t *b = s->depth > 0 ? &s->held[s->depth - 1].diff : NULL;
+    if (b && p->state != SDSM_PG_INVALID) {
+        size_t at = b->len;
+        mask_force(mask_of(I.maskl, pg), twinl(pg), pg, MASK_L);
+        sdsm_batch_add(b, pg, twinl(pg));
+        uint32_t nb;
+        memcpy(&nb, b->p + at + 4, 4);
+        /* These bytes travel as diffL: keep them out of diffB. */
+        if (nb && (p->flags & SDSM_PGF_TWIN))
+            sdsm_diff_apply(sdsm_page_twin(pg), b->p + at + 8, nb);
+        if (!nb)
+            b->len = at; /* written back to the same bytes: nothing to say */
+    }
+    pthread_mutex_unlock(&s->mtx);
+    p->flags &= (uint8_t)~SDSM_PGF_TWINL;
+    sdsm_ibec_owner[pg] = 0;
+    mask_drop(mask_of(I.maskl, pg), pg, MASK_L);
+}
+
+/* Stripe lock held: pg becomes s's, twinL taken now. */
+static void claim(uint32_t pg, ibec_sec_t *s)
+{
+    uint16_t bit = (uint16_t)(1u << (s->index - 1));
+    memcpy(twinl(pg), sdsm_page_rt(pg), I.ps);
+    sdsm_page(pg)->flags |= SDSM_PGF_TWINL;
+    sdsm_ibec_owner[pg] = (uint8_t)s->index;
+    if (!(sdsm_ibec_listed[pg] & bit)) {
+        sdsm_ibec_listed[pg] |= bit;
+        pthread_mutex_lock(&s->mtx);
+        s->cs[s->ncs++] = pg;
+        pthread_mutex_unlock(&s->mtx);
+    }
+}
+
+/* Stripe lock held, pg not writable by the owner's thread any more: the
+ * page leaves the section that has it for s (keyed mode). */
+static void take(uint32_t pg, ibec_sec_t *s)
+{
+    int o = sdsm_ibec_owner[pg];
+    if (o == s->index)
+        return;
+    if (o) {
+        segment_out(pg, sdsm_ibec_cs_get(o));
+        sdsm_stat_add(SDSM_ST_IBEC_HANDOVERS, 1);
+    }
+    claim(pg, s);
+}
+
+/* Without keys: the one section, while open. */
+static ibec_sec_t *gate_section(void)
+{
+    ibec_sec_t *s = sdsm_ibec_cs_get(1);
+    pthread_mutex_lock(&s->mtx);
+    int open = s->depth > 0;
+    pthread_mutex_unlock(&s->mtx);
+    return open ? s : NULL;
+}
+
+/*
+ * Fault path, stripe lock held, pg read-only and about to become writable.
+ * A page only this home holds needs no diffL: whoever acquires the lock
+ * and reads it fetches it, with these writes; it gets the free key.  With
+ * keys, a write inside a critical section makes the page the section's;
+ * a write outside leaves it with the section that has it, if any, else
+ * gives it the common key.  Without keys, every write while the section is
+ * open is bound to it.
+ */
+static void write_hook(uint32_t pg)
+{
+    if (home_private(pg)) {
+        sdsm_ibec_page_key(pg, IBEC_KEY_FREE, PROT_READ);
+        return;
+    }
+    if (!sdsm_ibec_cs_keyed()) {
+        ibec_sec_t *s = gate_section();
+        if (s && !(sdsm_page(pg)->flags & SDSM_PGF_TWINL))
+            claim(pg, s);
+        return;
+    }
+    ibec_sec_t *s = sdsm_ibec_cs_mine();
+    if (s)
+        take(pg, s);
+    ibec_sec_t *o = sdsm_ibec_cs_get(sdsm_ibec_owner[pg]);
+    sdsm_ibec_page_key(pg, o ? o->key : IBEC_KEY_COMMON, PROT_READ);
+}
+
+/*
+ * Keyed mode: a write fault of a thread inside a critical section on a
+ * writable page, whose key it may not write (or a protection change still
+ * on its way).  Takes the page for the thread's section, write-protecting
+ * it first so the thread that had it stops writing before its diffL is
+ * made.  Returns 1 if handled.
+ */
+static int key_fault(uint32_t pg)
+{
+    ibec_sec_t *s = sdsm_ibec_cs_mine();
+    if (!s || !sdsm_ibec_cs_keyed() || pg >= sdsm_region.npages || !sdsm_alloc_find(pg))
+        return 0;
+    sdsm_page_lock(pg);
+    if (sdsm_page(pg)->state != SDSM_PG_READ_WRITE) {
+        sdsm_page_unlock(pg);
+        return 0; /* the usual write fault: write_hook */
+    }
+    sdsm_stat_add(SDSM_ST_WRITE_FAULTS, 1);
+    int rw = PROT_READ | PROT_WRITE, key = s->key;
+    if (home_private(pg)) {
+        key = IBEC_KEY_FREE;
+    } else if (sdsm_ibec_owner[pg] != s->index) {
+        if (sdsm_ibec_owner[pg])
+            sdsm_page_protect(pg, 1, SDSM_PG_READ_ONLY);
+        take(pg, s);
+    }
+    if (!sdsm_ibec_page_key(pg, key, rw))
+        sdsm_page_protect(pg, 1, SDSM_PG_READ_WRITE);
+    sdsm_page_unlock(pg);
+    return 1;
+}
+
+/* Without keys: write-protect every writable page, so the next write in a
+ * new segment faults and makes its twinL.  twinB stays. */
 static void protect_writable(void)
 {
     pthread_mutex_lock(&sdsm_region.dirty_mtx);
@@ -263,38 +369,27 @@ static void protect_writable(void)
     }
 }
 
-/* mtx held: turn the current segment's writes into diffL appended to the
- * innermost held lock's buffer. */
-static void close_segment(void)
+/* s's thread: turn the current segment's writes into diffL appended to the
+ * buffer of s's innermost lock (pages another section took since are in
+ * that one's). */
+static void close_segment(ibec_sec_t *s)
 {
-    buf_t *b = I.depth > 0 ? &I.held[I.depth - 1].diff : NULL;
-    pthread_mutex_lock(&I.cs_mtx);
-    uint32_t ncs = I.ncs, *cs = I.cs;
-    I.cs = I.cs_spare; /* writes from now on start the next segment */
-    I.cs_spare = cs;
-    I.ncs = 0;
-    pthread_mutex_unlock(&I.cs_mtx);
+    uint16_t bit = (uint16_t)(1u << (s->index - 1));
+    pthread_mutex_lock(&s->mtx);
+    uint32_t ncs = s->ncs, *cs = s->cs;
+    s->cs = s->cs_spare; /* writes from now on start the next segment */
+    s->cs_spare = cs;
+    s->ncs = 0;
+    pthread_mutex_unlock(&s->mtx);
     for (uint32_t i = 0; i < ncs; i++) {
         uint32_t pg = cs[i];
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
-        if (p->flags & SDSM_PGF_TWINL) {
+        sdsm_ibec_listed[pg] &= (uint16_t)~bit;
+        if ((p->flags & SDSM_PGF_TWINL) && sdsm_ibec_owner[pg] == s->index) {
             if (p->state == SDSM_PG_READ_WRITE)
                 sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
-            if (b && p->state != SDSM_PG_INVALID) {
-                size_t at = b->len;
-                mask_force(mask_of(I.maskl, pg), twinl(pg), pg, MASK_L);
-                sdsm_batch_add(b, pg, twinl(pg));
-                uint32_t nb;
-                memcpy(&nb, b->p + at + 4, 4);
-                /* These bytes travel as diffL: keep them out of diffB. */
-                if (nb && (p->flags & SDSM_PGF_TWIN))
-                    sdsm_diff_apply(sdsm_page_twin(pg), b->p + at + 8, nb);
-                if (!nb)
-                    b->len = at; /* written back to the same bytes: nothing to say */
-            }
-            p->flags &= (uint8_t)~SDSM_PGF_TWINL;
-            mask_drop(mask_of(I.maskl, pg), pg, MASK_L);
+            segment_out(pg, s);
         }
         sdsm_page_unlock(pg);
     }
@@ -348,21 +443,29 @@ static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
         off += 8 + bl;
     }
     pthread_mutex_lock(&I.mtx);
-    stamp_t *s = stamp_of((uint32_t)id);
-    if (top > s->stamp)
-        s->stamp = top;
-    if (I.depth == MAX_DEPTH) {
-        pthread_mutex_unlock(&I.mtx);
-        sdsm_fatal("more than %d locks held at once", MAX_DEPTH);
-    }
-    close_segment(); /* writes so far belong to the enclosing lock, if any */
-    I.held[I.depth].id = id;
-    I.held[I.depth].diff.len = 0;
-    pthread_mutex_lock(&I.cs_mtx);
-    I.depth++;
-    pthread_mutex_unlock(&I.cs_mtx);
+    stamp_t *st = stamp_of((uint32_t)id);
+    if (top > st->stamp)
+        st->stamp = top;
     pthread_mutex_unlock(&I.mtx);
-    protect_writable();
+    ibec_sec_t *s = sdsm_ibec_cs_mine();
+    if (!s) {
+        int others;
+        s = sdsm_ibec_cs_take(&others);
+        if (others) /* another thread of this rank is inside a critical section */
+            sdsm_stat_add(SDSM_ST_IBEC_OVERLAPS, 1);
+    }
+    close_segment(s); /* writes so far belong to the enclosing lock, if any */
+    pthread_mutex_lock(&s->mtx);
+    if (s->depth == IBEC_MAX_DEPTH) {
+        pthread_mutex_unlock(&s->mtx);
+        sdsm_fatal("more than %d locks held at once by one thread", IBEC_MAX_DEPTH);
+    }
+    s->held[s->depth].id = id;
+    s->held[s->depth].diff.len = 0;
+    s->depth++;
+    pthread_mutex_unlock(&s->mtx);
+    if (!sdsm_ibec_cs_keyed())
+        protect_writable();
     return 0;
 }
 
@@ -375,6 +478,7 @@ static void send_to_homes(const uint8_t *b, size_t len)
 {
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
+    pthread_mutex_lock(&I.out_mtx); /* threads of this rank release different locks at once */
     for (size_t off = 0; off < len;) {
         uint32_t pg, nb;
         memcpy(&pg, b + off, 4);
@@ -387,40 +491,63 @@ static void send_to_homes(const uint8_t *b, size_t len)
     }
     for (int h = 0; h < I.n; h++)
         sdsm_batch_send(&I.out[h], h, SDSM_DIFF_LOCK, &r, id);
+    pthread_mutex_unlock(&I.out_mtx);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
     atomic_store(&I.lock_diffs, 1);
 }
 
+/* s->mtx held: the depth of lock id in s's stack, or -1. */
+static int held_at(ibec_sec_t *s, int id)
+{
+    int k = s->depth - 1;
+    while (k >= 0 && s->held[k].id != id)
+        k--;
+    return k;
+}
+
 static int ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp)
 {
-    pthread_mutex_lock(&I.mtx);
-    close_segment();
-    int k = I.depth - 1;
-    while (k >= 0 && I.held[k].id != id)
-        k--;
+    ibec_sec_t *s = sdsm_ibec_cs_mine();
+    if (s) {
+        pthread_mutex_lock(&s->mtx);
+        int k = held_at(s, id);
+        pthread_mutex_unlock(&s->mtx);
+        if (k < 0)
+            s = NULL;
+    }
+    if (!s) /* sdsm_finalize releases the locks of every thread */
+        s = sdsm_ibec_cs_holding(id);
     *payload = NULL;
     *len = 0;
-    stamp_t *s = stamp_of((uint32_t)id);
-    if (k >= 0) {
-        buf_t d = I.held[k].diff;
-        for (int j = k; j < I.depth - 1; j++)
-            I.held[j] = I.held[j + 1];
-        pthread_mutex_lock(&I.cs_mtx);
-        I.depth--;
-        pthread_mutex_unlock(&I.cs_mtx);
-        I.held[I.depth].diff = (buf_t){0};
-        if (d.len) {
-            *payload = d.p;
-            *len = d.len;
-            s->stamp++;
-        } else {
-            free(d.p);
-        }
+    buf_t d = {0};
+    int last = 0;
+    if (s) {
+        close_segment(s);
+        pthread_mutex_lock(&s->mtx);
+        int k = held_at(s, id);
+        d = s->held[k].diff;
+        for (int j = k; j < s->depth - 1; j++)
+            s->held[j] = s->held[j + 1];
+        s->depth--;
+        s->held[s->depth].diff = (buf_t){0};
+        last = s->depth == 0;
+        pthread_mutex_unlock(&s->mtx);
     }
-    *stamp = s->stamp;
+    pthread_mutex_lock(&I.mtx);
+    stamp_t *st = stamp_of((uint32_t)id);
+    if (d.len) {
+        *payload = d.p;
+        *len = d.len;
+        st->stamp++;
+    } else {
+        free(d.p);
+    }
+    *stamp = st->stamp;
     pthread_mutex_unlock(&I.mtx);
+    if (last)
+        sdsm_ibec_cs_give(s);
     if (*len)
         send_to_homes(*payload, *len);
     return 0;
@@ -481,6 +608,7 @@ static void send_diffb(void)
         qsort(I.work, n, sizeof *I.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
+    pthread_mutex_lock(&I.out_mtx);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg = I.work[i];
         sdsm_page_lock(pg);
@@ -504,6 +632,7 @@ static void send_diffb(void)
     }
     for (int h = 0; h < I.n; h++)
         sdsm_batch_send(&I.out[h], h, SDSM_DIFF_FORWARD, &r, id);
+    pthread_mutex_unlock(&I.out_mtx);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
@@ -607,6 +736,27 @@ static void check_hook(uint32_t pg, int writer)
               (void *)sdsm_page_app(pg), block, sdsm_page_home(pg), who, I.me, ep, ep - 1, I.me);
 }
 
+/*
+ * Keyed mode, a write fault of a thread outside critical sections: its
+ * rights are all granted, so a writable page does not fault again once
+ * its protection is repaired - unless the thread never got the rights
+ * (created before sdsm_init, or by a thread inside a critical section).
+ * Say so rather than fault forever.
+ */
+static void stuck_check(uint32_t pg)
+{
+    static _Thread_local uint32_t last_pg, times;
+    if (pg >= sdsm_region.npages || sdsm_page(pg)->state != SDSM_PG_READ_WRITE || pg != last_pg) {
+        last_pg = pg;
+        times = 0;
+        return;
+    }
+    if (++times == STUCK_FAULTS)
+        sdsm_fatal("ibec: a thread cannot write shared page %p though it is writable: it lacks the "
+                   "rights to its protection key (threads that write shared memory under ibec must be "
+                   "created after sdsm_init, outside critical sections)", (void *)sdsm_page_app(pg));
+}
+
 /* ibec's fault entry: check mode notes the reads (a read fault, or one of
  * unknown kind); a fault made by the runtime itself (a diffL applied at an
  * acquire) calls sdsm_home_fault directly and is no read of the program's. */
@@ -614,6 +764,11 @@ static int ibec_fault(uint32_t pg, int is_write)
 {
     if (__builtin_expect(C.on, 0) && is_write <= 0 && pg < sdsm_region.npages)
         __atomic_store_n(&C.read_ep[pg], atomic_load(&C.epoch), __ATOMIC_RELAXED);
+    if (is_write > 0 && sdsm_ibec_cs_keyed()) {
+        if (key_fault(pg))
+            return 0;
+        stuck_check(pg);
+    }
     return sdsm_home_fault(pg, is_write);
 }
 
@@ -694,19 +849,17 @@ static int ibec_init(void)
     I.n = sdsm_region.nprocs;
     I.ps = sdsm_region.page_size;
     pthread_mutex_init(&I.mtx, NULL);
-    pthread_mutex_init(&I.cs_mtx, NULL);
+    pthread_mutex_init(&I.out_mtx, NULL);
     size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
     int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     I.twinl = mmap(NULL, sdsm_region.size, PROT_READ | PROT_WRITE, fl, -1, 0);
-    I.cs = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
-    I.cs_spare = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.out = calloc((size_t)I.n, sizeof *I.out);
     I.maskb = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.maskl = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
     I.masked = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
-    if (I.twinl == MAP_FAILED || I.cs == MAP_FAILED || I.cs_spare == MAP_FAILED || I.work == MAP_FAILED || !I.out ||
-        I.maskb == MAP_FAILED || I.maskl == MAP_FAILED || I.masked == MAP_FAILED)
+    if (I.twinl == MAP_FAILED || I.work == MAP_FAILED || !I.out || I.maskb == MAP_FAILED ||
+        I.maskl == MAP_FAILED || I.masked == MAP_FAILED || sdsm_ibec_cs_init())
         return -ENOMEM;
     sdsm_home_write_hook = write_hook;
     sdsm_home_serve_hook = serve_hook;
@@ -742,5 +895,6 @@ const sdsm_proto_ops_t sdsm_proto_ibec = {
     .lock_stamp = ibec_lock_stamp,
     .release_lock = ibec_release_lock,
     .acquire_lock = ibec_acquire_lock,
-    .serial_cs = 1,
+    .lock_data = 1,
+    .cs_slots = sdsm_ibec_cs_slots,
 };

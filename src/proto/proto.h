@@ -51,11 +51,18 @@ typedef struct sdsm_proto_ops {
     int (*release_lock)(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
     int (*acquire_lock)(int id, const uint8_t *chain, size_t len);
     /*
-     * 1: the protocol binds a critical section's writes to its lock by
-     * twinning pages, which cannot tell one thread's writes from another's
-     * (ibec); the critical sections of a rank's threads then take turns.
+     * 1: the protocol binds data to locks (the grant carries the lock's
+     * payload), so every thread asks the manager itself: no rank-wide claim,
+     * no hand-off between local threads.
      */
-    int serial_cs;
+    int lock_data;
+    /*
+     * How many threads of a rank may be inside critical sections at once
+     * (NULL: no limit).  ibec tracks each thread's critical section apart,
+     * with a protection key each; without keys it has one, and the
+     * critical sections of a rank's threads take turns.
+     */
+    int (*cs_slots)(void);
 } sdsm_proto_ops_t;
 
 extern const sdsm_proto_ops_t *sdsm_proto;

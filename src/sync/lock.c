@@ -261,30 +261,46 @@ int sdsm_lock_held(int id)
 }
 
 /*
- * Critical sections of one rank's threads take turns under a protocol that
- * asks for it (serial_cs): a thread passes the gate before the first lock it
- * asks for and leaves it after the last one it releases (cond_wait releases
- * its lock, so a waiting thread does not block the others).  Threads with no
+ * A protocol may bound how many threads of a rank are inside critical
+ * sections at once (cs_slots: ibec has a section per protection key, one
+ * without keys): a thread passes the gate before the first lock it asks
+ * for and leaves it after the last one it releases (cond_wait releases its
+ * lock, so a waiting thread does not block the others).  Threads with no
  * lock are not held up.
  */
-static pthread_mutex_t     cs_gate = PTHREAD_MUTEX_INITIALIZER;
-static _Thread_local int   cs_depth;
+static pthread_mutex_t   gate_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t    gate_cv = PTHREAD_COND_INITIALIZER;
+static int               gate_in; /* threads past the gate */
+static _Thread_local int cs_depth;
+
+static int gate_slots(void) { return sdsm_proto->cs_slots ? sdsm_proto->cs_slots() : 0; }
 
 static void gate_enter(void)
 {
-    if (!sdsm_proto->serial_cs || cs_depth++ != 0 || pthread_mutex_trylock(&cs_gate) == 0)
+    int slots = gate_slots();
+    if (!slots || cs_depth++ != 0)
         return;
-    /* Another thread of this rank is in a critical section, which may last:
-     * a compute thread gives its run slot up meanwhile (the holder may need
-     * one to get out). */
-    sdsm_wait_blocking();
-    pthread_mutex_lock(&cs_gate);
+    pthread_mutex_lock(&gate_mtx);
+    if (gate_in >= slots) {
+        /* Other threads of this rank are in critical sections, which may
+         * last: a compute thread gives its run slot up meanwhile (a holder
+         * may need one to get out). */
+        sdsm_wait_blocking();
+        while (gate_in >= slots)
+            pthread_cond_wait(&gate_cv, &gate_mtx);
+    }
+    gate_in++;
+    pthread_mutex_unlock(&gate_mtx);
 }
 
 static void gate_leave(void)
 {
-    if (sdsm_proto->serial_cs && cs_depth > 0 && --cs_depth == 0)
-        pthread_mutex_unlock(&cs_gate);
+    if (!gate_slots() || cs_depth <= 0 || --cs_depth != 0)
+        return;
+    pthread_mutex_lock(&gate_mtx);
+    gate_in--;
+    pthread_cond_signal(&gate_cv);
+    pthread_mutex_unlock(&gate_mtx);
 }
 
 int sdsm_lock_acquire(int id)
@@ -299,7 +315,7 @@ int sdsm_lock_acquire(int id)
     pthread_mutex_lock(&local_mtx);
     w.next = waiters;
     waiters = &w;
-    if (!sdsm_proto->serial_cs) { /* one claim per rank: see the top */
+    if (!sdsm_proto->lock_data) { /* one claim per rank: see the top */
         rlock_t *r = rlock_get(w.id);
         ask = !r->claimed;
         r->claimed = 1;
@@ -351,7 +367,7 @@ static held_t *unhold(uint32_t id)
  * the run of hand-offs is not too long.  Returns 1 if it did. */
 static int handoff(uint32_t id)
 {
-    if (sdsm_proto->serial_cs)
+    if (sdsm_proto->lock_data)
         return 0;
     pthread_mutex_lock(&local_mtx);
     rlock_t *r = rlock_get(id);
@@ -382,7 +398,7 @@ int sdsm_lock_release(int id, int flush)
     pthread_mutex_lock(&local_mtx);
     held_t *h = unhold((uint32_t)id);
     int again = 0; /* local threads still wait: queue for them behind the others */
-    if (h && !sdsm_proto->serial_cs) {
+    if (h && !sdsm_proto->lock_data) {
         rlock_t *r = rlock_get((uint32_t)id);
         again = oldest_waiter((uint32_t)id) != NULL;
         r->claimed = again;

@@ -25,6 +25,21 @@
  *                  others only once it waits (in sdsm_barrier).
  *   faults PAGES   every thread reads PAGES pages homed on other ranks
  *                  (for the run-slot bound, checked from the statistics).
+ * Threads of one rank holding different locks at once (T locks; thread t
+ * of rank r uses lock (r + t) % T, so each lock has one thread on every
+ * rank; ibec must tell the threads' critical sections apart):
+ *   locks K        each thread adds 1, K times, to its lock's counter on a
+ *                  page all the locks' counters share and to one on a page
+ *                  of the lock's own; in every critical section both must
+ *                  be equal (a lost update shows at once); P x K at the end.
+ *   mwlocks R      R rounds: under its lock each thread checks that every
+ *                  word of its lock (interleaved with the other locks' words
+ *                  on the same pages) holds the count of holders so far,
+ *                  and writes the next count; barrier; all checked.
+ *   prodcons K     queue q (a lock, a condition, a ring on pages all queues
+ *                  share) is used by thread q of every rank: each puts K
+ *                  numbered items and takes K; every item is taken once,
+ *                  with the value put.
  * Misuse, which must stop the job with a message instead of hanging:
  *   toomany        each rank creates T + 1 threads
  *   toofew         each rank creates T - 1 threads, which call sdsm_barrier,
@@ -49,6 +64,8 @@ static double *sa, *sb;                       /* stencil */
 static volatile long *mw;                     /* multiwriter */
 static volatile long *tok;                    /* ring */
 static volatile char *pages;                  /* faults */
+static volatile long *lk_shared, *lk_own;      /* locks, mwlocks */
+static volatile long *q_ring, *q_ctl;          /* prodcons */
 /* per rank */
 static long group_slot[4096];
 static _Atomic int order_seq;
@@ -60,6 +77,13 @@ static int order_of[4096];
 #define MW_WORDS   (3 * 512)
 #define COND_RING  5
 #define LOCK_RING  77
+#define LOCK_OF(l) (200 + (l))
+#define OWN_STRIDE 512 /* longs: a page of 4 KiB per lock */
+#define MWL_WORDS  (4 * 512)
+#define Q_SLOTS    16
+#define Q_LOCK(q)  (300 + (q))
+#define Q_COND(q)  (400 + (q))
+#define ITEM(gid, k) ((long)(gid) * 1000000 + (k) + 1)
 
 static void do_counter(int id)
 {
@@ -183,6 +207,84 @@ static void do_faults(int id)
     MP_OK(sdsm_barrier());
 }
 
+/* The lock thread id uses, and so which data it writes. */
+static int lock_of(int id) { return (id / T + id % T) % T; }
+
+static void do_locks(int id)
+{
+    int l = lock_of(id);
+    for (long k = 0; k < arg; k++) {
+        MP_OK(sdsm_lock(LOCK_OF(l)));
+        long a = lk_shared[l * 8], b = lk_own[(long)l * OWN_STRIDE];
+        MP_ASSERT(a == b, "lock %d: counter on the shared page %ld, on the lock's page %ld", l, a, b);
+        lk_shared[l * 8] = a + 1;
+        sched_yield(); /* the other threads' critical sections write the shared page meanwhile */
+        lk_own[(long)l * OWN_STRIDE] = b + 1;
+        MP_OK(sdsm_unlock(LOCK_OF(l)));
+    }
+    MP_OK(sdsm_barrier());
+    for (int m = 0; m < T; m++) {
+        MP_CHECK("lock counter (shared page)", m, (long)sdsm_nprocs() * arg, lk_shared[m * 8]);
+        MP_CHECK("lock counter (own page)", m, (long)sdsm_nprocs() * arg, lk_own[(long)m * OWN_STRIDE]);
+    }
+}
+
+/* Word w belongs to lock w % T: each holder checks that every word of its
+ * lock has the holder count its predecessor left, and writes the next. */
+static void do_mwlocks(int id)
+{
+    int l = lock_of(id), P = sdsm_nprocs();
+    for (long round = 0; round < arg; round++) {
+        MP_OK(sdsm_lock(LOCK_OF(l)));
+        long seq = lk_shared[l * 8];
+        for (long w = l; w < MWL_WORDS; w += T)
+            MP_CHECK("mwlocks word left by the lock's last holder", w, seq, mw[w]);
+        for (long w = l; w < MWL_WORDS; w += T)
+            mw[w] = seq + 1;
+        lk_shared[l * 8] = seq + 1;
+        MP_OK(sdsm_unlock(LOCK_OF(l)));
+        MP_OK(sdsm_barrier());
+        for (long w = 0; w < MWL_WORDS; w++)
+            MP_CHECK("mwlocks word", w, (long)P * (round + 1), mw[w]);
+        MP_OK(sdsm_barrier());
+    }
+}
+
+/* Queue q: q_ctl[q * 8 + 0] items put, + 1 items taken, + 2 sum of the
+ * values taken; q_ring[q * Q_SLOTS + i] the slots (all queues' on the same pages). */
+static void do_prodcons(int id)
+{
+    int q = id % T, P = sdsm_nprocs();
+    volatile long *c = &q_ctl[q * 8];
+    for (long k = 0; k < arg; k++) {
+        MP_OK(sdsm_lock(Q_LOCK(q)));
+        MP_ASSERT(c[0] - c[1] < Q_SLOTS, "queue %d full: %ld put, %ld taken", q, c[0], c[1]);
+        q_ring[q * Q_SLOTS + c[0] % Q_SLOTS] = ITEM(id, k);
+        c[0] += 1;
+        MP_OK(sdsm_cond_broadcast(Q_COND(q)));
+        MP_OK(sdsm_unlock(Q_LOCK(q)));
+        sched_yield();
+        MP_OK(sdsm_lock(Q_LOCK(q)));
+        while (c[1] == c[0]) /* never for long: this thread put one more than it took */
+            MP_OK(sdsm_cond_wait(Q_COND(q), Q_LOCK(q)));
+        long v = q_ring[q * Q_SLOTS + c[1] % Q_SLOTS];
+        long from = v / 1000000, n = v % 1000000;
+        MP_ASSERT(v > 0 && from < count && from % T == q && n >= 1 && n <= arg,
+                  "queue %d: item %ld taken is none that was put", q, v);
+        c[1] += 1;
+        c[2] += v;
+        MP_OK(sdsm_unlock(Q_LOCK(q)));
+    }
+    MP_OK(sdsm_barrier());
+    long want = 0;
+    for (int r = 0; r < P; r++)
+        for (long k = 0; k < arg; k++)
+            want += ITEM(r * T + q, k);
+    MP_CHECK("items put", q, (long)P * arg, c[0]);
+    MP_CHECK("items taken", q, (long)P * arg, c[1]);
+    MP_CHECK("sum of the items taken", q, want, c[2]);
+}
+
 static void *body(void *p)
 {
     int id = sdsm_thread_id();
@@ -204,6 +306,12 @@ static void *body(void *p)
         do_compwait(id);
     else if (!strcmp(mode, "faults"))
         do_faults(id);
+    else if (!strcmp(mode, "locks"))
+        do_locks(id);
+    else if (!strcmp(mode, "mwlocks"))
+        do_mwlocks(id);
+    else if (!strcmp(mode, "prodcons"))
+        do_prodcons(id);
     else if (strcmp(mode, "leave") || id % T)
         MP_OK(sdsm_barrier());
     return (void *)(intptr_t)(id + 1);
@@ -222,7 +330,7 @@ int main(int argc, char **argv)
     sh_rank = sdsm_calloc((size_t)n * 8, sizeof(long), n - 1);
     sa = sdsm_calloc((size_t)count * STENCIL_B, sizeof(double), SDSM_HOME_CYCLIC);
     sb = sdsm_calloc((size_t)count * STENCIL_B, sizeof(double), SDSM_HOME_CYCLIC);
-    mw = sdsm_calloc(MW_WORDS, sizeof(long), SDSM_HOME_CYCLIC);
+    mw = sdsm_calloc(MWL_WORDS, sizeof(long), SDSM_HOME_CYCLIC);
     tok = sdsm_calloc(1, sizeof(long), n / 2);
     long np = !strcmp(mode, "faults") ? arg : 1;
     pages = sdsm_calloc((size_t)n * (size_t)np, 4096, SDSM_HOME_CYCLIC);
@@ -233,6 +341,14 @@ int main(int argc, char **argv)
     MP_NONNULL(mw);
     MP_NONNULL(tok);
     MP_NONNULL(pages);
+    lk_shared = sdsm_calloc((size_t)T * 8, sizeof(long), 0);
+    lk_own = sdsm_calloc((size_t)T * OWN_STRIDE, sizeof(long), SDSM_HOME_CYCLIC);
+    q_ring = sdsm_calloc((size_t)T * Q_SLOTS, sizeof(long), n - 1);
+    q_ctl = sdsm_calloc((size_t)T * 8, sizeof(long), n / 2);
+    MP_NONNULL(lk_shared);
+    MP_NONNULL(lk_own);
+    MP_NONNULL(q_ring);
+    MP_NONNULL(q_ctl);
     MP_OK(sdsm_barrier());
 
     sdsm_thread_t t[4097];

@@ -1,0 +1,186 @@
+/*
+ * ibec_cs.c - ibec's critical sections, one per thread holding locks.
+ *
+ * ibec binds the writes made inside lock(L)..unlock(L) to L by twinning the
+ * pages written there (twinL).  A page's protection is the process's, not
+ * a thread's: once one thread's write made a page writable, another
+ * thread's writes to it do not fault.  So with several threads of a rank
+ * in critical sections of different locks at once, nothing would tell
+ * which lock a write belongs to.  The CPU's memory protection keys
+ * (pkeys(7)) give each thread its own right to write a key's pages: each
+ * section gets a key, and a thread inside a section may write only the
+ * pages of its own key (and those of the free key, which need no tracking).
+ * Its first write to any other page faults, and the fault makes the page
+ * its section's: twinL taken, page given its key.  A page another section
+ * has is first taken from it (write-protected, then its diffL made into
+ * that section's buffer), so each byte written inside a critical section
+ * is in the diffL of its own lock and of no other.
+ *
+ * Threads outside critical sections may write every key: their writes go
+ * with the barrier, as always (some may travel early with the diffL of a
+ * section that has the page, which does them no harm).
+ *
+ * Without keys (another CPU, a sandbox, SDSM_IBEC_SECTIONS=1) there is one
+ * section: the critical sections of a rank's threads take turns, and every
+ * write fault made while one is open is bound to it (ibec.c).
+ *
+ * Keys are allocated, all rights granted, by the main thread before the
+ * runtime's threads start, so every thread created later inherits the
+ * rights; a thread's rights change only at its first acquire and its last
+ * release.  The fault handler runs with the kernel's default rights, which
+ * deny these keys: it touches the pages through the runtime view only.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "mem/page.h"
+#include "proto/ibec_int.h"
+
+#define MAX_SECTIONS 13 /* 15 keys: the common and the free key, one per section */
+
+uint8_t  *sdsm_ibec_owner;
+uint16_t *sdsm_ibec_listed;
+
+static struct {
+    int             keyed, nsec;
+    int             common, free; /* keys */
+    uint8_t        *key;          /* per page: key of the application view's page (0: never set) */
+    pthread_mutex_t mtx;          /* used flags */
+    int             nused;
+    ibec_sec_t      sec[MAX_SECTIONS];
+} K = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local ibec_sec_t *mine;
+
+static int alloc_keys(int want)
+{
+    int keys[MAX_SECTIONS + 2], n = 0;
+    while (n < want + 2 && (keys[n] = pkey_alloc(0, 0)) > 0)
+        n++;
+    if (n < 4) { /* two sections at least, or the gate is as good */
+        while (n > 0)
+            pkey_free(keys[--n]);
+        return 0;
+    }
+    K.common = keys[0];
+    K.free = keys[1];
+    for (int i = 2; i < n; i++)
+        K.sec[i - 2].key = keys[i];
+    return n - 2;
+}
+
+static void *map_pages(size_t per_page)
+{
+    void *p = mmap(NULL, (size_t)sdsm_region.npages * per_page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int sdsm_ibec_cs_init(void)
+{
+    int want = sdsm_cfg.ibec_sections ? (int)sdsm_cfg.ibec_sections : MAX_SECTIONS;
+    K.nsec = want > 1 ? alloc_keys(want) : 0;
+    K.keyed = K.nsec > 1;
+    if (!K.keyed)
+        K.nsec = 1;
+    sdsm_ibec_owner = map_pages(1);
+    sdsm_ibec_listed = map_pages(2);
+    K.key = map_pages(1);
+    if (!sdsm_ibec_owner || !sdsm_ibec_listed || !K.key)
+        return -ENOMEM;
+    for (int i = 0; i < K.nsec; i++) {
+        ibec_sec_t *s = &K.sec[i];
+        pthread_mutex_init(&s->mtx, NULL);
+        s->index = i + 1;
+        s->cs = map_pages(4);
+        s->cs_spare = map_pages(4);
+        if (!s->cs || !s->cs_spare)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+int sdsm_ibec_cs_keyed(void) { return K.keyed; }
+int sdsm_ibec_cs_slots(void) { return K.nsec; }
+ibec_sec_t *sdsm_ibec_cs_mine(void) { return mine; }
+
+ibec_sec_t *sdsm_ibec_cs_get(int index)
+{
+    return index >= 1 && index <= K.nsec ? &K.sec[index - 1] : NULL;
+}
+
+/* The calling thread may write key k's pages (rights 0) or not. */
+static void set_rights(int k, int write)
+{
+    if (pkey_set(k, write ? 0 : PKEY_DISABLE_WRITE))
+        sdsm_fatal("pkey_set(%d): %m", k);
+}
+
+ibec_sec_t *sdsm_ibec_cs_take(int *others)
+{
+    ibec_sec_t *s = NULL;
+    pthread_mutex_lock(&K.mtx);
+    for (int i = 0; i < K.nsec && !s; i++)
+        if (!K.sec[i].used)
+            s = &K.sec[i];
+    if (s) {
+        s->used = 1;
+        *others = K.nused++;
+    }
+    pthread_mutex_unlock(&K.mtx);
+    if (!s) /* lock.c lets no more threads in than there are sections */
+        sdsm_fatal("internal error: more threads in critical sections than ibec has sections (%d)", K.nsec);
+    if (K.keyed) {
+        set_rights(K.common, 0);
+        for (int i = 0; i < K.nsec; i++)
+            set_rights(K.sec[i].key, &K.sec[i] == s);
+    }
+    mine = s;
+    return s;
+}
+
+void sdsm_ibec_cs_give(ibec_sec_t *s)
+{
+    if (s == mine) {
+        if (K.keyed) {
+            set_rights(K.common, 1);
+            for (int i = 0; i < K.nsec; i++)
+                set_rights(K.sec[i].key, 1);
+        }
+        mine = NULL;
+    }
+    pthread_mutex_lock(&K.mtx);
+    s->used = 0;
+    K.nused--;
+    pthread_mutex_unlock(&K.mtx);
+}
+
+ibec_sec_t *sdsm_ibec_cs_holding(int id)
+{
+    for (int i = 0; i < K.nsec; i++) {
+        ibec_sec_t *s = &K.sec[i];
+        pthread_mutex_lock(&s->mtx);
+        int found = 0;
+        for (int k = 0; k < s->depth && !found; k++)
+            found = s->held[k].id == id;
+        pthread_mutex_unlock(&s->mtx);
+        if (found)
+            return s;
+    }
+    return NULL;
+}
+
+int sdsm_ibec_page_key(uint32_t pg, int key, int prot)
+{
+    int k = key == IBEC_KEY_COMMON ? K.common : key == IBEC_KEY_FREE ? K.free : key;
+    if (!K.keyed || K.key[pg] == k)
+        return 0;
+    if (pkey_mprotect(sdsm_page_app(pg), sdsm_region.page_size, prot, k))
+        sdsm_fatal("pkey_mprotect of page %u to key %d: %m", pg, k);
+    K.key[pg] = (uint8_t)k;
+    return 1;
+}
