@@ -7,14 +7,15 @@
  * the team's parallel region, a 1- to 8-byte operation is done at the
  * page's home (sdsm__omp_atomic: one round trip, applied to the master
  * copy under its page lock; the caller's next release announces the
- * change).  Under ibec, whose writes are bound to locks, and for 16-byte,
- * odd-sized or misaligned data, it is done under an sdsm lock chosen by the
- * address (16-byte granules hashed over RT_ADDR_LOCKS locks): the acquire
- * makes the location's latest value visible here, the release sends the
- * new one on.  Which path an address takes depends only on the protocol,
- * its size and alignment, so the two never mix on one location.  Every
- * operation is sequentially consistent, whatever ordering the call asks
- * for (stronger than asked is allowed).
+ * change).  Loads, stores and operations asking for more than relaxed
+ * order also hold an sdsm lock chosen by the address (16-byte granules
+ * hashed over RT_ADDR_LOCKS locks) around it, which gives them release and
+ * acquire effects on the rest of memory (shared_op).  Under ibec, whose
+ * writes are bound to locks, and for 16-byte, odd-sized or misaligned
+ * data, the operation is done on this rank's copy under that lock: the
+ * acquire makes the location's latest value visible here, the release
+ * sends the new one on.  Which path an address takes depends only on the
+ * protocol, its size and alignment, so the two never mix on one location.
  * Everywhere else (private data, or outside parallel regions, where no
  * other thread runs) they are ordinary atomics: this file is compiled
  * without -fno-inline-atomics, so the builtins below are instructions.
@@ -55,6 +56,20 @@ int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, u
             rt_fatal("atomic", "the home of %p refused the operation %d times", (void *)p, tries);
         sched_yield();
     }
+}
+
+/* A thread spinning on an atomic read (a flag another thread sets: the
+ * OpenMP flush/atomic idiom) never waits when the data's home is its own
+ * rank, and would keep its rank's run slot (SDSM_RUN_THREADS) from the
+ * thread it waits for.  Every 64th such call gives the slot to a ready
+ * thread of the rank until one has to wait (sdsm_comp_wait; immediate
+ * when none is ready). */
+static __thread unsigned spin_calls;
+
+static void spin_point(void)
+{
+    if ((++spin_calls & 63) == 0)
+        sdsm_comp_wait();
 }
 
 static int addr_lock(const volatile void *p)
@@ -112,8 +127,65 @@ static void ser_unlock(const volatile void *p, int shared)
 #define AOP_xor RT_AOP_XOR
 #define AOP_nand RT_AOP_NAND
 
-/* --- 1, 2, 4, 8 bytes: the CPU's atomics on private data --------------- */
+/* --- 1, 2, 4, 8 bytes on shared data ----------------------------------- */
 
+/* op on the size-byte integer at p in this rank's copy (lock held). */
+static int plain_op(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                    uint64_t *old)
+{
+    uint64_t mask = size == 8 ? ~0ull : (1ull << (8 * size)) - 1, cur = 0, now;
+    memcpy(&cur, (const void *)p, size); /* little-endian: the low bytes */
+    *old = cur;
+    switch (op) {
+    case RT_AOP_LOAD: return 1;
+    case RT_AOP_STORE: case RT_AOP_XCHG: now = val; break;
+    case RT_AOP_CAS:
+        if (cur != (expected & mask))
+            return 0;
+        now = val;
+        break;
+    case RT_AOP_ADD: now = cur + val; break;
+    case RT_AOP_SUB: now = cur - val; break;
+    case RT_AOP_AND: now = cur & val; break;
+    case RT_AOP_OR: now = cur | val; break;
+    case RT_AOP_XOR: now = cur ^ val; break;
+    default: now = ~(cur & val); break;
+    }
+    memcpy((void *)p, &now, size);
+    return 1;
+}
+
+/*
+ * op on shared data; returns the old value, *ok the compare's outcome.
+ * Done at the home.  A relaxed read-modify-write needs nothing more (the
+ * OpenMP default for atomic updates and what reductions use).  Loads,
+ * stores and ordered operations also hold the address's lock around it:
+ * a release then makes this rank's earlier writes visible to whoever
+ * acquires next, an acquire sees what the holders before released (the
+ * flush-and-flag idiom, atomic release/acquire and seq_cst).  Under ibec
+ * (no home operations) every operation is a read-modify-write of this
+ * rank's copy under that lock.
+ */
+static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val,
+                          uint64_t expected, int sync, int *ok)
+{
+    uint64_t old = 0;
+    int rc = -1;
+    if (!sync && (rc = rt_home_atomic(p, size, op, val, expected, &old)) >= 0)
+        goto out;
+    shared_lock(p);
+    if (sync)
+        rc = rt_home_atomic(p, size, op, val, expected, &old);
+    if (rc < 0)
+        rc = plain_op(p, size, op, val, expected, &old);
+    shared_unlock(p);
+out:
+    if (ok)
+        *ok = rc;
+    return old;
+}
+
+/* Private data: the CPU's atomics (this file is compiled with them inline). */
 #define LOCKFREE(N, T)                                                                        \
     T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                \
     T rt_load_##N(const volatile void *p, int m)                                              \
@@ -121,13 +193,8 @@ static void ser_unlock(const volatile void *p, int shared)
         (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                  \
-        uint64_t o;                                                                           \
-        if (rt_home_atomic((volatile void *)p, N, RT_AOP_LOAD, 0, 0, &o) >= 0)                \
-            return (T)o;                                                                      \
-        shared_lock(p);                                                                       \
-        T v = *(const volatile T *)p;                                                         \
-        shared_unlock(p);                                                                     \
-        return v;                                                                             \
+        spin_point();                                                                         \
+        return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);               \
     }                                                                                         \
     void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \
     void rt_store_##N(volatile void *p, T v, int m)                                           \
@@ -137,51 +204,28 @@ static void ser_unlock(const volatile void *p, int shared)
             __atomic_store_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                           \
             return;                                                                           \
         }                                                                                     \
-        uint64_t o;                                                                           \
-        if (rt_home_atomic(p, N, RT_AOP_STORE, v, 0, &o) >= 0)                                \
-            return;                                                                           \
-        shared_lock(p);                                                                       \
-        *(volatile T *)p = v;                                                                 \
-        shared_unlock(p);                                                                     \
+        shared_op(p, N, RT_AOP_STORE, v, 0, 1, NULL);                                         \
     }                                                                                         \
     T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);         \
     T rt_exchange_##N(volatile void *p, T v, int m)                                           \
     {                                                                                         \
-        (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_exchange_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
-        uint64_t o;                                                                           \
-        if (rt_home_atomic(p, N, RT_AOP_XCHG, v, 0, &o) >= 0)                                 \
-            return (T)o;                                                                      \
-        shared_lock(p);                                                                       \
-        T old = *(volatile T *)p;                                                             \
-        *(volatile T *)p = v;                                                                 \
-        shared_unlock(p);                                                                     \
-        return old;                                                                           \
+        return (T)shared_op(p, N, RT_AOP_XCHG, v, 0, m != __ATOMIC_RELAXED, NULL);            \
     }                                                                                         \
     bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
         __asm__("__atomic_compare_exchange_" #N);                                             \
     bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
     {                                                                                         \
-        (void)sm, (void)fm;                                                                   \
         if (!is_shared(p))                                                                    \
             return __atomic_compare_exchange_n((volatile T *)p, (T *)e, d, false,             \
                                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-        uint64_t o;                                                                           \
-        int rc = rt_home_atomic(p, N, RT_AOP_CAS, d, *(T *)e, &o);                            \
-        if (rc >= 0) {                                                                        \
-            if (!rc)                                                                          \
-                *(T *)e = (T)o;                                                               \
-            return rc;                                                                        \
-        }                                                                                     \
-        shared_lock(p);                                                                       \
-        T cur = *(volatile T *)p;                                                             \
-        bool ok = cur == *(T *)e;                                                             \
-        if (ok)                                                                               \
-            *(volatile T *)p = d;                                                             \
-        else                                                                                  \
-            *(T *)e = cur;                                                                    \
-        shared_unlock(p);                                                                     \
+        spin_point();                                                                         \
+        int ok;                                                                               \
+        uint64_t o = shared_op(p, N, RT_AOP_CAS, d, *(T *)e,                                  \
+                               sm != __ATOMIC_RELAXED || fm != __ATOMIC_RELAXED, &ok);        \
+        if (!ok)                                                                              \
+            *(T *)e = (T)o;                                                                   \
         return ok;                                                                            \
     }
 
@@ -189,32 +233,17 @@ static void ser_unlock(const volatile void *p, int shared)
     T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N); \
     T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                       \
     {                                                                                         \
-        (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_fetch_##op((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
-        uint64_t o;                                                                           \
-        if (rt_home_atomic(p, N, AOP_##op, v, 0, &o) >= 0)                                    \
-            return (T)o;                                                                      \
-        shared_lock(p);                                                                       \
-        T old = *(volatile T *)p;                                                             \
-        *(volatile T *)p = (T)OP_##op(old, v);                                                \
-        shared_unlock(p);                                                                     \
-        return old;                                                                           \
+        return (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);               \
     }                                                                                         \
     T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N); \
     T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                       \
     {                                                                                         \
-        (void)m;                                                                              \
         if (!is_shared(p))                                                                    \
             return __atomic_##op##_fetch((volatile T *)p, v, __ATOMIC_SEQ_CST);               \
-        uint64_t o;                                                                           \
-        if (rt_home_atomic(p, N, AOP_##op, v, 0, &o) >= 0)                                    \
-            return (T)OP_##op((T)o, v);                                                       \
-        shared_lock(p);                                                                       \
-        T nv = (T)OP_##op(*(volatile T *)p, v);                                               \
-        *(volatile T *)p = nv;                                                                \
-        shared_unlock(p);                                                                     \
-        return nv;                                                                            \
+        T o = (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);                \
+        return (T)OP_##op(o, v);                                                              \
     }
 
 /* --- 16 bytes: under a lock everywhere -------------------------------- */
