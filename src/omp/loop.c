@@ -41,7 +41,12 @@ static void slot_enter(rt_thread_t *m, rt_ws_t *w)
                      (ull)w->seq, (ull)s->seq, w->slot);
         if (s->left <= 0) {
             s->seq = w->seq;
-            s->next = 0;
+            /* The counter moves by operations at its home: restart it
+             * there too (a diff of this rank's copy would miss a 0 that
+             * its twin already held). */
+            uint64_t old;
+            if (rt_home_atomic(&s->next, sizeof(uint64_t), RT_AOP_STORE, 0, 0, &old) < 0)
+                s->next = 0;
             s->n = w->n;
             s->left = m->nthreads;
             break;
