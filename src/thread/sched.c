@@ -9,8 +9,13 @@
  */
 #include "thread/sched.h"
 
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/stats.h"
 #include "core/wait.h"
@@ -22,13 +27,70 @@ static _Atomic int      all_created;
 static _Atomic uint32_t gen, blocks;
 static int              nslots;
 
+/* Who holds a slot (thread ids), so that a thread kept waiting can see
+ * whether they still run (see stalled). */
+#define MAX_TIDS 1024
+static _Atomic int tids[MAX_TIDS];
+
 static __thread int compute __attribute__((tls_model("initial-exec")));
+static __thread int my_tid __attribute__((tls_model("initial-exec")));
 static __thread int has_slot __attribute__((tls_model("initial-exec")));
 static __thread int owe_slot __attribute__((tls_model("initial-exec")));
+
+static void note_holder(int on)
+{
+    if (!my_tid)
+        my_tid = (int)syscall(SYS_gettid);
+    for (int i = 0; i < MAX_TIDS; i++) {
+        int want = on ? 0 : my_tid, v = want;
+        if (atomic_compare_exchange_strong(&tids[i], &v, on ? my_tid : 0))
+            return;
+    }
+}
+
+/* Is the thread running or runnable (state R in /proc)? */
+static int runs(int tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close = NULL;
+    for (char *c = buf; *c; c++)
+        if (*c == ')')
+            close = c; /* the name may hold a ')' itself */
+    return close && close[1] == ' ' && close[2] == 'R';
+}
+
+/*
+ * Every holder of a slot sleeps outside sdsm (a thread waiting in sdsm has
+ * given its slot up): on a lock of the program's or the C library's, say
+ * stdio's, whose owner is this very thread or another one waiting for a
+ * slot after its page arrived.  Waiting on would never end; the caller
+ * takes a slot beyond the bound instead (counted as forced).
+ */
+static int stalled(void)
+{
+    int any = 0;
+    for (int i = 0; i < MAX_TIDS; i++) {
+        int t = atomic_load(&tids[i]);
+        if (!t)
+            continue;
+        if (runs(t))
+            return 0;
+        any = 1;
+    }
+    return any;
+}
 
 static void give_up(int blocked)
 {
     has_slot = 0;
+    note_holder(0);
     atomic_fetch_sub(&holders, 1);
     atomic_fetch_add(&free_slots, 1);
     if (blocked)
@@ -41,14 +103,18 @@ static void give_up(int blocked)
 static void take(int counted)
 {
     uint64_t t0 = 0;
-    int in_ready = counted;
+    int in_ready = counted, quiet = 0; /* quiet: timed waits in a row with no slot given up */
     sdsm_wait_save_t sv;
     for (;;) {
         uint32_t g = atomic_load(&gen);
         int f = atomic_load(&free_slots);
-        while (f > 0)
+        int force = quiet >= 2 && stalled();
+        while (f > 0 || force)
             if (atomic_compare_exchange_weak(&free_slots, &f, f - 1)) {
+                if (force)
+                    sdsm_stat_add(SDSM_ST_RUN_FORCED, 1);
                 has_slot = 1;
+                note_holder(1);
                 sdsm_stat_max(SDSM_ST_RUN_MAX, (uint64_t)atomic_fetch_add(&holders, 1) + 1);
                 if (in_ready)
                     atomic_fetch_sub(&ready, 1);
@@ -65,7 +131,13 @@ static void take(int counted)
             in_ready = 1;
             sdsm_wait_enter(&sv, SDSM_WAIT_SLOT, 0);
         }
-        sdsm_wait_change(&gen, g);
+        /* Timed: a wait that long without a slot given up is checked for
+         * a stall (above). */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        atomic_fetch_add(&sdsm_sleepers, 1);
+        syscall(SYS_futex, (uint32_t *)&gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
+        atomic_fetch_sub(&sdsm_sleepers, 1);
+        quiet = atomic_load(&gen) == g ? quiet + 1 : 0;
     }
 }
 
