@@ -1,6 +1,6 @@
 /* Constructs and calls the runtime refuses, each with a clear message
  * (checked by the test's expectations), and exit() from main.
- *   errors numthreads | setnum | doacross | exitworker | exit */
+ *   errors numthreads | setnum | doacross | exitworker | errordirective | exit */
 #include <string.h>
 
 #include "rt.h"
@@ -29,6 +29,12 @@ int main(int argc, char **argv)
 #pragma omp parallel
         if (omp_get_thread_num() == omp_get_num_threads() - 1)
             exit(5);
+    } else if (!strcmp(what, "errordirective")) {
+#pragma omp parallel
+        if (omp_get_thread_num() == 1)
+        {
+#pragma omp error at(execution) severity(fatal) message("stop here")
+        }
     } else if (!strcmp(what, "exit")) {
 #pragma omp parallel
         A[omp_get_thread_num()] = 1;
