@@ -246,6 +246,21 @@ for proto in hlrc update ibec; do
     eval "case_cg_$proto() { SDSM_IFACE=\$CLUSTER_BRIDGE,eth0 job $proto '^PASSED' \"\$P_cg\" --size small; }"
 done
 
+# An OpenMP program built by sdsmcc, unchanged: the team is every thread of
+# every rank, across the hosts.
+case_omp_laplace_hlrc() { SDSM_IFACE=$CLUSTER_SUBNET job hlrc '^PASSED' "$P_omplaplace" --size small; }
+case_omp_laplace_update() { SDSM_IFACE=$CLUSTER_SUBNET job update '^PASSED' "$P_omplaplace" --size small; }
+case_omp_laplace_threads() {
+    local before
+    before=$(link_bytes)
+    run $EXPECT --status 0 --expect '^PASSED' --reject "$FAILED_RE" --max-seconds 60 --no-leftovers -- \
+        "$P_sdsmrun" -n 4 --threads 2 --hosts h1,h2,h3,h4 --rsh "$D/rsh" --timeout 30 "$P_omplaplace" --size small
+    expect_rc 0
+    expect_traffic "$before" 4096
+    expect_hosts_empty
+    [ "$FAILED" = 0 ] || show
+}
+
 # Same-host zero-copy (SDSM_ZEROCOPY=auto): the two ranks of a host read
 # each other's pages from memory, pages from other hosts come over TCP
 # (the statistics' totals: both rows non-zero).
