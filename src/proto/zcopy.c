@@ -83,12 +83,13 @@ static struct {
     _Atomic int  noted;  /* the fallback was reported */
 } Z;
 
-static void note_fallback(int peer, const char *what, int err)
+/* why: a reason for the first failure (strerror for a system call's). */
+static void note_fallback(int peer, const char *what, const char *why)
 {
     if (atomic_exchange(&Z.noted, 1))
         return;
     sdsm_info("zero-copy: %s rank %d's heap failed (%s); pages from such ranks travel over TCP",
-              what, peer, strerror(err));
+              what, peer, why);
 }
 
 /* Open peer's heap file and check it is the one that holds token. */
@@ -98,7 +99,7 @@ static int open_heap(int peer, uint32_t pid, int32_t fd, const uint8_t *token)
     snprintf(path, sizeof path, "/proc/%u/fd/%d", pid, (int)fd);
     int h = open(path, O_RDONLY | O_CLOEXEC);
     if (h < 0) {
-        note_fallback(peer, "opening", errno);
+        note_fallback(peer, "opening", strerror(errno));
         return -1;
     }
     uint8_t got[SDSM_ZC_TOKEN];
@@ -106,7 +107,7 @@ static int open_heap(int peer, uint32_t pid, int32_t fd, const uint8_t *token)
     if (fstat(h, &st) || (size_t)st.st_size != sdsm_region.size + sdsm_region.page_size ||
         pread(h, got, sizeof got, (off_t)sdsm_region.size) != (ssize_t)sizeof got ||
         memcmp(got, token, sizeof got)) {
-        note_fallback(peer, "identifying", ENOENT); /* some other file at that fd */
+        note_fallback(peer, "identifying", "the file at that descriptor is not its heap");
         close(h);
         return -1;
     }
@@ -146,7 +147,7 @@ int sdsm_zcopy_init(const uint8_t *same_host)
             (ssize_t)sizeof Z.token) {
         /* Without a token nobody can check our heap: offer nothing. */
         memset(Z.want, 0, (size_t)Z.n);
-        note_fallback(Z.me, "labelling", errno);
+        note_fallback(Z.me, "labelling", strerror(errno));
     }
     sdsm_msg_set_handler(SDSM_MSG_ZC_HELLO, on_hello);
     return 0;
@@ -209,6 +210,6 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint8_t *dst)
     /* Give the heap up (only handlers read, one at a time: no pread is using it). */
     if ((fd = atomic_exchange(&Z.fd[home], HEAP_OFF)) >= 0)
         close(fd);
-    note_fallback(home, "reading", e);
+    note_fallback(home, "reading", strerror(e));
     return -e;
 }
