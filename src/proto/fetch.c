@@ -119,10 +119,62 @@ static uint32_t read_ahead(uint32_t pg, int home, uint32_t tag, int32_t *stride)
     return k;
 }
 
+/* The tag of this thread's last fault request (join_ahead). */
+static __thread uint32_t my_tag __attribute__((tls_model("initial-exec")));
+
+/*
+ * Page lock held: this thread is about to wait for pg, which another thread
+ * asked for.  The threads of a rank often sweep the same pages (each needs
+ * all of a vector), and only the first to fault on a page reaches
+ * read_ahead: the others' streams saw faults here and there and never grew
+ * their windows, so with 4 threads cg sent twice the FETCHs of 1 thread.
+ * The waiter's stream learns from pg as if it had faulted there, and the
+ * pages of its window past those already in flight are asked for now, in
+ * one run.  Returns the pages asked for.
+ */
+static uint32_t join_ahead(uint32_t pg, int home)
+{
+    sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_READ, pg, (uint32_t)sdsm_cfg.prefetch);
+    ahead_passed(pg, w.stride, w.passed);
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    if (!a || home < 0 || home == H.me || (w.stride != 1 && w.stride != -1))
+        return 0;
+    uint32_t k, n = 0, first = 0, tag = 0;
+    for (k = 1; k <= w.win && n < PREFETCH_MAX; k++) {
+        int64_t q = (int64_t)pg + (int64_t)w.stride * k;
+        if (q < a->first || q >= (int64_t)a->first + a->npages)
+            break;
+        int own = q % SDSM_PAGE_STRIPES == pg % SDSM_PAGE_STRIPES;
+        if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
+            break;
+        const sdsm_page_t *p = sdsm_page((uint32_t)q);
+        int ok = p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
+                 sdsm_page_home((uint32_t)q) == home;
+        if (ok) {
+            if (!n++)
+                tag = my_tag = new_tag();
+            first = (uint32_t)q;
+            set_fetching((uint32_t)q, tag);
+            atomic_store_explicit(&H.ahead[q], 1, memory_order_relaxed);
+        }
+        if (!own)
+            sdsm_page_unlock((uint32_t)q);
+        if (!ok && n) /* past the run: one request */
+            break;
+    }
+    sdsm_ahead_taken(SDSM_AHEAD_READ, pg, w.stride, k - 1);
+    if (n) {
+        uint32_t q[2] = {w.stride > 0 ? first - (n - 1) : first, n};
+        sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
+        sdsm_stat_add(SDSM_ST_AHEAD_PAGES, n);
+    }
+    return n;
+}
+
 /* Returns the pages asked for (for the trace). */
 static uint32_t start_fetch(uint32_t pg, int home)
 {
-    uint32_t tag = new_tag();
+    uint32_t tag = my_tag = new_tag();
     set_fetching(pg, tag);
     if (home < 0) {
         uint32_t q[2] = {pg, 1};
@@ -291,6 +343,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         return -1;
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
     uint64_t t0 = sdsm_trace_t0(), asked = 0;
+    int joined = 0;
     sdsm_page_lock(pg);
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
@@ -307,6 +360,11 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID) {
             if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
                 sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
+            if (!joined && p->state == SDSM_PG_FETCHING && H.ftag[pg] != my_tag &&
+                sdsm_cfg.prefetch > 0) {
+                joined = 1;
+                asked += join_ahead(pg, home);
+            }
             uint32_t g = atomic_load(&sdsm_page_gen);
             sdsm_page_unlock(pg);
             sdsm_wait_change(&sdsm_page_gen, g);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# threads_prefetch_test.sh BUILD - compute threads must not break the
+# automatic prefetch.  cg's threads of a rank all read the other rank's
+# pages of p in the same order; only the first to fault on a page used to
+# reach the prefetch, so each thread's stream kept starting over and 4
+# threads sent about twice the FETCH requests of 1.  On two emulated hosts
+# under the lan profile (so threads do wait for each other's fetches), cg
+# at 2 ranks with 1 and with 4 threads (SDSM_RUN_THREADS=1): the FETCH
+# requests of 4 threads must stay within 1.3 x those of 1 thread.  Status 77
+# (skipped, with a message) without root, namespaces or iptables.
+set -u
+BUILD=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+NP="bash $HERE/netprofile.sh --build $BUILD"
+command -v iptables >/dev/null ||
+    { echo "SKIP: threads_prefetch_test: no iptables (Debian: apt-get install iptables)"; exit 77; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sdsm-thpf.XXXXXX")
+D=$TMP/cluster
+cleanup() {
+    $NP "$D" off >/dev/null 2>&1
+    bash "$HERE/cluster.sh" down "$D" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+bash "$HERE/cluster.sh" up "$D" 2
+rc=$?
+[ $rc -eq 0 ] || exit $rc # 77: skipped by cluster.sh with its message
+$NP "$D" lan >"$TMP/np.log" 2>&1 || { cat "$TMP/np.log"; echo "FAIL: netprofile.sh lan"; exit 1; }
+
+fetches() { # T: total FETCH messages of a cg run with T threads per rank
+    SDSM_RUN_THREADS=1 "$BUILD/tools/sdsmrun/sdsmrun" -n 2 --hosts h1:1,h2:1 --rsh "$D/rsh" --stats \
+        --timeout 120 --threads "$1" -x SDSM_RUN_THREADS=1 "$BUILD/apps/cg/cg_sdsmt" --size paper --niter 1 \
+        >"$TMP/t$1.log" 2>&1 || { cat "$TMP/t$1.log"; echo "FAIL: cg with $1 threads"; exit 1; }
+    grep -q "^PASSED" "$TMP/t$1.log" || { cat "$TMP/t$1.log"; echo "FAIL: cg with $1 threads: wrong result"; exit 1; }
+    awk '$1 == "msgs" && $2 == "FETCH" { print $NF }' "$TMP/t$1.log"
+}
+one=$(fetches 1) || exit 1
+four=$(fetches 4) || exit 1
+echo "FETCH requests: 1 thread $one, 4 threads $four"
+if [ -z "$one" ] || [ -z "$four" ] || [ $((four * 10)) -gt $((one * 13)) ]; then
+    echo "FAIL: 4 threads sent more than 1.3 x the FETCH requests of 1 thread"
+    exit 1
+fi
+echo "PASS"
