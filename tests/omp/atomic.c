@@ -12,7 +12,7 @@
 
 #include "omptest.h"
 
-#define N 4000
+#define N 800
 
 static int gi;
 static long gl;
@@ -164,7 +164,7 @@ int main(void)
     /* compare (OpenMP 5.1): a running maximum and a one-time claim */
     int amax = -1, claimed = -1, claims = 0;
 #pragma omp parallel for schedule(dynamic, 3) reduction(+ : claims)
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < 300; i++) {
         int v = (i * 613) % 1009;
 #pragma omp atomic compare
         amax = amax < v ? v : amax;
@@ -184,7 +184,7 @@ int main(void)
     /* many updates to one place from every thread: contention at the home */
     long hot = 0;
 #pragma omp parallel for schedule(static, 1)
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 2000; i++) {
 #pragma omp atomic
         hot += 1;
     }

@@ -1,6 +1,6 @@
 /*
  * heap.c - the heap is shared: blocks from malloc, calloc, realloc,
- * posix_memalign, aligned_alloc and strdup, made in serial code or inside a
+ * posix_memalign and aligned_alloc, made in serial code or inside a
  * region by any thread, are readable and writable by every thread and by
  * the serial code; free works on any block from any thread, including
  * blocks another thread made; memory freed and allocated again is usable.
@@ -165,18 +165,5 @@ int main(void)
     }
     free(al);
     free(al2);
-    char *strs[64] = {0};
-#pragma omp parallel for
-    for (int i = 0; i < 64; i++) {
-        char tmp[32];
-        snprintf(tmp, sizeof tmp, "string %d", i * i);
-        strs[i] = strdup(tmp);
-    }
-    size_t total = 0;
-    for (int i = 0; i < 64; i++) {
-        total += strs[i] ? strlen(strs[i]) : 1000;
-        free(strs[i]);
-    }
-    printf("strdup in a region: %zu chars\n", total);
     return ot_done();
 }

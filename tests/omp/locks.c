@@ -9,7 +9,7 @@
 
 #include "omptest.h"
 
-#define N 3000
+#define N 500
 #define BUCKETS 8
 
 static omp_lock_t glock;
@@ -83,7 +83,7 @@ int main(void)
             omp_init_lock(made);
         }
 #pragma omp for
-        for (int i = 0; i < 1000; i++) {
+        for (int i = 0; i < 300; i++) {
             omp_set_lock(made);
             inside += i % 10;
             omp_unset_lock(made);
