@@ -66,6 +66,8 @@ static const struct {
     {SDSM_MSG_HEARTBEAT, "HEARTBEAT", 0, 0, 0},
     {SDSM_MSG_FETCH_ZC, "FETCH_ZC", 8, 8, 0},      /* first, count */
     {SDSM_MSG_ZC_HELLO, "ZC_HELLO", 40, 40, 0},    /* pid, fd, 32-byte token */
+    {SDSM_MSG_ATOMIC, "ATOMIC", 24, 24, 0},        /* page, offset, size, op, value, expected */
+    {SDSM_MSG_ATOMIC_REP, "ATOMIC_REP", 12, 12, 0}, /* old value, status */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
