@@ -20,7 +20,10 @@
  *                                        as rtt does
  *
  * Like sdsm_micro: one warm-up batch, then one "sample <figure> <value>" line
- * per batch (ns per operation, or MB/s).
+ * per batch (ns per operation, or MB/s).  rtt also prints, at the end,
+ *   rusage 0 <voluntary> <involuntary>
+ * the context switches of both processes (getrusage of itself and of the
+ * server it waited for), for bench/micro's counting pass.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -160,6 +164,10 @@ static void bench_rtt(long req, long rep, long count, long batches)
     finish_child(fd, pid);
     free(out);
     free(in);
+    struct rusage self, child;
+    if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &child) == 0)
+        printf("rusage 0 %ld %ld\n", self.ru_nvcsw + child.ru_nvcsw,
+               self.ru_nivcsw + child.ru_nivcsw);
 }
 
 /* rtt across hosts: the same ping-pong, server and client started apart

@@ -23,6 +23,13 @@
  * (nanoseconds per operation, or MB/s for seqread); bench/micro takes the
  * medians.  fault also prints "fault_p50" samples: the median of the
  * individual fault times of each batch.
+ *
+ * For the counting pass of bench/micro, every rank prints at exit
+ *   rusage <rank> <voluntary> <involuntary>
+ * (context switches of all its threads, getrusage), and the measuring rank
+ * brackets each measured loop with access(2) of two names that exist
+ * nowhere (MARK_BEGIN, MARK_END), so that the system calls of the loops can
+ * be picked out of an strace -f log.
  */
 #include <sdsm.h>
 
@@ -30,8 +37,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#define MARK_BEGIN "/sdsm-micro-mark-begin"
+#define MARK_END   "/sdsm-micro-mark-end"
+
+/* A system call that strace shows with its argument, and that does nothing. */
+static void mark(const char *name)
+{
+    (void)access(name, F_OK);
+}
 
 static uint64_t now_ns(void)
 {
@@ -86,6 +103,7 @@ static void bench_fault(long pages, long batches, int full)
             touch_pages(blk, pages, ps, (char)(b + 1), full);
         sdsm_barrier();
         if (me == 1) {
+            mark(MARK_BEGIN);
             uint64_t t0 = now_ns(), prev = t0;
             long sum = 0;
             for (long i = 0; i < pages; i++) {
@@ -95,6 +113,7 @@ static void bench_fault(long pages, long batches, int full)
                 prev = x;
             }
             uint64_t t1 = prev;
+            mark(MARK_END);
             if (sum != (long)(char)(b + 1) * pages)
                 sdsm_abort(1, "fault: read %ld, expected %ld", sum, (long)(char)(b + 1) * pages);
             if (b > 0) {
@@ -113,10 +132,14 @@ static void bench_barrier(long count, long batches)
 {
     for (long b = 0; b <= batches; b++) {
         sdsm_barrier();
+        if (sdsm_rank() == 0)
+            mark(MARK_BEGIN);
         uint64_t t0 = now_ns();
         for (long i = 0; i < count; i++)
             sdsm_barrier();
         uint64_t t1 = now_ns();
+        if (sdsm_rank() == 0)
+            mark(MARK_END);
         if (b > 0 && sdsm_rank() == 0) {
             printf("sample barrier %.1f\n", (double)(t1 - t0) / (double)count);
             fflush(stdout);
@@ -132,12 +155,14 @@ static void bench_lock(long count, long batches)
     int id = 1000;
     if (sdsm_rank() == 0) {
         for (long b = 0; b <= batches; b++) {
+            mark(MARK_BEGIN);
             uint64_t t0 = now_ns();
             for (long i = 0; i < count; i++) {
                 sdsm_lock(id);
                 sdsm_unlock(id);
             }
             uint64_t t1 = now_ns();
+            mark(MARK_END);
             if (b > 0) {
                 printf("sample lock %.1f\n", (double)(t1 - t0) / (double)count);
                 fflush(stdout);
@@ -195,6 +220,11 @@ int main(int argc, char **argv)
         bench_seqread(arg(2, 64), arg(3, 3));
     else
         sdsm_abort(2, "usage: sdsm_micro fault N BATCHES [FULL] | barrier|lock|seqread N BATCHES");
+    int me = sdsm_rank();
     sdsm_finalize();
+    /* After finalize: the service thread has been joined, so its switches count. */
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        printf("rusage %d %ld %ld\n", me, ru.ru_nvcsw, ru.ru_nivcsw);
     return 0;
 }
