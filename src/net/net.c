@@ -100,6 +100,9 @@ static struct {
 } N;
 
 static __thread int in_service;
+/* This thread holds the progress lock and runs the self-messages queued
+ * meanwhile before it lets go (drain_queue), so those need no wake-up. */
+static __thread int holding;
 
 uint32_t sdsm_net_epoch(void) { return atomic_load_explicit(&N.epoch, memory_order_acquire); }
 int sdsm_net_rank(void) { return N.rank; }
@@ -185,9 +188,48 @@ static void send_self(unsigned type, unsigned flags, uint32_t seq, const void *a
         N.qhead = m;
     N.qtail = m;
     pthread_mutex_unlock(&N.qmtx);
+}
+
+static void wake_service(void)
+{
     uint64_t one = 1;
     ssize_t w = write(N.wake_fd, &one, sizeof one);
     (void)w;
+}
+
+static void drain_queue(void);
+static void parse(int r);
+
+/* Progress lock held since take_progress: run what handlers queued for
+ * ourselves, then let go. */
+static void release_progress(void)
+{
+    drain_queue();
+    /* A barrier's release moved the epoch: frames held back for it may go now. */
+    while (N.epoch_moved) {
+        N.epoch_moved = 0;
+        for (int r = 0; r < N.nprocs; r++)
+            if (N.peers[r].stalled)
+                parse(r);
+        drain_queue();
+    }
+    holding = 0;
+    pthread_mutex_unlock(&N.progress);
+}
+
+void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,
+                         const void *b, size_t blen)
+{
+    send_self(type, flags, seq, a, alen, b, blen); /* not counted: it never leaves the process */
+    if (holding)
+        return;
+    if (N.started && !atomic_load(&N.stopping) && pthread_mutex_trylock(&N.progress) == 0) {
+        holding = 1;
+        release_progress();
+        return;
+    }
+    /* Whoever holds the lock may be past its last look at the queue. */
+    wake_service();
 }
 
 void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
@@ -197,6 +239,8 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
     sdsm_stat_msg(type, sizeof(sdsm_hdr_t) + alen + blen);
     if (dst == N.rank) {
         send_self(type, flags, seq, a, alen, b, blen);
+        if (!holding)
+            wake_service();
         return;
     }
     peer_t *p = &N.peers[dst];
@@ -363,21 +407,31 @@ static void read_peer(int r)
     }
 }
 
+/* Progress lock held.  Handlers may queue more for ourselves: loop. */
+static void drain_queue(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&N.qmtx);
+        selfmsg_t *m = N.qhead;
+        N.qhead = N.qtail = NULL;
+        pthread_mutex_unlock(&N.qmtx);
+        if (!m)
+            return;
+        while (m) {
+            selfmsg_t *next = m->next;
+            dispatch(N.rank, &m->h, m->payload);
+            free(m);
+            m = next;
+        }
+    }
+}
+
 static void drain_self(void)
 {
     uint64_t v;
     ssize_t rd = read(N.wake_fd, &v, sizeof v);
     (void)rd;
-    pthread_mutex_lock(&N.qmtx);
-    selfmsg_t *m = N.qhead;
-    N.qhead = N.qtail = NULL;
-    pthread_mutex_unlock(&N.qmtx);
-    while (m) {
-        selfmsg_t *next = m->next;
-        dispatch(N.rank, &m->h, m->payload);
-        free(m);
-        m = next;
-    }
+    drain_queue();
 }
 
 /* Set-up (boot) and the service thread both refuse strangers: one record. */
@@ -544,24 +598,19 @@ static void handle(const struct epoll_event *evs, int n)
                     read_peer(tag);
             }
         }
-        while (N.epoch_moved) {
-            N.epoch_moved = 0;
-            for (int r = 0; r < N.nprocs; r++)
-                if (N.peers[r].stalled)
-                    parse(r);
-        }
 }
 
 static int poll_progress(void)
 {
     if (!N.started || atomic_load(&N.stopping) || pthread_mutex_trylock(&N.progress))
         return 0;
+    holding = 1;
     struct epoll_event evs[64];
     int n = epoll_wait(N.ep, evs, 64, 0);
     if (n > 0)
         handle(evs, n);
     tick();
-    pthread_mutex_unlock(&N.progress);
+    release_progress();
     return n;
 }
 
@@ -599,8 +648,9 @@ static void *service_main(void *arg)
                     NULL, 0);
             if (ms >= 0 && tick_wait_ms() == 0) {
                 pthread_mutex_lock(&N.progress);
+                holding = 1;
                 tick();
-                pthread_mutex_unlock(&N.progress);
+                release_progress();
             }
             continue;
         }
@@ -613,9 +663,10 @@ static void *service_main(void *arg)
         /* A spinning waiter may have handled these events already: every
          * handler below copes with finding nothing (non-blocking fds). */
         pthread_mutex_lock(&N.progress);
+        holding = 1;
         handle(evs, n);
         tick();
-        pthread_mutex_unlock(&N.progress);
+        release_progress();
     }
     return NULL;
 }
