@@ -33,7 +33,7 @@ static uint64_t now_ns(void)
 }
 
 static uint64_t stat(sdsm_stat_t s) { return atomic_load(&sdsm_stats.v[s]); }
-static uint64_t arrivals(void) { return atomic_load(&sdsm_stats.msgs_sent[SDSM_MSG_BAR_ARRIVE]); }
+static uint64_t arrivals(void) { return stat(SDSM_ST_BARRIER_ROUNDS); }
 
 int main(int argc, char **argv)
 {

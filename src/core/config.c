@@ -17,6 +17,7 @@ static const char *const errmode_names[] = {"abort", "return", NULL};
 static const char *const proto_names[] = {"hlrc", "update", "ibec", NULL};
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
 static const char *const zcopy_names[] = {"0", "1", "auto", NULL}; /* sdsm_zcopy_mode_t */
+static const char *const barrier_names[] = {"auto", "central", "tree", NULL};
 
 typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR, T_MS } vtype_t;
 
@@ -68,6 +69,9 @@ static const var_t vars[] = {
      "barriers push new contents to copy holders), ibec (SMS: lock-bound diffs, barrier updates)"},
     {"SDSM_LOG", T_ENUM, OFF(log_level), "warn", 0, 0, log_names, "log level: error, warn, info, debug"},
     {"SDSM_BARRIER_MANAGER", T_LONG, OFF(barrier_manager), "0", 0, 1 << 20, NULL, "rank that manages barriers"},
+    {"SDSM_BARRIER", T_ENUM, OFF(barrier_kind), "auto", 0, 0, barrier_names,
+     "barrier algorithm: central (every rank to the manager and back), tree (notices merged up a "
+     "tree rooted at the manager, released down it), auto (tree from SDSM_BARRIER_TREE_MIN ranks)"},
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,

@@ -23,6 +23,7 @@ typedef enum { SDSM_ERRMODE_ABORT, SDSM_ERRMODE_RETURN } sdsm_errmode_t;
 typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_UPDATE, SDSM_PROTO_IBEC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
 /* SDSM_ZEROCOPY: the index in its table of names ("0", "1", "auto"). */
 typedef enum { SDSM_ZC_OFF, SDSM_ZC_ON, SDSM_ZC_AUTO } sdsm_zcopy_mode_t;
+typedef enum { SDSM_BARRIER_AUTO, SDSM_BARRIER_CENTRAL, SDSM_BARRIER_TREE } sdsm_barrier_kind_t;
 typedef enum { SDSM_LOG_ERROR, SDSM_LOG_WARN, SDSM_LOG_INFO, SDSM_LOG_DEBUG } sdsm_loglevel_t;
 
 typedef struct sdsm_config {
@@ -45,6 +46,7 @@ typedef struct sdsm_config {
     long        protocol;        /* sdsm_proto_id_t */
     long        log_level;       /* sdsm_loglevel_t */
     long        barrier_manager; /* rank that runs the barrier */
+    long        barrier_kind;    /* sdsm_barrier_kind_t */
     long        timeout;         /* seconds allowed for set-up */
     long        spin_us;         /* microseconds a waiter spins before sleeping */
     long        prefetch;        /* most pages fetched ahead of read faults along a stream */

@@ -57,6 +57,7 @@ static const struct {
     [SDSM_ST_LOCK_HANDOFFS] = {"lock local hand-offs", 0},
     [SDSM_ST_BARRIERS] = {"barriers", 0},
     [SDSM_ST_BARRIER_WAIT_NS] = {"barrier wait (ms)", 1},
+    [SDSM_ST_BARRIER_ROUNDS] = {"barrier rounds", 0},
     [SDSM_ST_COND_WAITS] = {"cond waits", 0},
     [SDSM_ST_REJECTED_MSGS] = {"messages rejected", 0},
     [SDSM_ST_FAULT_WAIT_NS] = {"fault time (ms)", 1},

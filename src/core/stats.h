@@ -33,6 +33,7 @@ typedef enum sdsm_stat {
     SDSM_ST_LOCK_HANDOFFS,  /* locks passed between threads of this rank, no message */
     SDSM_ST_BARRIERS,
     SDSM_ST_BARRIER_WAIT_NS,
+    SDSM_ST_BARRIER_ROUNDS, /* arrivals of this rank (a barrier takes 1 to 3 rounds) */
     SDSM_ST_COND_WAITS,
     SDSM_ST_REJECTED_MSGS,
     SDSM_ST_FAULT_WAIT_NS,  /* time in the fault handler (mostly waiting for pages) */

@@ -45,6 +45,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(ZC_HELLO, 8 + SDSM_ZC_TOKEN),
     FIXED(ATOMIC, 24),
     FIXED(ATOMIC_REP, 12),
+    ARRAY(BAR_UP, 44, 4),          /* flags, sdsm_coll_t, root, count */
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

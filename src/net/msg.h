@@ -62,6 +62,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_ZC_HELLO,    /* u32 pid, i32 heap fd, token: my heap may be opened (proto/zcopy.c) */
     SDSM_MSG_ATOMIC,      /* u32 page, u16 offset, u8 size, u8 op, u64 value, u64 expected -> ATOMIC_REP */
     SDSM_MSG_ATOMIC_REP,  /* u64 old, i32 status (1 done, 0 compare failed, < 0 refused) */
+    SDSM_MSG_BAR_UP,      /* u32 flags, sdsm_coll_t, u32 root, u32 n, {u32 page, i32 writer}[n], moves[]: a subtree arrived */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

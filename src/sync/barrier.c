@@ -16,7 +16,19 @@
  * the manager is not rank 0, an announcement to rank 0 (which also checks
  * the allocations) catches ranks that named different managers.
  *
+ * The tree barrier (SDSM_BARRIER=tree) does the same along a FANOUT-ary
+ * tree rooted at the manager, in O(log P) message latencies instead of the
+ * manager's P-1 receptions and P-1 sends in a row: each rank waits for
+ * itself and its children, merges their (page, writer) pairs as the manager
+ * would, and sends the merged pairs, flags and moves to its parent (BAR_UP,
+ * which also carries its collective call, so a mismatch is caught on the
+ * way: every rank compares its children's calls with its own).  The root
+ * builds the release, which each rank forwards to its children before it
+ * applies it itself, so it always leaves with the epoch it arrived with.
+ * Both kinds send 2(P-1) messages per round.
+ *
  * ARRIVE:  u32 flags, sdsm_coll_t call, u32 npages, u32 pages[npages], move_t moves[]
+ * UP:      u32 flags (ORed), sdsm_coll_t call, u32 root, u32 npairs, pairs[npairs], moves[]
  * RELEASE: u32 flags (ORed), u32 npairs, {u32 page, i32 writer}[npairs], move_t moves[]
  * A protocol that sets a flag gets a second phase and one more round.
  */
@@ -45,8 +57,14 @@ typedef struct move {
 } move_t;
 _Static_assert(sizeof(move_t) == 12, "move on the wire");
 
+/* Children per rank in the tree barrier (measured: see README, 'Barriers'). */
+#define FANOUT 4
+/* SDSM_BARRIER=auto picks the tree from this many ranks on (measured too). */
+#define TREE_MIN_RANKS 16
+
 static _Atomic uint32_t done_count;
 static int              cur_manager;  /* manager of the barrier in progress */
+static int              cur_tree;     /* ... and whether it runs as a tree */
 static uint8_t         *moves_in;     /* moves of the last barrier (service -> app) */
 static uint32_t         nmoves_in;
 static pthread_mutex_t  pend_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -63,7 +81,38 @@ static struct {
     uint32_t  flags;
     int       arrived;
     uint8_t  *seen;
+    /* tree only */
+    int         root;     /* of the tree this round runs on (valid while arrived > 0) */
+    int         expect;   /* arrivals that complete this rank's subtree: itself and its children */
+    sdsm_coll_t call;     /* this rank's own call, passed up */
 } M;
+
+int sdsm_barrier_is_tree(void)
+{
+    switch (sdsm_cfg.barrier_kind) {
+    case SDSM_BARRIER_CENTRAL: return 0;
+    case SDSM_BARRIER_TREE: return 1;
+    default: return sdsm_net_nprocs() >= TREE_MIN_RANKS;
+    }
+}
+
+/* Ranks renumbered so that the root is 0; v's children are v*FANOUT+1... */
+static int tree_parent(int r, int root)
+{
+    int n = sdsm_net_nprocs(), v = (r - root + n) % n;
+    return v ? ((v - 1) / FANOUT + root) % n : -1;
+}
+
+/* Children of r: *first (a real rank) and how many; child i is (first + i) % n. */
+static int tree_children(int r, int root, int *first)
+{
+    int n = sdsm_net_nprocs(), v = (r - root + n) % n;
+    long lo = (long)v * FANOUT + 1, hi = lo + FANOUT;
+    *first = (int)((lo + root) % n);
+    if (lo >= n)
+        return 0;
+    return (int)((hi > n ? n : hi) - lo);
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -71,15 +120,17 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void finish(void)
+/* Sorted, one pair per page (writer -1 when several ranks wrote it), with
+ * the moves after them: the body of UP and RELEASE after their heads. */
+static uint8_t *merge(size_t head, uint32_t *npairs, size_t *len)
 {
     if (M.n)
         qsort(M.pairs, M.n, sizeof *M.pairs, cmp_u64);
-    uint32_t *out = malloc(8 + M.n * 8 + M.mlen);
+    uint8_t *out = malloc(head + M.n * 8 + M.mlen);
     uint32_t k = 0;
     if (!out)
         sdsm_fatal("out of memory merging barrier notices");
-    uint32_t *pairs = out + 2;
+    uint32_t *pairs = (uint32_t *)(out + head);
     for (size_t i = 0; i < M.n; i++) {
         uint32_t pg = (uint32_t)(M.pairs[i] >> 32);
         int32_t w = (int32_t)(uint32_t)M.pairs[i];
@@ -92,22 +143,48 @@ static void finish(void)
         pairs[2 * k + 1] = (uint32_t)w;
         k++;
     }
-    out[0] = M.flags;
-    out[1] = k;
     if (M.mlen)
-        memcpy(pairs + 2 * k, M.moves, M.mlen);
-    size_t len = 8 + (size_t)k * 8 + M.mlen;
-    int n = sdsm_net_nprocs(), me = sdsm_net_rank();
-    for (int r = 0; r < n; r++) /* ourselves last: our epoch must not move before we have sent */
-        if (r != me)
-            sdsm_net_send(r, SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
-    sdsm_net_send(me, SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
-    free(out);
+        memcpy(out + head + (size_t)k * 8, M.moves, M.mlen);
+    *npairs = k;
+    *len = head + (size_t)k * 8 + M.mlen;
+    return out;
+}
+
+static void reset(void)
+{
     M.n = 0;
     M.mlen = 0;
     M.flags = 0;
     M.arrived = 0;
-    memset(M.seen, 0, (size_t)n);
+    M.expect = 0;
+    memset(M.seen, 0, (size_t)sdsm_net_nprocs());
+}
+
+static int apply_release(int src, const uint8_t *p, size_t len);
+
+/* Every rank of the barrier (or of the tree) arrived, at its manager (root):
+ * release the others, then ourselves, so our epoch moves after the sends. */
+static void finish(void)
+{
+    uint32_t k;
+    size_t len;
+    uint8_t *out = merge(8, &k, &len);
+    memcpy(out, &M.flags, 4);
+    memcpy(out + 4, &k, 4);
+    int n = sdsm_net_nprocs(), me = sdsm_net_rank();
+    if (cur_tree) {
+        int first, nc = tree_children(me, me, &first);
+        for (int i = 0; i < nc; i++)
+            sdsm_net_send((first + i) % n, SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
+    } else {
+        for (int r = 0; r < n; r++)
+            if (r != me)
+                sdsm_net_send(r, SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
+    }
+    reset();
+    if (apply_release(me, out, len))
+        sdsm_fatal("internal error: this rank's own barrier release is invalid");
+    free(out);
 }
 
 static int check_moves(const uint8_t *p, size_t len)
@@ -120,6 +197,28 @@ static int check_moves(const uint8_t *p, size_t len)
             return -EPROTO;
     }
     return 0;
+}
+
+static void reserve(size_t n)
+{
+    if (M.n + n > M.cap) {
+        size_t cap = M.cap ? M.cap : 1024;
+        while (cap < M.n + n)
+            cap *= 2;
+        if (!(M.pairs = realloc(M.pairs, cap * sizeof *M.pairs)))
+            sdsm_fatal("out of memory collecting barrier notices");
+        M.cap = cap;
+    }
+}
+
+static void add_moves(const uint8_t *mv, size_t mlen)
+{
+    if (!mlen)
+        return;
+    if (!(M.moves = realloc(M.moves, M.mlen + mlen)))
+        sdsm_fatal("out of memory collecting home moves");
+    memcpy(M.moves + M.mlen, mv, mlen);
+    M.mlen += mlen;
 }
 
 static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -150,48 +249,35 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
         if (pg >= sdsm_region.npages)
             return -EPROTO;
     }
-    if (M.n + n > M.cap) {
-        size_t cap = M.cap ? M.cap : 1024;
-        while (cap < M.n + n)
-            cap *= 2;
-        if (!(M.pairs = realloc(M.pairs, cap * sizeof *M.pairs)))
-            sdsm_fatal("out of memory collecting barrier notices");
-        M.cap = cap;
-    }
+    reserve(n);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg;
         memcpy(&pg, p + 4 + 4 * i, 4);
         M.pairs[M.n++] = (uint64_t)pg << 32 | (uint32_t)src;
     }
-    if (mlen) {
-        if (!(M.moves = realloc(M.moves, M.mlen + mlen)))
-            sdsm_fatal("out of memory collecting home moves");
-        memcpy(M.moves + M.mlen, mv, mlen);
-        M.mlen += mlen;
-    }
+    add_moves(mv, mlen);
     M.seen[src] = 1;
     if (++M.arrived == sdsm_net_nprocs())
         finish();
     return 0;
 }
 
-static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
+/* This round's tree (the one this rank arrived in) from the release's point
+ * of view: its root is the manager the application named. */
+static int apply_release(int src, const uint8_t *p, size_t len)
 {
     uint32_t k;
-    if (h->len < 8)
+    if (len < 8)
         return -EPROTO;
     memcpy(&flags_in, p, 4);
-    p += 4;
-    sdsm_hdr_t hh = *h;
-    hh.len -= 4;
-    h = &hh;
-    memcpy(&k, p, 4);
-    if (src != cur_manager || k > (h->len - 4) / 8 || (h->len - 4 - 8 * (size_t)k) % 12)
+    memcpy(&k, p + 4, 4);
+    if (k > (len - 8) / 8 || (len - 8 - 8 * (size_t)k) % 12)
         return -EPROTO;
-    const uint8_t *pairs = p + 4, *mv = p + 4 + 8 * (size_t)k;
-    size_t mlen = h->len - 4 - 8 * (size_t)k;
+    const uint8_t *pairs = p + 8, *mv = p + 8 + 8 * (size_t)k;
+    size_t mlen = len - 8 - 8 * (size_t)k;
     if (check_moves(mv, mlen) || sdsm_proto->barrier_done(pairs, k))
-        sdsm_fatal("barrier manager rank %d sent an invalid barrier release", src);
+        sdsm_fatal("barrier %s rank %d sent an invalid barrier release",
+                   src == cur_manager ? "manager" : "tree parent", src);
     /* Moves ride on the first round's release only: a second round (the
      * protocol's flags) must not erase them before they are applied. */
     if (mlen) {
@@ -208,33 +294,150 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
-static int barrier_round(int manager)
+static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    int me = sdsm_net_rank();
+    int from = cur_tree ? tree_parent(me, cur_manager) : cur_manager;
+    if (src != from || src == me)
+        return -EPROTO;
+    if (cur_tree) { /* down the tree before our epoch moves */
+        int n = sdsm_net_nprocs(), first, nc = tree_children(me, cur_manager, &first);
+        for (int i = 0; i < nc; i++)
+            sdsm_net_send((first + i) % n, SDSM_MSG_BAR_RELEASE, 0, 0, p, h->len, NULL, 0);
+    }
+    return apply_release(src, p, h->len);
+}
+
+/* Tree: this rank's subtree has arrived.  Pass it up, or release it all. */
+static void subtree_done(void)
+{
+    int parent = tree_parent(sdsm_net_rank(), M.root);
+    if (parent < 0) {
+        finish();
+        return;
+    }
+    size_t head = 4 + sizeof M.call + 8, len;
+    uint32_t k, root = (uint32_t)M.root;
+    uint8_t *out = merge(head, &k, &len);
+    memcpy(out, &M.flags, 4);
+    memcpy(out + 4, &M.call, sizeof M.call);
+    memcpy(out + 4 + sizeof M.call, &root, 4);
+    memcpy(out + head - 4, &k, 4);
+    reset();
+    sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, out, len, NULL, 0);
+    free(out);
+}
+
+static int is_child(int src, int me, int root)
+{
+    return src != me && tree_parent(src, root) == me;
+}
+
+static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t fl, root, k;
+    sdsm_coll_t call;
+    int n = sdsm_net_nprocs(), me = sdsm_net_rank();
+    size_t head = 4 + sizeof call + 8;
+    memcpy(&fl, p, 4);
+    memcpy(&call, p + 4, sizeof call);
+    memcpy(&root, p + 4 + sizeof call, 4);
+    memcpy(&k, p + head - 4, 4);
+    if (sdsm_coll_check(src, &call))
+        return -EPROTO;
+    if (root >= (uint32_t)n || (src != me && !is_child(src, me, (int)root)) || M.seen[src] ||
+        k > (h->len - head) / 8 || (h->len - head - 8 * (size_t)k) % 12)
+        return -EPROTO;
+    if (M.arrived && M.root != (int)root)
+        sdsm_fatal("barrier tree: rank %d arrived in the tree of manager %u, rank %d in that of "
+                   "manager %d; every rank must name the same manager",
+                   src, root, M.seen[me] ? me : src, M.root);
+    const uint8_t *pairs = p + head, *mv = pairs + 8 * (size_t)k;
+    size_t mlen = h->len - head - 8 * (size_t)k;
+    if (check_moves(mv, mlen))
+        return -EPROTO;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t pg;
+        int32_t w;
+        memcpy(&pg, pairs + 8 * i, 4);
+        memcpy(&w, pairs + 8 * i + 4, 4);
+        if (pg >= sdsm_region.npages || w < -1 || w >= n)
+            return -EPROTO;
+    }
+    if (!M.arrived) {
+        int first;
+        M.root = (int)root;
+        M.expect = 1 + tree_children(me, (int)root, &first);
+    }
+    M.flags |= fl;
+    reserve(k);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t pg, w;
+        memcpy(&pg, pairs + 8 * i, 4);
+        memcpy(&w, pairs + 8 * i + 4, 4);
+        M.pairs[M.n++] = (uint64_t)pg << 32 | w;
+    }
+    add_moves(mv, mlen);
+    if (src == me)
+        M.call = call;
+    M.seen[src] = 1;
+    if (++M.arrived == M.expect)
+        subtree_done();
+    return 0;
+}
+
+/* This rank's arrival: pages (ARRIVE) or (page, this rank) pairs and the
+ * root (UP), each after the flags and the call, then the pending moves. */
+static uint8_t *arrival(int tree, int manager, size_t *lenp)
 {
     const uint32_t *pages;
-    uint32_t n;
+    uint32_t n, me = (uint32_t)sdsm_net_rank(), root = (uint32_t)manager;
     sdsm_proto->release(SDSM_SYNC_BARRIER, &pages, &n);
     pthread_mutex_lock(&pend_mtx);
     const sdsm_coll_t *call = sdsm_coll_current();
-    size_t head = 4 + sizeof *call + 4;
-    size_t len = head + (size_t)n * 4 + (size_t)npend * 12;
+    size_t head = 4 + sizeof *call + (tree ? 8 : 4), each = tree ? 8 : 4;
+    size_t len = head + (size_t)n * each + (size_t)npend * 12;
     uint8_t *msg = malloc(len);
     if (!msg)
         sdsm_fatal("out of memory");
     uint32_t fl = sdsm_proto->barrier_flags();
     memcpy(msg, &fl, 4);
     memcpy(msg + 4, call, sizeof *call);
+    if (tree)
+        memcpy(msg + 4 + sizeof *call, &root, 4);
     memcpy(msg + head - 4, &n, 4);
-    if (n)
-        memcpy(msg + head, pages, (size_t)n * 4);
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(msg + head + i * each, &pages[i], 4);
+        if (tree)
+            memcpy(msg + head + i * each + 4, &me, 4);
+    }
     if (npend)
-        memcpy(msg + head + (size_t)n * 4, pend, (size_t)npend * 12);
+        memcpy(msg + head + (size_t)n * each, pend, (size_t)npend * 12);
     npend = 0;
     pthread_mutex_unlock(&pend_mtx);
+    *lenp = len;
+    return msg;
+}
+
+static int barrier_round(int manager)
+{
+    int tree = sdsm_barrier_is_tree(), me = sdsm_net_rank();
+    size_t len;
+    uint8_t *msg = arrival(tree, manager, &len);
     cur_manager = manager;
+    cur_tree = tree;
     uint32_t before = atomic_load(&done_count);
+    sdsm_stat_add(SDSM_ST_BARRIER_ROUNDS, 1);
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_COLL, manager);
-    sdsm_net_send(manager, SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
+    /* Our own part goes to our own handler at once, without a wake-up of
+     * the service thread (no lock is held here). */
+    if (tree)
+        sdsm_net_post_local(SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
+    else if (manager == me)
+        sdsm_net_post_local(SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
+    else
+        sdsm_net_send(manager, SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
     free(msg);
     while (atomic_load(&done_count) == before)
         sdsm_wait_change(&done_count, before);
@@ -281,11 +484,31 @@ int sdsm_barrier_run(void)
     return sdsm_barrier_run_at((int)(sdsm_cfg.barrier_manager % sdsm_net_nprocs()));
 }
 
+static int describe_tree(char *buf, size_t len)
+{
+    int n = sdsm_net_nprocs(), me = sdsm_net_rank(), shown = 0, first;
+    int nc = tree_children(me, M.root, &first);
+    size_t off = (size_t)snprintf(buf, len, "in the barrier tree of manager %d, %d of %d ranks of "
+                                  "its subtree (itself and %d children) arrived; waiting for rank%s",
+                                  M.root, M.arrived, M.expect, nc,
+                                  M.expect - M.arrived > 1 ? "s" : "");
+    if (!M.seen[me] && off < len)
+        off += (size_t)snprintf(buf + off, len - off, " %d (itself)", me), shown++;
+    for (int i = 0; i < nc && off < len; i++) {
+        int c = (first + i) % n;
+        if (!M.seen[c])
+            off += (size_t)snprintf(buf + off, len - off, shown++ ? ", %d" : " %d", c);
+    }
+    return 1;
+}
+
 int sdsm_barrier_describe(char *buf, size_t len)
 {
     int n = sdsm_net_nprocs(), shown = 0;
     if (!M.arrived || !len)
         return 0;
+    if (M.expect) /* a tree round is being collected here */
+        return describe_tree(buf, len);
     size_t off = (size_t)snprintf(buf, len, "manages a barrier that %d of %d ranks reached; waiting for rank%s",
                                   M.arrived, n, n - M.arrived > 1 ? "s" : "");
     for (int r = 0; r < n && off < len; r++)
@@ -321,6 +544,7 @@ int sdsm_barrier_init(void)
         return -ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);
+    sdsm_msg_set_handler(SDSM_MSG_BAR_UP, on_up);
     sdsm_msg_set_handler(SDSM_MSG_COLL, on_coll);
     return 0;
 }

@@ -15,6 +15,8 @@ int sdsm_sync_init(void); /* install handlers; before the service thread starts 
 
 int sdsm_barrier_run(void);
 int sdsm_barrier_run_at(int manager);
+/* Barriers run as a tree (SDSM_BARRIER, and the number of ranks for auto)? */
+int sdsm_barrier_is_tree(void);
 /* Handlers: what this rank, as barrier manager, waits for.  0 if nothing. */
 int sdsm_barrier_describe(char *buf, size_t len);
 /* Handlers: contended locks this rank manages (holder, waiters).  How many. */

@@ -60,4 +60,22 @@ add_test(NAME mp_hang_timeout_barrier_3
     --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
     --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
     -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
-set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40)
+set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40
+  ENVIRONMENT SDSM_BARRIER=central)
+# The same wait in the tree barrier: rank 0 (the root) names the child it waits for.
+add_test(NAME mp_hang_timeout_tree_3
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
+    --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_barrier\\(\\) \\(manager 0\\) \\(collective #3\\), for its manager rank 0"
+    --expect "sdsmrun: rank 0: .*in the barrier tree of manager 0, 2 of 3 ranks of its subtree \\(itself and 2 children\\) arrived. waiting for rank 1$"
+    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
+    -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
+set_tests_properties(mp_hang_timeout_tree_3 PROPERTIES LABELS mp TIMEOUT 40 ENVIRONMENT SDSM_BARRIER=tree)
+# Mismatched collectives in a tree of depth 2: a rank's parent (not the root)
+# may be the one that sees the mismatch; the message is the same.
+foreach(s partial_barrier barrier_alloc barrier_at)
+  set(e_partial_barrier --expect "mismatch: .*sdsm_finalize\\(\\)")
+  set(e_barrier_alloc --expect "mismatch: .*sdsm_alloc\\(size" --expect "mismatch: .*sdsm_barrier\\(\\)")
+  set(e_barrier_at --expect "mismatch: .*sdsm_barrier_at\\(0\\)" --expect "mismatch: .*sdsm_barrier_at\\(1\\)")
+  mp_hang_test(tree_${s} 8 ${HANG_MISMATCH} ${e_${s}} -- ${s})
+  set_tests_properties(mp_hang_tree_${s}_8 PROPERTIES ENVIRONMENT SDSM_BARRIER=tree)
+endforeach()

@@ -5,6 +5,7 @@
  */
 #define PT_NAME "api"
 #include "pt.h"
+#include "sync/sync.h"
 
 #include <string.h>
 
@@ -127,11 +128,15 @@ static void test_barrier_at(int n, int me)
 {
     sdsm_barrier();
     for (int m = 0; m < n; m++) {
-        uint64_t rel0 = pt_msgs(SDSM_MSG_BAR_RELEASE);
+        uint64_t rel0 = pt_msgs(SDSM_MSG_BAR_RELEASE), up0 = pt_msgs(SDSM_MSG_BAR_UP);
         sdsm_barrier_at(m);
-        uint64_t sent = pt_msgs(SDSM_MSG_BAR_RELEASE) - rel0;
-        PT_CHECK(me == m ? "releases sent by the chosen manager" : "releases sent by a non-manager",
-                 me == m ? n : 0, sent);
+        uint64_t sent = pt_msgs(SDSM_MSG_BAR_RELEASE) - rel0, up = pt_msgs(SDSM_MSG_BAR_UP) - up0;
+        if (sdsm_barrier_is_tree()) /* the root alone passes nothing up */
+            PT_CHECK(me == m ? "subtree arrivals sent by the chosen root" : "subtree arrivals sent by "
+                     "a rank under the root", me == m ? 0 : 1, up);
+        else /* its own release is not a message */
+            PT_CHECK(me == m ? "releases sent by the chosen manager" : "releases sent by a non-manager",
+                     me == m ? n - 1 : 0, sent);
     }
 }
 

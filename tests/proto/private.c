@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         mine[p * words] = -1;
     sdsm_barrier();
     uint64_t wf = pt_stat(SDSM_ST_WRITE_FAULTS), rf = pt_stat(SDSM_ST_READ_FAULTS);
-    uint64_t tw = pt_stat(SDSM_ST_TWINS), arr = pt_msgs(SDSM_MSG_BAR_ARRIVE);
+    uint64_t tw = pt_stat(SDSM_ST_TWINS), arr = pt_stat(SDSM_ST_BARRIER_ROUNDS);
     for (long it = 0; it < iters; it++) {
         for (long p = 0; p < pages; p++)
             mine[p * words + it % words] = it;
@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     PT_CHECK("read faults on pages only this rank holds", 0, pt_stat(SDSM_ST_READ_FAULTS) - rf);
     PT_CHECK("twins of pages only this rank holds", 0, pt_stat(SDSM_ST_TWINS) - tw);
     PT_CHECK("barrier rounds (arrivals) with nothing to send", iters,
-             pt_msgs(SDSM_MSG_BAR_ARRIVE) - arr);
+             pt_stat(SDSM_ST_BARRIER_ROUNDS) - arr);
 
     /* Shared from here on: the neighbour reads, the owner keeps writing. */
     long *next = a + ((me + 1) % n) * per;

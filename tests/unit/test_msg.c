@@ -68,6 +68,7 @@ static const struct {
     {SDSM_MSG_ZC_HELLO, "ZC_HELLO", 40, 40, 0},    /* pid, fd, 32-byte token */
     {SDSM_MSG_ATOMIC, "ATOMIC", 24, 24, 0},        /* page, offset, size, op, value, expected */
     {SDSM_MSG_ATOMIC_REP, "ATOMIC_REP", 12, 12, 0}, /* old value, status */
+    {SDSM_MSG_BAR_UP, "BAR_UP", 44, ANY, 4},      /* flags, call, root, n, pairs, moves */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
