@@ -20,7 +20,7 @@
  * Heartbeats: a peer that is stopped (SIGSTOP) or cut off sends nothing and
  * closes nothing, so TCP alone never reports it.  A timer (tick) runs every
  * SDSM_HEARTBEAT under the progress lock, in whichever thread holds it: the
- * service thread wakes for it from epoll and from its park, and spinning
+ * service thread wakes for it from epoll (its time-out), and spinning
  * waiters run it from poll_progress, so it keeps running while threads spin
  * or compute.  Each tick sends a 16-byte HEARTBEAT to every peer nothing
  * was sent to since the previous tick (a busy link carries none), and a peer
@@ -92,7 +92,6 @@ static struct {
     int               epoch_moved; /* rescan stalled peers (progress lock held) */
     pthread_mutex_t   progress;
     _Atomic int       spinners;    /* threads polling for progress right now */
-    _Atomic uint32_t  park;        /* the service thread sleeps here meanwhile */
     int               started;
     int64_t           hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
     _Atomic int64_t   next_tick;  /* written under the progress lock, read without */
@@ -615,19 +614,18 @@ static int poll_progress(void)
 }
 
 /*
- * While some thread spins for a reply it also receives, so the service
- * thread parks instead of sleeping in epoll: otherwise every arriving frame
- * would wake both, and on a busy machine the extra wake-up costs more than
- * the round trip.  The last spinner to stop unparks it.
+ * Threads spinning for a reply receive too (poll_progress).  The service
+ * thread stays in epoll meanwhile: it used to park while anyone spun, but
+ * the spinner had to unpark it at the end of every operation, a second
+ * wake-up of the service thread per round trip on top of the one the
+ * arriving frame causes (bench/micro counts them).  What it must not do is
+ * sleep on the progress lock a spinner holds, one more wake-up: it leaves
+ * the frames to the spinner, and epoll, level-triggered, reports whatever
+ * is left again.
  */
 static void spin_phase(int begin)
 {
-    if (begin) {
-        atomic_fetch_add(&N.spinners, 1);
-    } else if (atomic_fetch_sub(&N.spinners, 1) == 1) {
-        atomic_fetch_add(&N.park, 1);
-        syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    }
+    atomic_fetch_add(&N.spinners, begin ? 1 : -1);
 }
 
 static void *service_main(void *arg)
@@ -637,32 +635,21 @@ static void *service_main(void *arg)
     sdsm_trace_thread_name("service", -1);
     struct epoll_event evs[64];
     while (!atomic_load(&N.stopping)) {
-        uint32_t pk = atomic_load(&N.park);
-        if (atomic_load(&N.spinners) > 0) {
-            /* Parked, but never past a tick: spinners run the timer only
-             * when they poll, and a waiter may poll for a long while or not
-             * at all. */
-            int ms = tick_wait_ms();
-            struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-            syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAIT_PRIVATE, pk, ms < 0 ? NULL : &ts,
-                    NULL, 0);
-            if (ms >= 0 && tick_wait_ms() == 0) {
-                pthread_mutex_lock(&N.progress);
-                holding = 1;
-                tick();
-                release_progress();
-            }
-            continue;
-        }
         int n = epoll_wait(N.ep, evs, 64, tick_wait_ms());
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             sdsm_fatal("epoll_wait: %m");
         }
+        if (pthread_mutex_trylock(&N.progress)) {
+            if (atomic_load(&N.spinners) > 0) { /* see spin_phase */
+                sched_yield();
+                continue;
+            }
+            pthread_mutex_lock(&N.progress);
+        }
         /* A spinning waiter may have handled these events already: every
          * handler below copes with finding nothing (non-blocking fds). */
-        pthread_mutex_lock(&N.progress);
         holding = 1;
         handle(evs, n);
         tick();
@@ -767,8 +754,6 @@ void sdsm_net_shutdown(void)
     sdsm_wait_progress = NULL;
     sdsm_wait_spin = NULL;
     atomic_store(&N.stopping, 1);
-    atomic_fetch_add(&N.park, 1);
-    syscall(SYS_futex, (uint32_t *)&N.park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     pthread_mutex_lock(&N.progress); /* no waiter is inside a handler any more */
     pthread_mutex_unlock(&N.progress);
     uint64_t one = 1;
