@@ -71,7 +71,7 @@ static const var_t vars[] = {
     {"SDSM_BARRIER_MANAGER", T_LONG, OFF(barrier_manager), "0", 0, 1 << 20, NULL, "rank that manages barriers"},
     {"SDSM_BARRIER", T_ENUM, OFF(barrier_kind), "auto", 0, 0, barrier_names,
      "barrier algorithm: central (every rank to the manager and back), tree (notices merged up a "
-     "tree rooted at the manager, released down it), auto (tree from SDSM_BARRIER_TREE_MIN ranks)"},
+     "tree rooted at the manager, released down it), auto (central: the tree lost on one host)"},
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,

@@ -268,6 +268,9 @@ static void test_load_each_variable(void)
         {"SDSM_LOG=info", offsetof(sdsm_config_t, log_level), 0, SDSM_LOG_INFO},
         {"SDSM_LOG=Debug", offsetof(sdsm_config_t, log_level), 0, SDSM_LOG_DEBUG},
         {"SDSM_BARRIER_MANAGER=0", offsetof(sdsm_config_t, barrier_manager), 0, 0},
+        {"SDSM_BARRIER=auto", offsetof(sdsm_config_t, barrier_kind), 0, SDSM_BARRIER_AUTO},
+        {"SDSM_BARRIER=central", offsetof(sdsm_config_t, barrier_kind), 0, SDSM_BARRIER_CENTRAL},
+        {"SDSM_BARRIER=Tree", offsetof(sdsm_config_t, barrier_kind), 0, SDSM_BARRIER_TREE},
         {"SDSM_TIMEOUT=1", offsetof(sdsm_config_t, timeout), 0, 1},
         {"SDSM_SPIN_US=1000000", offsetof(sdsm_config_t, spin_us), 0, 1000000},
     };
@@ -309,6 +312,7 @@ static void test_load_invalid(void)
         {"SDSM_PROTOCOL=lrc", "SDSM_PROTOCOL"},
         {"SDSM_LOG=verbose", "SDSM_LOG"},
         {"SDSM_BARRIER_MANAGER=-1", "SDSM_BARRIER_MANAGER"},
+        {"SDSM_BARRIER=dissemination", "SDSM_BARRIER"},
         {"SDSM_TIMEOUT=0", "SDSM_TIMEOUT"},
         {"SDSM_TIMEOUT=86401", "SDSM_TIMEOUT"},
         {"SDSM_SPIN_US=1000001", "SDSM_SPIN_US"},
