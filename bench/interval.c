@@ -6,6 +6,14 @@
  *   interval PAGES COUNT BATCHES   COUNT intervals per batch: every rank
  *                                  writes one word of each of PAGES pages of
  *                                  its own block (homed at it), then a barrier
+ *   interval PAGES COUNT BATCHES shared
+ *                                  the same, and after the barrier every rank
+ *                                  reads one word of each page of the next
+ *                                  rank's block: the pages are held by others,
+ *                                  so the home write-protects them at each
+ *                                  release (a write fault per page per
+ *                                  interval, unless SDSM_WRITE_AHEAD opens a
+ *                                  sweep's pages in runs)
  *
  * One warm-up batch (first touch) is run first and not reported.  Rank 0
  * prints per batch, like sdsm_micro:
@@ -19,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,12 +49,15 @@ int main(int argc, char **argv)
     sdsm_init(&argc, &argv);
     long pages = argc > 1 ? atol(argv[1]) : 64, count = argc > 2 ? atol(argv[2]) : 200;
     long batches = argc > 3 ? atol(argv[3]) : 3;
+    int shared = argc > 4 && strcmp(argv[4], "shared") == 0;
     if (pages < 1 || count < 1 || batches < 1)
         sdsm_abort(2, "usage: interval PAGES COUNT BATCHES (all >= 1)");
     long ps = sysconf(_SC_PAGESIZE), words = ps / (long)sizeof(long);
     int me = sdsm_rank(), n = sdsm_nprocs();
     long *a = sdsm_alloc((size_t)(n * pages * ps), SDSM_HOME_BLOCK);
     long *mine = a + (long)me * pages * words;
+    volatile long *next = a + (long)((me + 1) % n) * pages * words;
+    long sum = 0;
     for (long b = 0; b <= batches; b++) {
         sdsm_barrier();
         uint64_t f0 = stat(SDSM_ST_WRITE_FAULTS), w0 = stat(SDSM_ST_TWINS), r0 = arrivals();
@@ -54,6 +66,8 @@ int main(int argc, char **argv)
             for (long p = 0; p < pages; p++)
                 mine[p * words + i % words] = i;
             sdsm_barrier();
+            for (long p = 0; shared && p < pages; p++)
+                sum += next[p * words];
         }
         uint64_t t1 = now_ns();
         if (b > 0 && me == 0) {
@@ -66,5 +80,5 @@ int main(int argc, char **argv)
         }
     }
     sdsm_finalize();
-    return 0;
+    return sum == -1; /* the reads are not optimized away */
 }
