@@ -82,6 +82,10 @@ static const var_t vars[] = {
     {"SDSM_WRITE_AHEAD", T_LONG, OFF(write_ahead), "32", 0, 128, NULL,
      "most home pages made writable ahead when a thread's write faults on pages others hold "
      "follow a pattern (0: one page per fault; not under ibec)"},
+    {"SDSM_WRITE_BUFFER", T_LONG, OFF(write_buffer), "0", 0, 1 << 24, NULL,
+     "write buffer: at most this many pages homed elsewhere wait for the release with their "
+     "diffs unmade; a write fault beyond it sends the oldest one's diff home now (0: off; hlrc "
+     "and update)"},
     {"SDSM_ZEROCOPY", T_ENUM, OFF(zerocopy), "auto", 0, 0, zcopy_names,
      "read pages straight from the home's memory instead of receiving them over TCP: auto (ranks "
      "on this host), 1 (every rank whose memory this kernel can open), 0 (never)"},

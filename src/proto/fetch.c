@@ -260,6 +260,8 @@ static void open_write(uint32_t pg, int home)
      * here). */
     sdsm_page_mark_dirty(pg);
     sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 0);
+    if (twin && home != H.me && !sdsm_home_write_hook)
+        sdsm_wbuf_add(pg);
 }
 
 /*

@@ -151,6 +151,8 @@ int sdsm_home_init(void)
     sdsm_home_write_hook = NULL;
     sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
+    if (sdsm_wbuf_init())
+        return -ENOMEM;
     sdsm_home_fetch_init();
     sdsm_home_atomic_init();
     sdsm_home_inval_init();

@@ -82,6 +82,13 @@ static inline void sdsm_home_ahead_drop(uint32_t pg)
         sdsm_stat_add(SDSM_ST_AHEAD_WASTED, 1);
 }
 
+/* The write buffer (wbuf.c): init (0 or -ENOMEM); a page homed elsewhere
+ * became writable here (its lock held); a release waits for the early
+ * diffs (after sending its own; 0 or a negative status). */
+int  sdsm_wbuf_init(void);
+void sdsm_wbuf_add(uint32_t pg);
+int  sdsm_wbuf_drain(void);
+
 /* Each file registers the handlers of its messages (from sdsm_home_init). */
 void sdsm_home_fetch_init(void);
 void sdsm_home_inval_init(void);

@@ -151,6 +151,8 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     }
     for (int h = 0; h < H.n; h++)
         sdsm_batch_send(&H.out[h], h, eager ? SDSM_DIFF_EAGER : 0, &r, id);
+    /* The write buffer's early diffs of pages announced here (FLUSHED). */
+    int wst = sdsm_wbuf_drain();
     /* The diffs are queued on their connections: a fetch sent from now on
      * reaches each home after them, so the pages may be fetched again. */
     int woke = 0;
@@ -167,7 +169,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
     pthread_mutex_unlock(&H.release_mtx);
-    if (r.status)
+    if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
     if (pages) {
         *pages = H.notices;
