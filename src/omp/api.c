@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "omp_int.h"
 #include "omp_rt.h"
 #include "sdsm.h"
 
@@ -151,17 +152,34 @@ void omp_display_env(int verbose)
             omp_get_thread_limit());
 }
 
-/* --- memory allocators: the program's heap ------------------------------ */
+/* --- memory allocators ---------------------------------------------------
+ * A block must be shared memory, as the program may hand it to any thread;
+ * the C library's malloc called from this library would be private, so
+ * blocks come from this rank's local arena of the shared region
+ * (sdsm_alloc_local: page-aligned, whole pages).  Only the allocating rank
+ * can free one (another rank's omp_free stops the job with sdsm's message). */
 
 static omp_allocator_handle_t default_allocator = omp_default_mem_alloc;
+
+static void free_block(void *p)
+{
+    if (p && sdsm_omp_is_shared(p))
+        sdsm_free_local(p);
+    else
+        free(p);
+}
 
 void *omp_aligned_alloc(size_t align, size_t size, omp_allocator_handle_t a)
 {
     (void)a;
-    void *p = NULL;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
-    return posix_memalign(&p, align, size ? size : 1) ? NULL : p;
+    if (align > 4096 || (align & (align - 1)))
+        return NULL;
+    if (!rt_ctl) { /* before the runtime started: no shared memory yet */
+        void *p = NULL;
+        return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1)
+                   ? NULL : p;
+    }
+    return sdsm_alloc_local(size ? size : 1);
 }
 void *omp_alloc(size_t size, omp_allocator_handle_t a) { return omp_aligned_alloc(0, size, a); }
 void *omp_aligned_calloc(size_t align, size_t n, size_t size, omp_allocator_handle_t a)
@@ -176,10 +194,30 @@ void *omp_aligned_calloc(size_t align, size_t n, size_t size, omp_allocator_hand
 void *omp_calloc(size_t n, size_t size, omp_allocator_handle_t a) { return omp_aligned_calloc(0, n, size, a); }
 void *omp_realloc(void *p, size_t size, omp_allocator_handle_t a, omp_allocator_handle_t fa)
 {
-    (void)a, (void)fa;
-    return realloc(p, size);
+    (void)fa;
+    if (!p)
+        return omp_alloc(size, a);
+    if (!size) {
+        free_block(p);
+        return NULL;
+    }
+    if (!sdsm_omp_is_shared(p))
+        return realloc(p, size);
+    void *q = omp_alloc(size, a);
+    if (q) { /* the old block's pages: its size is not kept, so copy what fits */
+        size_t have = 0;
+        while (have < size && sdsm_omp_is_shared((char *)p + have))
+            have += 4096;
+        memcpy(q, p, have < size ? have : size);
+        free_block(p);
+    }
+    return q;
 }
-void omp_free(void *p, omp_allocator_handle_t a) { (void)a; free(p); }
+void omp_free(void *p, omp_allocator_handle_t a)
+{
+    (void)a;
+    free_block(p);
+}
 void omp_set_default_allocator(omp_allocator_handle_t a) { default_allocator = a; }
 omp_allocator_handle_t omp_get_default_allocator(void) { return default_allocator; }
 omp_allocator_handle_t omp_init_allocator(omp_memspace_handle_t m, int n, const omp_alloctrait_t t[])

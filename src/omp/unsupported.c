@@ -5,6 +5,7 @@
  * call stops the job with a message naming the construct, the rank and
  * the thread, never a wrong answer.
  */
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -67,18 +68,13 @@ void GOMP_offload_unregister_ver(unsigned version, const void *host_table, int d
     (void)version, (void)host_table, (void)device_type, (void)target_data;
 }
 
-/* allocate directive / omp_alloc: the program's heap (shared memory). */
+/* allocate directive: shared memory, as omp_alloc (api.c). */
 void *GOMP_alloc(size_t alignment, size_t size, uintptr_t allocator)
 {
-    (void)allocator;
-    void *p = NULL;
-    if (alignment < sizeof(void *))
-        alignment = sizeof(void *);
-    return posix_memalign(&p, alignment, size ? size : 1) ? NULL : p;
+    return omp_aligned_alloc(alignment, size, (omp_allocator_handle_t)allocator);
 }
 
 void GOMP_free(void *ptr, uintptr_t allocator)
 {
-    (void)allocator;
-    free(ptr);
+    omp_free(ptr, (omp_allocator_handle_t)allocator);
 }

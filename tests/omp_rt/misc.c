@@ -1,6 +1,7 @@
 /* Data on main's stack passed to regions, copyprivate, nested and
  * serialized regions (num_threads(1), if(0), omp_set_num_threads(1)),
- * taskloop, orphaned constructs, omp_get/set_schedule, the level calls. */
+ * taskloop, orphaned constructs, omp_get/set_schedule, the level calls,
+ * omp_alloc. */
 #include "rt.h"
 
 static void orphan(long *count)
@@ -73,6 +74,22 @@ int main(void)
     omp_get_schedule(&k, &c);
     CHECK(k == omp_sched_guided && c == 7, "schedule %d %d", (int)k, c);
     CHECK(omp_get_wtick() > 0 && omp_get_wtime() > 0, "wtime");
+
+    /* omp_alloc: shared blocks, made by the master or by the last thread */
+    long *blk = omp_alloc(nt * sizeof(long), omp_default_mem_alloc), *blk2 = NULL;
+#pragma omp parallel
+    {
+        blk[omp_get_thread_num()] = omp_get_thread_num() * 3;
+        if (omp_get_thread_num() == omp_get_num_threads() - 1)
+            blk2 = omp_alloc(nt * sizeof(long), omp_default_mem_alloc);
+#pragma omp barrier
+        blk2[omp_get_thread_num()] = blk[omp_get_thread_num()] + 1;
+    }
+    for (int t = 0; t < nt; t++)
+        CHECK(blk2[t] == t * 3 + 1, "omp_alloc block: thread %d wrote %ld", t, blk2[t]);
+    omp_free(blk, omp_default_mem_alloc);
+    if (nt == 1)
+        omp_free(blk2, omp_default_mem_alloc); /* else its rank frees it: left to the end */
     printf("OK misc %d\n", nt);
     return 0;
 }
