@@ -10,7 +10,7 @@
 #include <time.h>
 
 sdsm_stats_t sdsm_stats;
-_Atomic int  sdsm_sleepers;
+_Atomic int  sdsm_sleepers[SDSM_SLEEP_BUCKETS];
 int (*sdsm_wait_progress)(void);
 void (*sdsm_wait_spin)(int begin);
 void (*sdsm_wait_block_hook)(void);

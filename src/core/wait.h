@@ -21,8 +21,19 @@
 #include "core/config.h"
 #include "core/stats.h"
 
-/* Threads asleep in futex_wait, so wakers skip the system call when none is. */
-extern _Atomic int sdsm_sleepers;
+/*
+ * Threads asleep in futex_wait, so wakers skip the system call when none is,
+ * counted per word (hashed): a thread asleep in a barrier must not make
+ * every page install in the process pay a futex wake for nobody.
+ */
+#define SDSM_SLEEP_BUCKETS 64
+extern _Atomic int sdsm_sleepers[SDSM_SLEEP_BUCKETS];
+
+static inline _Atomic int *sdsm_sleepers_of(const void *w)
+{
+    uintptr_t a = (uintptr_t)w;
+    return &sdsm_sleepers[(a >> 2 ^ a >> 8) % SDSM_SLEEP_BUCKETS];
+}
 /*
  * Installed by the transport: receive and handle whatever has arrived, if no
  * other thread is doing so.  A waiting thread calls it while it spins, so the
@@ -63,7 +74,7 @@ static inline void sdsm_wait_resume(void)
 
 static inline void sdsm_wake_all(_Atomic uint32_t *w)
 {
-    if (atomic_load(&sdsm_sleepers) > 0)
+    if (atomic_load(sdsm_sleepers_of(w)) > 0)
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
@@ -92,11 +103,11 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
             return v;
     }
     for (;;) {
-        /* Dekker with the waker: it stores *w then reads sdsm_sleepers; we
+        /* Dekker with the waker: it stores *w then reads w's sleepers; we
          * count ourselves then let the kernel re-check *w.  (seq_cst both.) */
-        atomic_fetch_add(&sdsm_sleepers, 1);
+        atomic_fetch_add(sdsm_sleepers_of(w), 1);
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, old, NULL, NULL, 0);
-        atomic_fetch_sub(&sdsm_sleepers, 1);
+        atomic_fetch_sub(sdsm_sleepers_of(w), 1);
         v = atomic_load_explicit(w, memory_order_acquire);
         if (v != old)
             return v;

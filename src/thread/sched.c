@@ -134,9 +134,9 @@ static void take(int counted)
         /* Timed: a wait that long without a slot given up is checked for
          * a stall (above). */
         struct timespec ts = {0, 50 * 1000 * 1000};
-        atomic_fetch_add(&sdsm_sleepers, 1);
+        atomic_fetch_add(sdsm_sleepers_of(&gen), 1);
         syscall(SYS_futex, (uint32_t *)&gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
-        atomic_fetch_sub(&sdsm_sleepers, 1);
+        atomic_fetch_sub(sdsm_sleepers_of(&gen), 1);
         quiet = atomic_load(&gen) == g ? quiet + 1 : 0;
     }
 }
