@@ -98,6 +98,14 @@ typedef struct sdsm_region_adopt {
 extern sdsm_region_adopt_t sdsm_region_adopt;
 
 #define SDSM_PAGE_STRIPES 256
+/* Most page locks one thread holds at once (a release or a barrier's
+ * notices lock a run of consecutive pages together).  ThreadSanitizer's
+ * deadlock detector stops the program past 64 held locks. */
+#if defined(__SANITIZE_THREAD__)
+#define SDSM_PAGE_LOCK_RUN 16
+#else
+#define SDSM_PAGE_LOCK_RUN 64
+#endif
 extern pthread_mutex_t sdsm_page_stripes[SDSM_PAGE_STRIPES];
 /* Bumped (and waiters woken) whenever a page leaves FETCHING. */
 extern _Atomic uint32_t sdsm_page_gen;

@@ -76,7 +76,7 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
  * CHUNK, distinct stripe locks, all held), whose mappings lose their access
  * with one mprotect per stretch (see release.c for why holding them is safe).
  */
-#define CHUNK 64
+#define CHUNK SDSM_PAGE_LOCK_RUN
 
 /* Page lock held: the notice for pg; 1 if its mapping must lose access. */
 static int notice_page(uint32_t pg, int writer, int push)

@@ -50,7 +50,7 @@ static int home_shared(uint32_t pg)
  * releases take turns (release_mtx), and every other path that holds a page
  * lock takes further ones with trylock only.
  */
-#define CHUNK 64
+#define CHUNK SDSM_PAGE_LOCK_RUN
 
 typedef struct chunk_page {
     uint8_t protect; /* READ_WRITE -> READ_ONLY: its mapping follows */
