@@ -142,6 +142,15 @@ static void note_local(uint32_t pg, unsigned off, unsigned size, uint64_t now, i
     sdsm_page_mark_dirty(pg);
 }
 
+/* The page's home, read under its lock (a first-touch claim sets it). */
+static int locked_home(uint32_t pg)
+{
+    sdsm_page_lock(pg);
+    int home = sdsm_page_home(pg);
+    sdsm_page_unlock(pg);
+    return home;
+}
+
 int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
                       uint64_t *old)
 {
@@ -151,10 +160,10 @@ int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint
         !sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
         return -EINVAL;
     unsigned off = (unsigned)((uintptr_t)addr & (H.ps - 1));
-    int home = sdsm_page_home(pg);
+    int home = locked_home(pg);
     if (home < 0) { /* a first-touch page nobody claimed yet: a read decides its home */
         (void)*(volatile uint8_t *)addr;
-        if ((home = sdsm_page_home(pg)) < 0)
+        if ((home = locked_home(pg)) < 0)
             return -EINVAL;
     }
     int ok;

@@ -422,10 +422,11 @@ static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
              * (before their lock moved on); applied again, an entry's bytes
              * written outside the critical section - another thread's, caught
              * in its twinL - could undo newer ones. */
-            if (sdsm_page_home(pg) != I.me) {
-                sdsm_page_lock(pg); /* a page we do not hold is fetched first */
-                uint8_t st_now = sdsm_page(pg)->state;
-                sdsm_page_unlock(pg);
+            sdsm_page_lock(pg); /* home1 changes under the page lock (first touch) */
+            int not_ours = sdsm_page_home(pg) != I.me;
+            uint8_t st_now = sdsm_page(pg)->state;
+            sdsm_page_unlock(pg);
+            if (not_ours) { /* a page we do not hold is fetched first */
                 if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg)) {
                     sdsm_home_fault(pg, 0);
                     if (C.on) { /* fetched to apply the diffL: no read of the program's */
@@ -746,7 +747,12 @@ static void check_hook(uint32_t pg, int writer)
 static void stuck_check(uint32_t pg)
 {
     static _Thread_local uint32_t last_pg, times;
-    if (pg >= sdsm_region.npages || sdsm_page(pg)->state != SDSM_PG_READ_WRITE || pg != last_pg) {
+    if (pg >= sdsm_region.npages)
+        return;
+    sdsm_page_lock(pg);
+    int writable = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
+    sdsm_page_unlock(pg);
+    if (!writable || pg != last_pg) {
         last_pg = pg;
         times = 0;
         return;
