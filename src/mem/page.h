@@ -99,10 +99,11 @@ extern sdsm_region_adopt_t sdsm_region_adopt;
 
 #define SDSM_PAGE_STRIPES 256
 /* Most page locks one thread holds at once (a release or a barrier's
- * notices lock a run of consecutive pages together).  ThreadSanitizer's
- * deadlock detector stops the program past 64 held locks. */
+ * notices lock a run of consecutive pages together).  Under ThreadSanitizer
+ * one: its deadlock detector stops the program past 64 held locks, and with
+ * a few dozen it spends seconds per lock (ranks stopped answering). */
 #if defined(__SANITIZE_THREAD__)
-#define SDSM_PAGE_LOCK_RUN 16
+#define SDSM_PAGE_LOCK_RUN 1
 #else
 #define SDSM_PAGE_LOCK_RUN 64
 #endif
