@@ -18,7 +18,8 @@
  * no shared page is read or written while the allocator's mutex is held (a
  * fault there would block the other threads of the rank on the mutex while
  * this one waits for the network, or for a run slot one of them holds).
- * strdup and strndup called from the program are served the same way.
+ * strdup, strndup, asprintf and vasprintf called from the program are
+ * served the same way (other C library calls that allocate stay private).
  * A block freed by another rank than its allocator is not reused (counted,
  * reported at exit by SDSM_OMP_VERBOSE=1).
  */
@@ -26,6 +27,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -488,4 +490,40 @@ char *strndup(const char *s, size_t max)
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
+}
+
+/* asprintf and vasprintf from the program: the string comes from the shared
+ * heap, like strdup's (the C library's own would take the private one). */
+static int format_into(int shared, char **out, const char *fmt, va_list ap)
+{
+    if (!shared) {
+        static int (*libc_vasprintf)(char **, const char *, va_list);
+        if (!libc_vasprintf)
+            libc_vasprintf = (int (*)(char **, const char *, va_list))dlsym(RTLD_NEXT, "vasprintf");
+        return libc_vasprintf ? libc_vasprintf(out, fmt, ap) : -1;
+    }
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    char *p = n < 0 ? NULL : heap_alloc((size_t)n + 1, 0);
+    if (!p)
+        return -1;
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    *out = p;
+    return n;
+}
+
+int vasprintf(char **out, const char *fmt, va_list ap)
+{
+    return format_into(FROM_PROGRAM(), out, fmt, ap);
+}
+
+int asprintf(char **out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = format_into(FROM_PROGRAM(), out, fmt, ap);
+    va_end(ap);
+    return n;
 }
