@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "omp_int.h"
 #include "omp_rt.h"
@@ -166,10 +167,44 @@ static int plain_op(volatile void *p, unsigned size, unsigned op, uint64_t val, 
  * (no home operations) every operation is a read-modify-write of this
  * rank's copy under that lock.
  */
+/*
+ * Relaxed loads of shared data repeat: a search reads its bound on every
+ * step (tsp), a spin reads its flag.  Each thread keeps the last value it
+ * loaded from one address for RELAXED_REUSE_NS and answers repeated relaxed
+ * loads of it from there.  The value only ever lags (by that long at most),
+ * so a spinning reader still sees the change soon, and a change it does see
+ * comes from a real load, with the lock's acquire; any operation of the
+ * thread itself on the address drops the cached value first (it reads its
+ * own writes).
+ */
+#define RELAXED_REUSE_NS 200000
+static __thread struct {
+    const volatile void *p;
+    unsigned             size;
+    uint64_t             val, at;
+} last_load;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int reuse_load(const volatile void *p, unsigned size, uint64_t *v)
+{
+    if (last_load.p != p || last_load.size != size || now_ns() - last_load.at > RELAXED_REUSE_NS)
+        return 0;
+    *v = last_load.val;
+    return 1;
+}
+
 static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val,
                           uint64_t expected, int sync, int *ok)
 {
     uint64_t old = 0;
+    if (last_load.p == p)
+        last_load.p = NULL;
     int rc = -1;
     if (!sync && (rc = rt_home_atomic(p, size, op, val, expected, &old)) >= 0)
         goto out;
@@ -194,7 +229,17 @@ out:
         if (!is_shared(p))                                                                    \
             return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                  \
         spin_point();                                                                         \
-        return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);               \
+        uint64_t v_;                                                                          \
+        if (m == __ATOMIC_RELAXED && reuse_load(p, N, &v_))                                   \
+            return (T)v_;                                                                     \
+        v_ = shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);                    \
+        if (m == __ATOMIC_RELAXED) {                                                          \
+            last_load.p = p;                                                                  \
+            last_load.size = N;                                                               \
+            last_load.val = v_;                                                               \
+            last_load.at = now_ns();                                                          \
+        }                                                                                     \
+        return (T)v_;                                                                         \
     }                                                                                         \
     void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \
     void rt_store_##N(volatile void *p, T v, int m)                                           \
