@@ -180,6 +180,14 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
                 sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, sdsm_page_rt(pg), H.ps);
                 free(m->copyset);
                 m->copyset = NULL;
+            } else if (old < 0 && sdsm_page_manager(pg, H.n) == H.me) {
+                /* A first-touch page nobody claimed (its manager would know):
+                 * no home has contents to send, and they are zeros. */
+                static uint8_t *zeros;
+                if (!zeros && !(zeros = calloc(1, H.ps)))
+                    sdsm_fatal("out of memory moving a home");
+                uint32_t hdr[2] = {pg, 0};
+                sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, zeros, H.ps);
             }
             if (m->state != SDSM_PG_INVALID) { /* every copy restarts from the new home */
                 m->state = SDSM_PG_INVALID;
