@@ -109,15 +109,14 @@ static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (q.page >= sdsm_region.npages || (q.size != 1 && q.size != 2 && q.size != 4 && q.size != 8) ||
         q.off % q.size || (size_t)q.off + q.size > H.ps || q.op >= SDSM_AOP_COUNT || src == H.me)
         return -EPROTO;
-    if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == H.me) {
-        uint64_t old;
-        sdsm_page_lock(q.page);
+    uint64_t old = 0;
+    sdsm_page_lock(q.page); /* the home is read (and cached) under the page lock */
+    if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == H.me)
         rep.status = apply(sdsm_page_rt(q.page) + q.off, q.size, q.op, q.val, q.expected, &old);
-        sdsm_page_unlock(q.page);
-        rep.old = old;
-    } else {
+    else
         rep.status = -ESRCH; /* freed, or its home moved: the caller takes its other path */
-    }
+    sdsm_page_unlock(q.page);
+    rep.old = old;
     sdsm_net_send(src, SDSM_MSG_ATOMIC_REP, 0, h->seq, &rep, sizeof rep, NULL, 0);
     return 0;
 }
