@@ -26,11 +26,27 @@ SDSM_API int sdsm__omp_adopt(void *start, size_t len, size_t gap)
     return 0;
 }
 
-/* Nonzero if p is in a live block of the shared region (no error report). */
+/*
+ * Nonzero if p is in a live block of the shared region (no error report).
+ * A page this rank holds (read-only or writable) is in one: only the
+ * others need the search of the blocks (the system-call wrappers ask on
+ * every call, mostly about buffers already here).
+ */
 SDSM_API int sdsm__omp_is_shared(const void *p)
 {
     uint32_t pg;
-    return sdsm_region.app && sdsm_region_page_of(p, &pg) && sdsm_alloc_find(pg) != NULL;
+    if (!sdsm_region.app || !sdsm_region_page_of(p, &pg))
+        return 0;
+    uint8_t st = __atomic_load_n(&sdsm_page(pg)->state, __ATOMIC_RELAXED);
+    return st == SDSM_PG_READ_ONLY || st == SDSM_PG_READ_WRITE || sdsm_alloc_find(pg) != NULL;
+}
+
+/* The application view's bounds [*lo, *hi) (both 0 before sdsm_init), for
+ * a check of addresses outside it without a call. */
+SDSM_API void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = (uintptr_t)sdsm_region.app;
+    *hi = *lo ? *lo + sdsm_region.size : 0;
 }
 
 /*

@@ -327,6 +327,8 @@ static void unpublish(sdsm_alloc_rec_t *r)
 {
     uint32_t slot = (uint32_t)(r - recs);
     uint32_t pos = order_pos(r->first), live = atomic_load_explicit(&nlive, memory_order_relaxed);
+    if (r->announce)
+        sdsm_page_set_announce(r->first, r->npages, 0);
     change_begin();
     order_shift(pos + 1, live - pos - 1, -1);
     atomic_store_explicit(&nlive, live - 1, memory_order_relaxed);
@@ -340,14 +342,9 @@ int sdsm_alloc_set_announce(uint32_t pg)
     sdsm_alloc_rec_t *a = (sdsm_alloc_rec_t *)sdsm_alloc_find(pg);
     if (!a || sdsm_alloc_is_arena(a))
         return -1;
-    __atomic_store_n(&a->announce, 1, __ATOMIC_RELEASE);
+    a->announce = 1;
+    sdsm_page_set_announce(a->first, a->npages, 1);
     return 0;
-}
-
-int sdsm_alloc_announced(uint32_t pg)
-{
-    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
-    return a && __atomic_load_n(&a->announce, __ATOMIC_ACQUIRE);
 }
 
 int sdsm_page_home(uint32_t pg)

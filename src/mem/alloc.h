@@ -20,7 +20,8 @@ typedef struct sdsm_alloc_rec {
     int      home;  /* rank or SDSM_HOME_* */
     int      live;
     int      announce; /* home pages never write-protected: announced at every release (an
-                          OpenMP master's stack: see sdsm_alloc_set_announce) */
+                          OpenMP master's stack: see sdsm_alloc_set_announce); its pages'
+                          bits in sdsm_region.announce are set while it lives */
 } sdsm_alloc_rec_t;
 
 /*
@@ -32,8 +33,7 @@ typedef struct sdsm_alloc_rec {
  * refetches by the readers.
  */
 int   sdsm_alloc_set_announce(uint32_t pg);
-/* Is pg in such a block?  Safe in the fault handler and the service thread. */
-int   sdsm_alloc_announced(uint32_t pg);
+/* (Is pg in such a block: sdsm_page_announced, page.h.) */
 
 int   sdsm_alloc_init(void);
 /* Drop every block (finalize). */

@@ -123,6 +123,19 @@ void sdsm_copyset_clear(uint32_t pg)
         memset(p->copyset, 0, sdsm_region.copyset_words * sizeof(uint64_t));
 }
 
+static size_t announce_bytes(const sdsm_region_t *R) { return ((size_t)R->npages + 63) / 64 * sizeof(uint64_t); }
+
+void sdsm_page_set_announce(uint32_t first, uint32_t n, int on)
+{
+    for (uint64_t pg = first; pg < (uint64_t)first + n; pg++) {
+        uint64_t bit = 1ull << (pg % 64);
+        if (on)
+            atomic_fetch_or_explicit(&sdsm_region.announce[pg / 64], bit, memory_order_release);
+        else
+            atomic_fetch_and_explicit(&sdsm_region.announce[pg / 64], ~bit, memory_order_release);
+    }
+}
+
 sdsm_region_adopt_t sdsm_region_adopt;
 
 static void *reserve(size_t len, int prot, int flags, int fd, void *at)
@@ -224,7 +237,8 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
     R->dirty = reserve((size_t)R->npages * sizeof(uint32_t), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
-    if (!R->rt || !R->twin || !R->pages || !R->dirty) {
+    R->announce = reserve(announce_bytes(R), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
+    if (!R->rt || !R->twin || !R->pages || !R->dirty || !R->announce) {
         sdsm_error_log("cannot reserve the runtime views of the shared region: %m");
         return -ENOMEM;
     }
@@ -251,6 +265,7 @@ void sdsm_region_fini(void)
     munmap(R->twin, R->size);
     munmap(R->pages, (size_t)R->npages * sizeof(sdsm_page_t));
     munmap(R->dirty, (size_t)R->npages * sizeof(uint32_t));
+    munmap((void *)R->announce, announce_bytes(R));
     close(R->memfd);
     memset(R, 0, sizeof *R);
 }

@@ -72,6 +72,8 @@ typedef struct sdsm_region {
     uint8_t     *twin;      /* twin of page i at twin + i * page_size */
     sdsm_page_t *pages;
     uint32_t    *dirty;     /* pages written since the last release */
+    _Atomic uint64_t *announce; /* a bit per page: in a block whose home never write-protects it
+                                   (alloc.h, sdsm_alloc_set_announce) */
     uint32_t     ndirty;
     pthread_mutex_t dirty_mtx;
     size_t       size, page_size;
@@ -120,6 +122,18 @@ static inline uint8_t *sdsm_page_rt(uint32_t pg) { return sdsm_region.rt + ((siz
 static inline uint8_t *sdsm_page_twin(uint32_t pg) { return sdsm_region.twin + ((size_t)pg << sdsm_region.shift); }
 static inline void sdsm_page_lock(uint32_t pg) { pthread_mutex_lock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
 static inline void sdsm_page_unlock(uint32_t pg) { pthread_mutex_unlock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
+
+/*
+ * Is pg in a block whose home never write-protects it (alloc.h)?  A bit per
+ * page rather than a search of the blocks: the home asks for every page it
+ * serves or releases.  Any thread, the fault handler included.
+ */
+static inline int sdsm_page_announced(uint32_t pg)
+{
+    return (int)((atomic_load_explicit(&sdsm_region.announce[pg / 64], memory_order_acquire) >> (pg % 64)) & 1);
+}
+/* Set (on = 1) or clear the bits of [first, first + n). */
+void sdsm_page_set_announce(uint32_t first, uint32_t n, int on);
 
 /* True if addr lies in the application view; sets *pg. */
 static inline int sdsm_region_page_of(const void *addr, uint32_t *pg)

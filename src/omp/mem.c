@@ -26,6 +26,7 @@
 
 int sdsm__omp_adopt(void *start, size_t len, size_t gap);
 int sdsm__omp_is_shared(const void *p);
+void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi);
 void *sdsm__omp_stack_alloc(size_t len);
 
 #define BRK_HOLE (1ul << 30) /* room left for the C library's brk heap */
@@ -37,6 +38,7 @@ static struct {
     int       bind_now, relro;
     void     *stack;
     size_t    stack_len;
+    uintptr_t region_lo, region_hi; /* the shared region, once sdsm_init made it */
 } M;
 
 static int scan_program(struct dl_phdr_info *info, size_t size, void *arg)
@@ -141,6 +143,7 @@ void sdsm_omp_boot(int *argc, char ***argv)
     if (sdsm_check_addresses())
         die("the ranks do not have the program at the same addresses (start them with sdsmrun, "
             "which turns address randomization off, or set SDSM_ASLR=0 for your launcher)");
+    sdsm__omp_region(&M.region_lo, &M.region_hi);
     make_master_stack();
     sdsm_omp_heap_init();
 }
@@ -163,7 +166,10 @@ void *sdsm_omp_master_stack(size_t *len)
 
 int sdsm_omp_is_shared(const void *p)
 {
-    return sdsm__omp_is_shared(p);
+    /* Most buffers of the system calls, and a worker's private data, are
+     * outside the region: no call. */
+    uintptr_t a = (uintptr_t)p;
+    return a >= M.region_lo && a < M.region_hi && sdsm__omp_is_shared(p);
 }
 
 int sdsm_omp_from_program(const void *caller)

@@ -464,7 +464,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
              * on its writes must be seen, and this interval's announced
              * (a page never write-protected, alloc.h, is announced by every
              * release from now on instead). */
-            if (!sdsm_alloc_announced(pg)) {
+            if (!sdsm_page_announced(pg)) {
                 sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
                 m->flags |= SDSM_PGF_FLUSHED;
             }

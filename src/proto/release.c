@@ -70,7 +70,7 @@ static chunk_page_t release_state(uint32_t pg, int eager)
         /* Nobody else holds this home page: nothing to announce, and it
          * stays writable, so the next interval's writes cost no fault.
          * A fetch of it (on_fetch) write-protects it again first. */
-    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && sdsm_alloc_announced(pg)) {
+    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && sdsm_page_announced(pg)) {
         /* Never write-protected (alloc.h): taken as written in every
          * interval while others hold copies, and kept on the dirty list. */
         c.notice = eager;

@@ -229,6 +229,17 @@ static void test_region(void)
     free(sdsm_page(4)->copyset);
     sdsm_page(4)->copyset = NULL;
 
+    /* announced pages (alloc.h): a bit each, across the 64-page word boundary */
+    for (uint32_t i = 0; i < R->npages; i++)
+        CHECK_I(sdsm_page_announced(i), ==, 0);
+    sdsm_page_set_announce(60, 3, 1);
+    sdsm_page_set_announce(5, 1, 1);
+    for (uint32_t i = 0; i < R->npages; i++)
+        CHECK_I(sdsm_page_announced(i), ==, i == 5 || (i >= 60 && i < 63));
+    sdsm_page_set_announce(61, 2, 0);
+    for (uint32_t i = 0; i < R->npages; i++)
+        CHECK_I(sdsm_page_announced(i), ==, i == 5 || i == 60);
+
     sdsm_region_fini();
     CHECK(sdsm_region.app == NULL);
     CHECK_I(sdsm_region_page_of((void *)BASE, &pg), ==, 0);
