@@ -293,6 +293,18 @@ out:
 
 /* --- 16 bytes: under a lock everywhere -------------------------------- */
 
+/* Under the address's lock, shared or not: *p becomes NEW, an expression
+ * of its old value named old; the old value is the result. */
+#define LOCKED_RMW(T, p, old, NEW)                                                            \
+    __extension__({                                                                           \
+        int sh_ = is_shared(p);                                                               \
+        ser_lock(p, sh_);                                                                     \
+        T old = *(volatile T *)(p);                                                           \
+        *(volatile T *)(p) = (T)(NEW);                                                        \
+        ser_unlock(p, sh_);                                                                   \
+        old;                                                                                  \
+    })
+
 #define LOCKED(N, T)                                                                          \
     T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                \
     T rt_load_##N(const volatile void *p, int m)                                              \
@@ -317,12 +329,7 @@ out:
     T rt_exchange_##N(volatile void *p, T v, int m)                                           \
     {                                                                                         \
         (void)m;                                                                              \
-        int sh = is_shared(p);                                                                \
-        ser_lock(p, sh);                                                                      \
-        T old = *(volatile T *)p;                                                             \
-        *(volatile T *)p = v;                                                                 \
-        ser_unlock(p, sh);                                                                    \
-        return old;                                                                           \
+        return LOCKED_RMW(T, p, old, v);                                                      \
     }                                                                                         \
     bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
         __asm__("__atomic_compare_exchange_" #N);                                             \
@@ -346,23 +353,14 @@ out:
     T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                       \
     {                                                                                         \
         (void)m;                                                                              \
-        int sh = is_shared(p);                                                                \
-        ser_lock(p, sh);                                                                      \
-        T old = *(volatile T *)p;                                                             \
-        *(volatile T *)p = (T)OP_##op(old, v);                                                \
-        ser_unlock(p, sh);                                                                    \
-        return old;                                                                           \
+        return LOCKED_RMW(T, p, old, OP_##op(old, v));                                        \
     }                                                                                         \
     T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N); \
     T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                       \
     {                                                                                         \
         (void)m;                                                                              \
-        int sh = is_shared(p);                                                                \
-        ser_lock(p, sh);                                                                      \
-        T nv = (T)OP_##op(*(volatile T *)p, v);                                               \
-        *(volatile T *)p = nv;                                                                \
-        ser_unlock(p, sh);                                                                    \
-        return nv;                                                                            \
+        T old = LOCKED_RMW(T, p, o, OP_##op(o, v));                                           \
+        return (T)OP_##op(old, v);                                                            \
     }
 
 #define ALL_OPS(K, N, T) K(N, T, add) K(N, T, sub) K(N, T, and) K(N, T, or) K(N, T, xor) K(N, T, nand)

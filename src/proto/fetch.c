@@ -85,6 +85,35 @@ static void ahead_passed(uint32_t pg, int32_t stride, uint32_t k)
         sdsm_stat_add(SDSM_ST_AHEAD_USED, used);
 }
 
+/*
+ * Page q of block a, ahead of pg (whose lock the caller holds): if nobody
+ * holds it or asks for it and its home is `home`, it becomes FETCHING for
+ * the request *tag (made now if 0) and counts as prefetched.  1 taken, 0
+ * not free, -1 no further: outside the block, or its lock is busy (a
+ * prefetch never waits for a lock).
+ */
+static int take_ahead(uint32_t pg, int64_t q, const sdsm_alloc_rec_t *a, int home, uint32_t *tag)
+{
+    if (q < a->first || q >= (int64_t)a->first + a->npages)
+        return -1;
+    /* A stride of a multiple of the stripes meets pg's own lock. */
+    int own = q % SDSM_PAGE_STRIPES == pg % SDSM_PAGE_STRIPES;
+    if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
+        return -1;
+    const sdsm_page_t *p = sdsm_page((uint32_t)q);
+    int ok = p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
+             sdsm_page_home((uint32_t)q) == home;
+    if (ok) {
+        if (!*tag)
+            *tag = new_tag();
+        set_fetching((uint32_t)q, *tag);
+        atomic_store_explicit(&H.ahead[q], 1, memory_order_relaxed);
+    }
+    if (!own)
+        sdsm_page_unlock((uint32_t)q);
+    return ok;
+}
+
 static uint32_t read_ahead(uint32_t pg, int home, uint32_t tag, int32_t *stride)
 {
     sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_READ, pg, (uint32_t)sdsm_cfg.prefetch);
@@ -92,27 +121,8 @@ static uint32_t read_ahead(uint32_t pg, int home, uint32_t tag, int32_t *stride)
     ahead_passed(pg, w.stride, w.passed);
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     uint32_t k = 0;
-    while (k < w.win && a) {
-        int64_t q = (int64_t)pg + (int64_t)w.stride * (k + 1);
-        if (q < a->first || q >= (int64_t)a->first + a->npages)
-            break;
-        /* A stride of a multiple of the stripes meets pg's own lock. */
-        int own = q % SDSM_PAGE_STRIPES == pg % SDSM_PAGE_STRIPES;
-        if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
-            break;
-        const sdsm_page_t *p = sdsm_page((uint32_t)q);
-        int ok = p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
-                 sdsm_page_home((uint32_t)q) == home;
-        if (ok) {
-            set_fetching((uint32_t)q, tag);
-            atomic_store_explicit(&H.ahead[q], 1, memory_order_relaxed);
-        }
-        if (!own)
-            sdsm_page_unlock((uint32_t)q);
-        if (!ok)
-            break;
+    while (k < w.win && a && take_ahead(pg, (int64_t)pg + (int64_t)w.stride * (k + 1), a, home, &tag) > 0)
         k++;
-    }
     sdsm_ahead_taken(SDSM_AHEAD_READ, pg, w.stride, k);
     if (k)
         sdsm_stat_add(SDSM_ST_AHEAD_PAGES, k);
@@ -142,25 +152,14 @@ static uint32_t join_ahead(uint32_t pg, int home)
     uint32_t k, n = 0, first = 0, tag = 0;
     for (k = 1; k <= w.win && n < PREFETCH_MAX; k++) {
         int64_t q = (int64_t)pg + (int64_t)w.stride * k;
-        if (q < a->first || q >= (int64_t)a->first + a->npages)
+        int ok = take_ahead(pg, q, a, home, &tag);
+        if (ok < 0 || (!ok && n)) /* past the run: one request */
             break;
-        int own = q % SDSM_PAGE_STRIPES == pg % SDSM_PAGE_STRIPES;
-        if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
-            break;
-        const sdsm_page_t *p = sdsm_page((uint32_t)q);
-        int ok = p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
-                 sdsm_page_home((uint32_t)q) == home;
         if (ok) {
             if (!n++)
-                tag = my_tag = new_tag();
+                my_tag = tag;
             first = (uint32_t)q;
-            set_fetching((uint32_t)q, tag);
-            atomic_store_explicit(&H.ahead[q], 1, memory_order_relaxed);
         }
-        if (!own)
-            sdsm_page_unlock((uint32_t)q);
-        if (!ok && n) /* past the run: one request */
-            break;
     }
     sdsm_ahead_taken(SDSM_AHEAD_READ, pg, w.stride, k - 1);
     if (n) {

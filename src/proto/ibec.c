@@ -641,6 +641,44 @@ static void send_diffb(void)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
 }
 
+/* fn(pg, arg) for every page of every live collective block, each under
+ * its page lock (at a home, a fetch changes its page's state). */
+static void each_block_page(void (*fn)(uint32_t pg, void *arg), void *arg)
+{
+    uint32_t na = sdsm_alloc_count();
+    for (uint32_t a = 0; a < na; a++) {
+        const sdsm_alloc_rec_t *rec = sdsm_alloc_get(a);
+        if (!rec->live)
+            continue;
+        for (uint32_t pg = rec->first; pg < rec->first + rec->npages; pg++) {
+            sdsm_page_lock(pg);
+            fn(pg, arg);
+            sdsm_page_unlock(pg);
+        }
+    }
+}
+
+/* sweep's step, page lock held: leave is the LEAVE list of each home. */
+static void sweep_page(uint32_t pg, void *arg)
+{
+    buf_t *leave = arg;
+    sdsm_page_t *p = sdsm_page(pg);
+    int home = p->home1 - 1;
+    if (p->state != SDSM_PG_READ_ONLY || !p->home1 || home == I.me || (p->flags & SDSM_PGF_DIRTY))
+        return;
+    if (p->flags & SDSM_PGF_IDLE) {
+        p->flags &= (uint8_t)~SDSM_PGF_IDLE;
+        sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+        sdsm_buf_reserve(&leave[home], 4);
+        memcpy(leave[home].p + leave[home].len, &pg, 4);
+        leave[home].len += 4;
+        sdsm_stat_add(SDSM_ST_PAGES_UNMAPPED, 1);
+    } else {
+        p->flags |= SDSM_PGF_IDLE;
+        sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* the next touch tells us */
+    }
+}
+
 /* Unmap time-out sweep (after a barrier): drop copies left idle since the
  * last sweep, arm the others. */
 static void sweep(void)
@@ -648,33 +686,7 @@ static void sweep(void)
     buf_t *leave = calloc((size_t)I.n, sizeof *leave);
     if (!leave)
         return;
-    uint32_t na = sdsm_alloc_count();
-    for (uint32_t a = 0; a < na; a++) {
-        const sdsm_alloc_rec_t *rec = sdsm_alloc_get(a);
-        if (!rec->live)
-            continue;
-        for (uint32_t pg = rec->first; pg < rec->first + rec->npages; pg++) {
-            sdsm_page_t *p = sdsm_page(pg);
-            /* Under the lock: at a home, a fetch changes its page's state. */
-            sdsm_page_lock(pg);
-            int home = p->home1 - 1;
-            if (p->state == SDSM_PG_READ_ONLY && p->home1 && home != I.me &&
-                !(p->flags & SDSM_PGF_DIRTY)) {
-                if (p->flags & SDSM_PGF_IDLE) {
-                    p->flags &= (uint8_t)~SDSM_PGF_IDLE;
-                    sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
-                    sdsm_buf_reserve(&leave[home], 4);
-                    memcpy(leave[home].p + leave[home].len, &pg, 4);
-                    leave[home].len += 4;
-                    sdsm_stat_add(SDSM_ST_PAGES_UNMAPPED, 1);
-                } else {
-                    p->flags |= SDSM_PGF_IDLE;
-                    sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* the next touch tells us */
-                }
-            }
-            sdsm_page_unlock(pg);
-        }
-    }
+    each_block_page(sweep_page, leave);
     for (int h = 0; h < I.n; h++) {
         if (leave[h].len)
             sdsm_net_send(h, SDSM_MSG_LEAVE, 0, 0, leave[h].p, leave[h].len, NULL, 0);
@@ -685,22 +697,18 @@ static void sweep(void)
 
 /* Check mode, a barrier completed (every forward of the epoch applied): a
  * new epoch, whose first read of every page held faults. */
+static void check_protect_page(uint32_t pg, void *arg)
+{
+    (void)arg;
+    uint8_t st = sdsm_page(pg)->state;
+    if (st == SDSM_PG_READ_ONLY || st == SDSM_PG_READ_WRITE)
+        sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* the fault path restores it */
+}
+
 static void check_new_epoch(void)
 {
     atomic_fetch_add(&C.epoch, 1);
-    uint32_t na = sdsm_alloc_count();
-    for (uint32_t a = 0; a < na; a++) {
-        const sdsm_alloc_rec_t *rec = sdsm_alloc_get(a);
-        if (!rec->live)
-            continue;
-        for (uint32_t pg = rec->first; pg < rec->first + rec->npages; pg++) {
-            sdsm_page_lock(pg);
-            uint8_t st = sdsm_page(pg)->state;
-            if (st == SDSM_PG_READ_ONLY || st == SDSM_PG_READ_WRITE)
-                sdsm_page_protect(pg, 1, SDSM_PG_INVALID); /* the fault path restores it */
-            sdsm_page_unlock(pg);
-        }
-    }
+    each_block_page(check_protect_page, NULL);
 }
 
 /* Check mode: writer's writes outside any critical section reached this

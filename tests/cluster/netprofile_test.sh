@@ -9,20 +9,8 @@
 set -u
 BUILD=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-NP="bash $HERE/netprofile.sh --build $BUILD"
-command -v iptables >/dev/null ||
-    { echo "SKIP: netprofile_test: no iptables (Debian: apt-get install iptables)"; exit 77; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/sdsm-netprofile.XXXXXX")
-D=$TMP/cluster
-cleanup() {
-    bash "$HERE/cluster.sh" down "$D" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-bash "$HERE/cluster.sh" up "$D" 2
-rc=$?
-[ $rc -eq 0 ] || exit $rc # 77: skipped by cluster.sh with its message
+. "$HERE/twohosts.sh"
+twohosts_up netprofile_test
 . "$D/env"
 FAILED=0
 fail() {

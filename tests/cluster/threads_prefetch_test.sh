@@ -11,21 +11,8 @@
 set -u
 BUILD=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-NP="bash $HERE/netprofile.sh --build $BUILD"
-command -v iptables >/dev/null ||
-    { echo "SKIP: threads_prefetch_test: no iptables (Debian: apt-get install iptables)"; exit 77; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/sdsm-thpf.XXXXXX")
-D=$TMP/cluster
-cleanup() {
-    $NP "$D" off >/dev/null 2>&1
-    bash "$HERE/cluster.sh" down "$D" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-bash "$HERE/cluster.sh" up "$D" 2
-rc=$?
-[ $rc -eq 0 ] || exit $rc # 77: skipped by cluster.sh with its message
+. "$HERE/twohosts.sh"
+twohosts_up threads_prefetch_test
 $NP "$D" lan >"$TMP/np.log" 2>&1 || { cat "$TMP/np.log"; echo "FAIL: netprofile.sh lan"; exit 1; }
 
 fetches() { # T: total FETCH messages of a cg run with T threads per rank
