@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "mem/alloc.h"
+#include "mem/fault.h"
 #include "mem/page.h"
 #include "proto/proto.h"
 #include "sdsm.h"
@@ -54,17 +55,24 @@ SDSM_API void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi)
  * write-protects it (alloc.h, sdsm_alloc_set_announce): the C library
  * writes the stack with its own locks held, where a fault must not happen.
  * Rank 0 touches every page before returning, so it never faults on it.
+ * Below the len bytes returned, `guard` bytes are never touched: at rank
+ * 0, which runs on the stack, an access there stops the job with
+ * `overflow` (fault.h, sdsm_fault_guard).
  */
-SDSM_API void *sdsm__omp_stack_alloc(size_t len)
+SDSM_API void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow)
 {
-    uint8_t *p = sdsm_alloc(len, 0);
+    if (guard & (sdsm_region.page_size - 1))
+        return NULL;
+    uint8_t *p = sdsm_alloc(guard + len, 0);
     uint32_t pg;
     if (!p || !sdsm_region_page_of(p, &pg) || sdsm_alloc_set_announce(pg))
         return NULL;
-    if (sdsm_rank() == 0)
-        for (size_t off = 0; off < len; off += sdsm_region.page_size)
+    if (sdsm_rank() == 0) {
+        sdsm_fault_guard(pg, (uint32_t)(guard >> sdsm_region.shift), overflow);
+        for (size_t off = guard; off < guard + len; off += sdsm_region.page_size)
             ((volatile uint8_t *)p)[off] = 0;
-    return p;
+    }
+    return p + guard;
 }
 
 /*

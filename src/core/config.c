@@ -55,6 +55,9 @@ static const var_t vars[] = {
     {"SDSM_OMP_HEAP", T_STR, OFF(omp_heap), NULL, 0, 0, NULL,
      "OpenMP programs (sdsmcc): shared heap reserved for malloc, split between the ranks "
      "(default 8G; no memory is used until touched)"},
+    {"SDSM_OMP_STACK", T_STR, OFF(omp_stack), NULL, 0, 0, NULL,
+     "OpenMP programs (sdsmcc): size of the master thread's stack in shared memory, on which main "
+     "runs (default: the stack limit, ulimit -s, from 8M to 256M); an overflow stops the job"},
     {"SDSM_OMP_VERBOSE", T_STR, OFF(omp_verbose), NULL, 0, 0, NULL,
      "OpenMP programs (sdsmcc): 1 reports at exit heap blocks freed by another rank than their "
      "allocator (their memory is not reused)"},

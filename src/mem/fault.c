@@ -7,12 +7,16 @@
  * are passed on: to the previous SA_SIGINFO handler (sanitizers, debuggers'
  * helpers), or by restoring the default action and returning, so the
  * faulting instruction runs again and the process dies with SIGSEGV and a
- * core dump exactly as it would without sdsm.
+ * core dump exactly as it would without sdsm.  A fault on the guard below a
+ * stack in shared memory (sdsm_fault_guard) stops the job with a message
+ * naming that stack: the protocol would serve the guard like any page of
+ * its block, and the overflow would go on into the memory underneath.
  */
 #include "fault.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -26,6 +30,17 @@
 static struct sigaction old_segv;
 static sdsm_fault_fn    handler;
 static int              installed;
+static struct {
+    uint32_t first, n;
+    char     what[512];
+} guard;
+
+void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what)
+{
+    guard.first = first;
+    guard.n = n;
+    snprintf(guard.what, sizeof guard.what, "%s", what ? what : "");
+}
 
 static int is_write_access(void *ctx)
 {
@@ -66,6 +81,9 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 {
     uint32_t pg;
     if (si->si_code > 0 && sdsm_region_page_of(si->si_addr, &pg)) {
+        /* Before the protocol: it would make the guard an ordinary page. */
+        if (pg - guard.first < guard.n)
+            sdsm_fatal("%s; access at %p", guard.what, si->si_addr);
         int saved = errno;
         sdsm_wait_save_t sv; /* so a fault that never ends says which page it waits for */
         sdsm_wait_enter(&sv, SDSM_WAIT_PAGE, pg);
@@ -106,4 +124,5 @@ void sdsm_fault_uninstall(void)
     if (installed)
         sigaction(SIGSEGV, &old_segv, NULL);
     installed = 0;
+    guard.n = 0;
 }

@@ -14,4 +14,13 @@ typedef int (*sdsm_fault_fn)(uint32_t pg, int is_write);
 int  sdsm_fault_install(sdsm_fault_fn fn);
 void sdsm_fault_uninstall(void);
 
+/*
+ * Pages [first, first + n) are a guard below a stack in shared memory (an
+ * OpenMP master's): an access there is an overflow, not a shared access.
+ * The job stops with `what` (copied) and the address instead of the page
+ * going to the protocol.  One guard per process; n = 0 removes it.  Call
+ * before any thread can run on the stack.
+ */
+void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what);
+
 #endif

@@ -27,9 +27,12 @@
 int sdsm__omp_adopt(void *start, size_t len, size_t gap);
 int sdsm__omp_is_shared(const void *p);
 void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi);
-void *sdsm__omp_stack_alloc(size_t len);
+void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow);
 
 #define BRK_HOLE (1ul << 30) /* room left for the C library's brk heap */
+/* Below the master's stack, never touched: as much as Linux keeps below a
+ * process's stack (stack_guard_gap), so a large frame cannot step over it. */
+#define STACK_GUARD (1ul << 20)
 #define PAGE 4096ul
 
 static struct {
@@ -97,21 +100,61 @@ static void adopt_data(void)
         die("internal error: the program's data is not page-aligned");
 }
 
+/* SDSM_OMP_STACK: a size (K, M or G; bytes if none), 0 if unset. */
+static size_t stack_size_from_env(void)
+{
+    const char *s = getenv("SDSM_OMP_STACK");
+    if (!s || !*s)
+        return 0;
+    char *e;
+    unsigned long long v = strtoull(s, &e, 10);
+    unsigned shift = 0;
+    switch (*e) {
+    case 'G': case 'g': shift = 30; e++; break;
+    case 'M': case 'm': shift = 20; e++; break;
+    case 'K': case 'k': shift = 10; e++; break;
+    }
+    if (*e || *s == '-' || v > (1ull << 40) >> shift || (v << shift) < (64ull << 10))
+        die("SDSM_OMP_STACK: expected a size from 64K to 1024G, such as 512K or 64M");
+    return ((size_t)(v << shift) + PAGE - 1) & ~(PAGE - 1);
+}
+
+/* "8M", "1536K", "68K": what the overflow message says. */
+static void size_text(size_t n, char *buf, size_t len)
+{
+    if (n % (1ul << 20) == 0)
+        snprintf(buf, len, "%zuM", n >> 20);
+    else
+        snprintf(buf, len, "%zuK", (n + 1023) >> 10);
+}
+
 /*
  * The master runs main on a stack in shared memory; the fault handler of a
- * thread whose stack is shared memory needs a stack of its own.
+ * thread whose stack is shared memory needs a stack of its own.  Below it,
+ * a guard: an overflow stops the job with a message rather than reach the
+ * memory underneath.
  */
 static void make_master_stack(void)
 {
-    struct rlimit rl;
-    size_t len = 8ul << 20;
-    if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > len)
-        len = rl.rlim_cur;
-    if (len > (256ul << 20))
-        len = 256ul << 20;
-    M.stack = sdsm__omp_stack_alloc(len); /* collective: every rank reaches main's variables */
+    size_t len = stack_size_from_env();
+    if (!len) {
+        struct rlimit rl;
+        len = 8ul << 20;
+        if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > len)
+            len = rl.rlim_cur;
+        if (len > (256ul << 20))
+            len = 256ul << 20;
+    }
+    char size[32], overflow[256];
+    size_text(len, size, sizeof size);
+    snprintf(overflow, sizeof overflow, "the OpenMP master thread overflowed its stack: main runs "
+             "on a %s stack in shared memory; raise SDSM_OMP_STACK (default: the stack limit, "
+             "ulimit -s, from 8M to 256M)", size);
+    /* collective: every rank reaches main's variables */
+    M.stack = sdsm__omp_stack_alloc(len, STACK_GUARD, overflow);
     if (!M.stack)
-        die("cannot allocate the master thread's stack in shared memory");
+        die("cannot allocate the master thread's stack in shared memory (SDSM_OMP_STACK; "
+            "SDSM_HEAP_SIZE bounds the whole region)");
     M.stack_len = len;
 }
 
