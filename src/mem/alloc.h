@@ -65,8 +65,17 @@ const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg);
 /* Home of pg: a rank, or -1 for a first-touch page whose home is not known here. */
 int   sdsm_page_home(uint32_t pg);
-/* Manager of a first-touch page (arbitrates the claim). */
-static inline int sdsm_page_manager(uint32_t pg, int nprocs) { return (int)(pg % (uint32_t)nprocs); }
+/*
+ * Manager of a first-touch page (arbitrates the claim): runs of
+ * SDSM_MGR_CHUNK pages, dealt out round robin.  One manager for a run lets a
+ * claim take the pages after it that a sweep is about to touch, and lets its
+ * answer carry the homes of the rest of the run (fetch.c).
+ */
+#define SDSM_MGR_CHUNK 64u
+static inline int sdsm_page_manager(uint32_t pg, int nprocs)
+{
+    return (int)((pg / SDSM_MGR_CHUNK) % (uint32_t)nprocs);
+}
 
 /* Free-range hook of the protocol (drop copies, twins, copysets). */
 extern void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);

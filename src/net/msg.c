@@ -12,7 +12,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     [SDSM_MSG_FETCH] = {"FETCH", 8, 12, 0, NULL}, /* 8 or 12 (a stride): the handler checks */
     ARRAY(FETCH_REP, 8, 0),        /* exact size checked against the page size */
     FIXED(HOME_REQ, 8),
-    FIXED(HOME_REP, 8),
+    ARRAY(HOME_REP, 8, 2),         /* homes of the pages after it: the handler checks */
     ARRAY(DIFF, 0, 0),             /* self-describing; decoded by mem/diff.c */
     FIXED(DIFF_ACK, 0),
     ARRAY(INVAL, 4, 4),

@@ -28,8 +28,8 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_NONE = 0,
     SDSM_MSG_FETCH,       /* u32 page, u32 count[, i32 stride] -> FETCH_RUN/REP/REPZ, seq echoed */
     SDSM_MSG_FETCH_REP,   /* u32 page, u32 0, page bytes */
-    SDSM_MSG_HOME_REQ,    /* u32 page, u32 claim            -> HOME_REP (first touch) */
-    SDSM_MSG_HOME_REP,    /* u32 page, i32 home */
+    SDSM_MSG_HOME_REQ,    /* u32 page, u32 pages to claim   -> HOME_REP (first touch) */
+    SDSM_MSG_HOME_REP,    /* u32 page, i32 home, i16 homes of the next pages */
     SDSM_MSG_DIFF,        /* diff batch (mem/diff.h), flags: SDSM_DIFF_EAGER -> DIFF_ACK */
     SDSM_MSG_DIFF_ACK,    /* empty */
     SDSM_MSG_INVAL,       /* u32 pages[]                    -> INVAL_ACK */

@@ -170,13 +170,70 @@ static uint32_t join_ahead(uint32_t pg, int home)
     return n;
 }
 
+/*
+ * First-touch claims in runs.  A thread writing a first-touch block in
+ * order (initialising its part of an array, or of a few arrays row by row)
+ * would claim each page with its own round trip to the page's manager.
+ * When a claim continues one of this thread's recent runs of first touches,
+ * it asks for as many pages after it as the run has so far (up to the end
+ * of the manager's run and of the allocation): the manager grants those
+ * nobody has claimed yet, and the write-ahead then opens them as home pages.
+ * A page claimed ahead but never touched here is homed here although
+ * another rank touches it first: a placement cost, never a wrong answer,
+ * and bounded by the doubling (a run that ends at a neighbour's block
+ * claims at most as many of its pages as it wrote of its own).
+ */
+#define FT_STREAMS 4
+
+typedef struct ft_streams {
+    uint32_t next[FT_STREAMS]; /* the page after a run of first touches */
+    uint32_t len[FT_STREAMS];  /* the run's length */
+    uint32_t victim;
+} ft_streams_t;
+
+static __thread ft_streams_t ft __attribute__((tls_model("initial-exec")));
+
+static int ft_stream(uint32_t pg)
+{
+    for (int i = 0; i < FT_STREAMS; i++)
+        if (ft.next[i] == pg && pg)
+            return i;
+    return -1;
+}
+
+/* This thread first-touched pg (as its home). */
+static void ft_touched(uint32_t pg)
+{
+    int i = ft_stream(pg);
+    if (i < 0) {
+        i = (int)(ft.victim++ % FT_STREAMS);
+        ft.len[i] = 0;
+    }
+    ft.next[i] = pg + 1;
+    ft.len[i]++;
+}
+
+static uint32_t claim_run(uint32_t pg)
+{
+    int i = ft_stream(pg);
+    const sdsm_alloc_rec_t *a = i < 0 ? NULL : sdsm_alloc_find(pg);
+    if (!a)
+        return 1;
+    uint64_t end = (pg / SDSM_MGR_CHUNK + 1) * SDSM_MGR_CHUNK;
+    if (end > (uint64_t)a->first + a->npages)
+        end = (uint64_t)a->first + a->npages;
+    if (end > (uint64_t)pg + ft.len[i])
+        end = (uint64_t)pg + ft.len[i];
+    return end > pg ? (uint32_t)(end - pg) : 1;
+}
+
 /* Returns the pages asked for (for the trace). */
 static uint32_t start_fetch(uint32_t pg, int home)
 {
     uint32_t tag = my_tag = new_tag();
     set_fetching(pg, tag);
     if (home < 0) {
-        uint32_t q[2] = {pg, 1};
+        uint32_t q[2] = {pg, claim_run(pg)};
         sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
         return 1;
     }
@@ -310,8 +367,10 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
                 sdsm_page_unlock((uint32_t)q);
             break;
         }
-        if (p->state == SDSM_PG_INVALID) /* first touch, as in the fault path */
+        if (p->state == SDSM_PG_INVALID) { /* first touch, as in the fault path */
             sdsm_page_set((uint32_t)q, SDSM_PG_READ_ONLY, 1, 0);
+            ft_touched((uint32_t)q);
+        }
         o->held[s / 64] |= 1ull << (s % 64);
         open_write((uint32_t)q, H.me);
         o->locked[o->n] = (uint8_t)!own;
@@ -353,6 +412,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             /* First touch at the home: read-only first, so a write takes the
              * write path below (twins and hooks in one place). */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, !is_write);
+            ft_touched(pg);
             continue;
         }
         p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
@@ -507,21 +567,57 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
+/* The manager's answer: pg's home, then the homes (-1: nobody's yet) of the
+ * pages after it in its run and allocation, which the asker learns. */
+static void home_reply(int to, uint32_t pg, int home, const sdsm_alloc_rec_t *a)
+{
+    struct {
+        int32_t pg, home;
+        int16_t next[SDSM_MGR_CHUNK - 1];
+    } rep = {(int32_t)pg, home, {0}};
+    uint32_t end = (pg / SDSM_MGR_CHUNK + 1) * SDSM_MGR_CHUNK, n = 0;
+    if (a && end > a->first + a->npages)
+        end = a->first + a->npages;
+    for (uint32_t q = pg + 1; a && q < end; q++) {
+        sdsm_page_lock(q);
+        rep.next[n++] = (int16_t)(sdsm_page(q)->home1 - 1);
+        sdsm_page_unlock(q);
+    }
+    sdsm_net_send(to, SDSM_MSG_HOME_REP, 0, 0, &rep, 8 + 2 * n, NULL, 0);
+}
+
 static int on_home_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    uint32_t pg = rd32(p);
-    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != H.me)
+    uint32_t pg = rd32(p), claim = rd32(p + 4);
+    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != H.me ||
+        claim > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK)
         return -EPROTO;
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     if (a && a->home != -3 /* SDSM_HOME_FIRST_TOUCH */)
         return -EPROTO;
-    sdsm_page_lock(pg);
-    sdsm_page_t *m = sdsm_page(pg);
-    if (!m->home1 && rd32(p + 4))
-        m->home1 = src + 1; /* the first claim wins */
-    int32_t rep[2] = {(int32_t)pg, m->home1 - 1};
-    sdsm_page_unlock(pg);
-    sdsm_net_send(src, SDSM_MSG_HOME_REP, 0, h->seq, rep, 8, NULL, 0);
+    /* Pages ahead only within the allocation as this rank knows it: the
+     * asker may have recorded a new allocation before this rank did. */
+    if (!a && claim > 1)
+        claim = 1;
+    if (a && claim > a->first + a->npages - pg)
+        claim = a->first + a->npages - pg;
+    /* The first claim wins: pg's, then those of the pages after it. */
+    int home = -1;
+    for (uint32_t q = pg; q < pg + (claim ? claim : 1); q++) {
+        sdsm_page_lock(q);
+        sdsm_page_t *m = sdsm_page(q);
+        if (!m->home1 && claim)
+            m->home1 = src + 1;
+        if (q == pg)
+            home = m->home1 - 1;
+        sdsm_page_unlock(q);
+    }
+    if (h->seq) { /* sdsm_proto_home_query: the page alone */
+        int32_t rep[2] = {(int32_t)pg, home};
+        sdsm_net_send(src, SDSM_MSG_HOME_REP, 0, h->seq, rep, 8, NULL, 0);
+    } else {
+        home_reply(src, pg, home, a);
+    }
     return 0;
 }
 
@@ -654,14 +750,48 @@ static int on_fetch_zc(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
+/*
+ * Homes learned from a manager's answer: the pages after pg in its run that
+ * somebody has claimed.  Only pages of pg's own first-touch allocation,
+ * whose homes, once claimed, change only by a collective move or free; a
+ * page whose home is known here already keeps it.
+ */
+static void learn_homes(uint32_t pg, const uint8_t *next, uint32_t n)
+{
+    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
+    if (!a || a->home != -3 /* SDSM_HOME_FIRST_TOUCH */)
+        return;
+    for (uint32_t i = 0; i < n && pg + 1 + i < a->first + a->npages; i++) {
+        int16_t home;
+        memcpy(&home, next + 2 * i, 2);
+        if (home < 0)
+            continue;
+        uint32_t q = pg + 1 + i;
+        sdsm_page_lock(q);
+        sdsm_page_t *m = sdsm_page(q);
+        if (!m->home1)
+            m->home1 = home + 1;
+        sdsm_page_unlock(q);
+    }
+}
+
 static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p);
     int32_t home = (int32_t)rd32(p + 4);
     if (h->seq) /* answer to sdsm_proto_home_query */
-        return home < -1 || home >= H.n ? -EPROTO : sdsm_rpc_reply(h->seq, 0, &home, 4);
-    if (pg >= sdsm_region.npages || home < 0 || home >= H.n || src != sdsm_page_manager(pg, H.n))
+        return home < -1 || home >= H.n || h->len != 8 ? -EPROTO : sdsm_rpc_reply(h->seq, 0, &home, 4);
+    uint32_t nnext = (h->len - 8) / 2;
+    if (pg >= sdsm_region.npages || home < 0 || home >= H.n || src != sdsm_page_manager(pg, H.n) ||
+        nnext > SDSM_MGR_CHUNK - 1 - pg % SDSM_MGR_CHUNK)
         return -EPROTO;
+    for (uint32_t i = 0; i < nnext; i++) {
+        int16_t hq;
+        memcpy(&hq, p + 8 + 2 * i, 2);
+        if (hq < -1 || hq >= H.n)
+            return -EPROTO;
+    }
+    learn_homes(pg, p + 8, nnext); /* before pg: a waiter on pg finds them known */
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
     if (m->state != SDSM_PG_FETCHING) {

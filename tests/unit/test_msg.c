@@ -35,7 +35,7 @@ static const struct {
     {SDSM_MSG_FETCH, "FETCH", 8, 12, 0}, /* page, count (prefetch)[, stride]: 8 or 12, checked by the handler */
     {SDSM_MSG_FETCH_REP, "FETCH_REP", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_HOME_REQ, "HOME_REQ", 8, 8, 0},
-    {SDSM_MSG_HOME_REP, "HOME_REP", 8, 8, 0},
+    {SDSM_MSG_HOME_REP, "HOME_REP", 8, ANY, 2}, /* page, home, homes of the next pages */
     {SDSM_MSG_DIFF, "DIFF", 0, ANY, 0},
     {SDSM_MSG_DIFF_ACK, "DIFF_ACK", 0, 0, 0},
     {SDSM_MSG_INVAL, "INVAL", 4, ANY, 4},
