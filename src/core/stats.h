@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SDSM_STATS_MAX_TYPES 40 /* at least net/msg.h's SDSM_MSG_NTYPES (checked there) */
+#define SDSM_STATS_MAX_TYPES 48 /* at least net/msg.h's SDSM_MSG_NTYPES (checked there) */
 
 typedef enum sdsm_stat {
     SDSM_ST_READ_FAULTS,

@@ -46,6 +46,9 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(ATOMIC, 24),
     FIXED(ATOMIC_REP, 12),
     ARRAY(BAR_UP, 44, 4),          /* flags, sdsm_coll_t, root, count */
+    FIXED(SOFT_PROBE, 8),
+    FIXED(SOFT_REP, 16),
+    FIXED(SOFT_CONFIRM, 8),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

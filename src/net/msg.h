@@ -63,6 +63,9 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_ATOMIC,      /* u32 page, u16 offset, u8 size, u8 op, u64 value, u64 expected -> ATOMIC_REP */
     SDSM_MSG_ATOMIC_REP,  /* u64 old, i32 status (1 done, 0 compare failed, < 0 refused) */
     SDSM_MSG_BAR_UP,      /* u32 flags, sdsm_coll_t, u32 root, u32 n, {u32 page, i32 writer}[n], moves[]: a subtree arrived */
+    SDSM_MSG_SOFT_PROBE,  /* u32 first, u32 count: a manager asks the rank that claimed them ahead -> SOFT_REP */
+    SDSM_MSG_SOFT_REP,    /* u32 first, u32 count, u64 kept (bit i: page first + i touched, kept; else given up) */
+    SDSM_MSG_SOFT_CONFIRM, /* u32 first, u32 count: pages the sender claimed ahead and has touched */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

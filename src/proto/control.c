@@ -172,6 +172,7 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
             sdsm_page_t *m = sdsm_page(pg);
             int old = sdsm_page_home(pg);
             if (old == to) {
+                sdsm_home_soft_clear(pg); /* decided by the move */
                 sdsm_page_unlock(pg);
                 continue;
             }
@@ -180,7 +181,7 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
                 sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, sdsm_page_rt(pg), H.ps);
                 free(m->copyset);
                 m->copyset = NULL;
-            } else if (old < 0 && sdsm_page_manager(pg, H.n) == H.me) {
+            } else if (old < 0 && sdsm_page_manager(pg, H.n) == H.me && sdsm_home_soft_owner(pg) < 0) {
                 /* A first-touch page nobody claimed (its manager would know):
                  * no home has contents to send, and they are zeros. */
                 static uint8_t *zeros;
@@ -196,6 +197,7 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
             m->flags &= (uint8_t)~(SDSM_PGF_TWIN | SDSM_PGF_IDLE | SDSM_PGF_AWAIT_PUSH);
             m->pushes = 0;
             m->home1 = to + 1;
+            sdsm_home_soft_clear(pg); /* its claimer sent the contents, if a manager's */
             if (to == H.me)
                 H.home_data_expected++; /* may have arrived already: counts only grow */
             sdsm_page_unlock(pg);
@@ -222,6 +224,7 @@ void sdsm_home_free_range(uint32_t first, uint32_t n)
             sdsm_page_t *m = sdsm_page((uint32_t)pg);
             if (m->state)
                 sdsm_home_ahead_drop((uint32_t)pg);
+            sdsm_home_soft_clear((uint32_t)pg);
             if (m->state || m->flags || m->home1 || m->copyset) {
                 free(m->copyset);
                 memset(m, 0, sizeof *m);

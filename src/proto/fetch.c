@@ -28,6 +28,7 @@
 #include "proto/home_int.h"
 #include "proto/proto.h"
 #include "proto/zcopy.h"
+#include "sdsm.h"
 
 /*
  * Fetch tags.  Every request carries a tag (its header's seq), recorded
@@ -188,6 +189,7 @@ static uint32_t join_ahead(uint32_t pg, int home)
 typedef struct ft_streams {
     uint32_t next[FT_STREAMS]; /* the page after a run of first touches */
     uint32_t len[FT_STREAMS];  /* the run's length */
+    uint32_t soft[FT_STREAMS]; /* first page it claimed ahead in its manager's run, + 1 */
     uint32_t victim;
 } ft_streams_t;
 
@@ -201,13 +203,46 @@ static int ft_stream(uint32_t pg)
     return -1;
 }
 
-/* This thread first-touched pg (as its home). */
+/*
+ * This thread first-touched pg (as its home).  A run that leaves a
+ * manager's run has touched every page it claimed ahead there: the manager
+ * is told (SOFT_CONFIRM), so others learn those homes from its answers and
+ * it need not ask (claim.c).  Pages claimed ahead where a run ends are
+ * asked about when somebody else wants them.
+ */
+static void ft_confirm(int i, uint32_t upto)
+{
+    uint32_t s = ft.soft[i], q[2] = {s - 1, upto - (s - 1)};
+    if (upto > s - 1 && q[1] <= SDSM_MGR_CHUNK - q[0] % SDSM_MGR_CHUNK)
+        sdsm_net_send(sdsm_page_manager(s - 1, H.n), SDSM_MSG_SOFT_CONFIRM, 0, 0, q, 8, NULL, 0);
+}
+
+/* A release: the pages this thread's runs claimed ahead and touched so far
+ * are confirmed now, before the others, synchronised by it, ask for them. */
+void sdsm_home_claims_flush(void)
+{
+    for (int i = 0; i < FT_STREAMS; i++) {
+        uint32_t s = ft.soft[i], next = ft.next[i];
+        if (!s)
+            continue;
+        ft_confirm(i, next);
+        /* the rest of its manager's run may still be claimed softly */
+        ft.soft[i] = next / SDSM_MGR_CHUNK == (s - 1) / SDSM_MGR_CHUNK ? next + 1 : 0;
+    }
+}
+
 static void ft_touched(uint32_t pg)
 {
     int i = ft_stream(pg);
     if (i < 0) {
         i = (int)(ft.victim++ % FT_STREAMS);
         ft.len[i] = 0;
+        ft.soft[i] = 0;
+    }
+    uint32_t s = ft.soft[i];
+    if (s && pg / SDSM_MGR_CHUNK != (s - 1) / SDSM_MGR_CHUNK) {
+        ft_confirm(i, pg);
+        ft.soft[i] = 0;
     }
     ft.next[i] = pg + 1;
     ft.len[i]++;
@@ -224,7 +259,15 @@ static uint32_t claim_run(uint32_t pg)
         end = (uint64_t)a->first + a->npages;
     if (end > (uint64_t)pg + ft.len[i])
         end = (uint64_t)pg + ft.len[i];
-    return end > pg ? (uint32_t)(end - pg) : 1;
+    if (end <= (uint64_t)pg + 1)
+        return 1;
+    if (ft.soft[i] && (ft.soft[i] - 1) / SDSM_MGR_CHUNK != pg / SDSM_MGR_CHUNK) {
+        ft_confirm(i, pg); /* the run left that manager's run: all touched */
+        ft.soft[i] = 0;
+    }
+    if (!ft.soft[i])
+        ft.soft[i] = pg + 2; /* pg + 1 onwards are claimed softly */
+    return (uint32_t)(end - pg);
 }
 
 /* Returns the pages asked for (for the trace). */
@@ -567,60 +610,6 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
-/* The manager's answer: pg's home, then the homes (-1: nobody's yet) of the
- * pages after it in its run and allocation, which the asker learns. */
-static void home_reply(int to, uint32_t pg, int home, const sdsm_alloc_rec_t *a)
-{
-    struct {
-        int32_t pg, home;
-        int16_t next[SDSM_MGR_CHUNK - 1];
-    } rep = {(int32_t)pg, home, {0}};
-    uint32_t end = (pg / SDSM_MGR_CHUNK + 1) * SDSM_MGR_CHUNK, n = 0;
-    if (a && end > a->first + a->npages)
-        end = a->first + a->npages;
-    for (uint32_t q = pg + 1; a && q < end; q++) {
-        sdsm_page_lock(q);
-        rep.next[n++] = (int16_t)(sdsm_page(q)->home1 - 1);
-        sdsm_page_unlock(q);
-    }
-    sdsm_net_send(to, SDSM_MSG_HOME_REP, 0, 0, &rep, 8 + 2 * n, NULL, 0);
-}
-
-static int on_home_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
-{
-    uint32_t pg = rd32(p), claim = rd32(p + 4);
-    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != H.me ||
-        claim > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK)
-        return -EPROTO;
-    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
-    if (a && a->home != -3 /* SDSM_HOME_FIRST_TOUCH */)
-        return -EPROTO;
-    /* Pages ahead only within the allocation as this rank knows it: the
-     * asker may have recorded a new allocation before this rank did. */
-    if (!a && claim > 1)
-        claim = 1;
-    if (a && claim > a->first + a->npages - pg)
-        claim = a->first + a->npages - pg;
-    /* The first claim wins: pg's, then those of the pages after it. */
-    int home = -1;
-    for (uint32_t q = pg; q < pg + (claim ? claim : 1); q++) {
-        sdsm_page_lock(q);
-        sdsm_page_t *m = sdsm_page(q);
-        if (!m->home1 && claim)
-            m->home1 = src + 1;
-        if (q == pg)
-            home = m->home1 - 1;
-        sdsm_page_unlock(q);
-    }
-    if (h->seq) { /* sdsm_proto_home_query: the page alone */
-        int32_t rep[2] = {(int32_t)pg, home};
-        sdsm_net_send(src, SDSM_MSG_HOME_REP, 0, h->seq, rep, 8, NULL, 0);
-    } else {
-        home_reply(src, pg, home, a);
-    }
-    return 0;
-}
-
 static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p);
@@ -759,7 +748,7 @@ static int on_fetch_zc(int src, const sdsm_hdr_t *h, const uint8_t *p)
 static void learn_homes(uint32_t pg, const uint8_t *next, uint32_t n)
 {
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
-    if (!a || a->home != -3 /* SDSM_HOME_FIRST_TOUCH */)
+    if (!a || a->home != SDSM_HOME_FIRST_TOUCH)
         return;
     for (uint32_t i = 0; i < n && pg + 1 + i < a->first + a->npages; i++) {
         int16_t home;
@@ -826,7 +815,6 @@ int sdsm_proto_home_query(uint32_t pg)
 void sdsm_home_fetch_init(void)
 {
     sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch);
-    sdsm_msg_set_handler(SDSM_MSG_HOME_REQ, on_home_req);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REP, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REPZ, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_RUN, on_fetch_run);

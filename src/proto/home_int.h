@@ -57,6 +57,8 @@ typedef struct sdsm_home_state {
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
     uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
     uint32_t       *ftag;         /* per page, under its lock: tag of the fetch it waits for */
+    uint16_t       *soft;         /* per page, under its lock, at its manager: claimed ahead by
+                                     rank soft - 1 and maybe never touched (claim.c) */
     _Atomic uint8_t *ahead;       /* per page: asked for ahead of a fault, not seen in use yet */
     pthread_mutex_t lockfwd_mtx;
     buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order:
@@ -95,5 +97,13 @@ void sdsm_home_inval_init(void);
 void sdsm_home_notice_init(void);
 void sdsm_home_control_init(void);
 void sdsm_home_atomic_init(void);
+void sdsm_home_claim_init(void);
+
+/* claim.c: pg's lock held, at its manager: the rank that claimed pg ahead
+ * of use (-1: none); forget it (a move or a free decides the page). */
+int  sdsm_home_soft_owner(uint32_t pg);
+/* fetch.c: a release confirms the calling thread's touched soft claims. */
+void sdsm_home_claims_flush(void);
+void sdsm_home_soft_clear(uint32_t pg);
 
 #endif

@@ -99,6 +99,7 @@ static chunk_page_t release_state(uint32_t pg, int eager)
 int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
 {
     int eager = kind == SDSM_SYNC_LOCK;
+    sdsm_home_claims_flush();
     pthread_mutex_lock(&H.release_mtx);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
     if (n == 0) { /* the common case of a lock or barrier without writes */

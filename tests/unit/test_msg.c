@@ -69,6 +69,9 @@ static const struct {
     {SDSM_MSG_ATOMIC, "ATOMIC", 24, 24, 0},        /* page, offset, size, op, value, expected */
     {SDSM_MSG_ATOMIC_REP, "ATOMIC_REP", 12, 12, 0}, /* old value, status */
     {SDSM_MSG_BAR_UP, "BAR_UP", 44, ANY, 4},      /* flags, call, root, n, pairs, moves */
+    {SDSM_MSG_SOFT_PROBE, "SOFT_PROBE", 8, 8, 0},   /* first, count */
+    {SDSM_MSG_SOFT_REP, "SOFT_REP", 16, 16, 0},     /* first, count, kept bits */
+    {SDSM_MSG_SOFT_CONFIRM, "SOFT_CONFIRM", 8, 8, 0}, /* first, count */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
