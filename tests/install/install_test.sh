@@ -66,4 +66,21 @@ cmake -S "$tmp/cmc" -B "$tmp/cmc/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cmc/b" >/dev/null
 out=$("$tmp/prefix/bin/sdsmrun" -n 3 --timeout 60 "$tmp/cmc/b/tmk")
 [ "$out" = 6 ] || { echo "find_package sdsm::sdsm_compat build printed '$out', expected 6"; exit 1; }
-echo "install OK: pkg-config and find_package(sdsm) builds run (sdsm and sdsm-compat)"
+# An unmodified OpenMP program through the installed sdsmcc, run by the
+# installed sdsmrun: the same output as gcc -fopenmp on one machine.
+cat > "$tmp/omp.c" <<'C'
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+    long n = 100000, *a = malloc(n * sizeof *a), sum = 0;
+#pragma omp parallel for reduction(+ : sum)
+    for (long i = 0; i < n; i++) { a[i] = i; sum += a[i]; }
+    printf("%d %ld\n", omp_get_max_threads(), sum);
+    return 0;
+}
+C
+PATH="$tmp/prefix/bin:$PATH" sdsmcc -O2 -fopenmp "$tmp/omp.c" -o "$tmp/omp_sdsm"
+out=$(PATH="$tmp/prefix/bin:$PATH" sdsmrun -n 2 --timeout 60 "$tmp/omp_sdsm")
+[ "$out" = "2 4999950000" ] || { echo "sdsmcc build printed '$out', expected '2 4999950000'"; exit 1; }
+echo "install OK: pkg-config, find_package(sdsm) and sdsmcc builds run (sdsm, sdsm-compat, OpenMP)"
