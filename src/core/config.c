@@ -85,6 +85,10 @@ static const var_t vars[] = {
     {"SDSM_WRITE_AHEAD", T_LONG, OFF(write_ahead), "32", 0, 128, NULL,
      "most home pages made writable ahead when a thread's write faults on pages others hold "
      "follow a pattern (0: one page per fault; not under ibec)"},
+    {"SDSM_HOME_HOT", T_LONG, OFF(home_hot), "0", 0, 127, NULL,
+     "a home page others hold, written by its home in this many intervals in a row (at most 4 "
+     "apart), stays writable and is announced as written at every release, checked again "
+     "every 16 intervals (0: off; not under ibec)"},
     {"SDSM_WRITE_BUFFER", T_LONG, OFF(write_buffer), "0", 0, 1 << 24, NULL,
      "write buffer: at most this many pages homed elsewhere wait for the release with their "
      "diffs unmade; a write fault beyond it sends the oldest one's diff home now (0: off; hlrc "

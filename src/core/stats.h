@@ -52,6 +52,7 @@ typedef enum sdsm_stat {
     SDSM_ST_IBEC_OVERLAPS,  /* ibec: critical sections entered while another thread of the rank was in one */
     SDSM_ST_IBEC_HANDOVERS, /* ibec: pages one thread's critical section took from another's */
     SDSM_ST_WBUF_FLUSHES,   /* diffs sent early by the write buffer (SDSM_WRITE_BUFFER) */
+    SDSM_ST_HOT_KEPT,       /* home pages announced at a release without a write fault (SDSM_HOME_HOT) */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

@@ -198,6 +198,7 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
             m->pushes = 0;
             m->home1 = to + 1;
             sdsm_home_soft_clear(pg); /* its claimer sent the contents, if a manager's */
+            sdsm_home_hot_clear(pg);
             if (to == H.me)
                 H.home_data_expected++; /* may have arrived already: counts only grow */
             sdsm_page_unlock(pg);
@@ -225,6 +226,7 @@ void sdsm_home_free_range(uint32_t first, uint32_t n)
             if (m->state)
                 sdsm_home_ahead_drop((uint32_t)pg);
             sdsm_home_soft_clear((uint32_t)pg);
+            sdsm_home_hot_clear((uint32_t)pg);
             if (m->state || m->flags || m->home1 || m->copyset) {
                 free(m->copyset);
                 memset(m, 0, sizeof *m);

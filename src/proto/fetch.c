@@ -415,6 +415,8 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
             ft_touched((uint32_t)q);
         }
         o->held[s / 64] |= 1ull << (s % 64);
+        if (p->state == SDSM_PG_READ_ONLY)
+            sdsm_home_hot_fault((uint32_t)q); /* the stream's next page: about to be written */
         open_write((uint32_t)q, H.me);
         o->locked[o->n] = (uint8_t)!own;
         o->pg[o->n++] = (uint32_t)q;
@@ -480,6 +482,8 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             int32_t stride = 1;
             o.n = 0;
             open_write(pg, home);
+            if (home == H.me && is_write > 0)
+                sdsm_home_hot_fault(pg);
             if (home == H.me && is_write > 0)
                 write_ahead(pg, &o, &stride);
             open_mappings(pg, &o, stride);
@@ -566,7 +570,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
              * on its writes must be seen, and this interval's announced
              * (a page never write-protected, alloc.h, is announced by every
              * release from now on instead). */
-            if (!sdsm_page_announced(pg)) {
+            if (!sdsm_page_announced(pg) && !sdsm_home_hot(pg)) {
                 sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
                 m->flags |= SDSM_PGF_FLUSHED;
             }

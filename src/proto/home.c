@@ -136,6 +136,10 @@ int sdsm_home_init(void)
     H.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.inflight = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.ftag = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.hot = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+    H.hot_last = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.hot_last, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.soft = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.soft, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.ahead = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -147,7 +151,7 @@ int sdsm_home_init(void)
     H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
     H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
     if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || H.ftag == MAP_FAILED ||
-        H.soft == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
+        H.soft == MAP_FAILED || H.hot == MAP_FAILED || H.hot_last == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
         !H.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;

@@ -57,6 +57,10 @@ typedef struct sdsm_home_state {
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
     uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
     uint32_t       *ftag;         /* per page, under its lock: tag of the fetch it waits for */
+    uint8_t        *hot;          /* per page, under its lock, at its home: written in hot_streak
+                                     intervals in a row (HOT_ON: kept open, release.c) */
+    uint16_t       *hot_last;     /* ...the interval of its last write fault (mod 2^16) */
+    _Atomic uint32_t interval;    /* releases so far (written under release_mtx) */
     uint16_t       *soft;         /* per page, under its lock, at its manager: claimed ahead by
                                      rank soft - 1 and maybe never touched (claim.c) */
     _Atomic uint8_t *ahead;       /* per page: asked for ahead of a fault, not seen in use yet */
@@ -102,6 +106,12 @@ void sdsm_home_claim_init(void);
 /* claim.c: pg's lock held, at its manager: the rank that claimed pg ahead
  * of use (-1: none); forget it (a move or a free decides the page). */
 int  sdsm_home_soft_owner(uint32_t pg);
+/* release.c, page lock held, at the home (SDSM_HOME_HOT): pg took a write
+ * fault while others hold it; is pg kept open (never write-protected)?;
+ * forget pg (freed or moved). */
+void sdsm_home_hot_fault(uint32_t pg);
+int  sdsm_home_hot(uint32_t pg);
+void sdsm_home_hot_clear(uint32_t pg);
 /* fetch.c: a release confirms the calling thread's touched soft claims. */
 void sdsm_home_claims_flush(void);
 void sdsm_home_soft_clear(uint32_t pg);

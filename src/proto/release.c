@@ -42,6 +42,67 @@ static int home_shared(uint32_t pg)
 }
 
 /*
+ * Hot home pages (SDSM_HOME_HOT).  A home page others hold is write-protected
+ * at every release so that the home's next write is seen, which costs a
+ * fault (and an mprotect) per page per interval when the home rewrites the
+ * same pages every interval (fft's transposed arrays, a stencil's boundary
+ * rows).  A page written by its home in SDSM_HOME_HOT intervals in a row
+ * (at most HOT_GAP intervals apart) stays writable and is announced as written at every release, like a page
+ * of an announced block (alloc.h): readers fetch it again each interval,
+ * which they would anyway if it is rewritten.  Every 16 intervals (staggered
+ * by page) it is protected once more; one write fault in the next interval
+ * makes it hot again, none leaves it protected, so a page the home stopped
+ * writing costs readers at most 16 needless fetches.
+ */
+#define HOT_ON    0x80u
+#define HOT_CHECK 16u
+#define HOT_GAP   4u /* a write this few intervals after the last continues the run (fft
+                        writes its arrays every other interval) */
+
+static int hot_enabled(void)
+{
+    return sdsm_cfg.home_hot > 0 && !sdsm_home_write_hook && !sdsm_home_twins_at_home;
+}
+
+void sdsm_home_hot_fault(uint32_t pg)
+{
+    if (!hot_enabled())
+        return;
+    uint16_t now = (uint16_t)atomic_load_explicit(&H.interval, memory_order_relaxed);
+    uint32_t streak = H.hot[pg] & ~HOT_ON;
+    if (H.hot_last[pg] == now && streak)
+        return; /* this interval counted already */
+    streak = (uint16_t)(now - H.hot_last[pg]) <= HOT_GAP && streak ? streak + 1 : 1;
+    if (streak > 0x7f)
+        streak = 0x7f;
+    H.hot_last[pg] = now;
+    H.hot[pg] = (uint8_t)(streak | (streak >= (uint32_t)sdsm_cfg.home_hot ? HOT_ON : 0));
+}
+
+int sdsm_home_hot(uint32_t pg)
+{
+    return (H.hot[pg] & HOT_ON) && hot_enabled();
+}
+
+void sdsm_home_hot_clear(uint32_t pg)
+{
+    if (H.hot[pg])
+        H.hot[pg] = 0;
+}
+
+/* Page lock held, a release, pg a hot home page others hold: kept open
+ * (1), or checked again this interval (0: it is protected as usual, and a
+ * write in the next interval makes it hot again at once). */
+static int hot_keep(uint32_t pg, uint32_t interval)
+{
+    if ((interval + pg) % HOT_CHECK)
+        return 1;
+    H.hot[pg] = (uint8_t)(sdsm_cfg.home_hot - 1 > 0x7f ? 0x7f : sdsm_cfg.home_hot - 1);
+    H.hot_last[pg] = (uint16_t)(interval - 1); /* a write this interval counts as the next in a row */
+    return 0;
+}
+
+/*
  * The release works through the sorted dirty pages in chunks of consecutive
  * pages (at most CHUNK, so their stripe locks are distinct), all locked at
  * once: the states change first, then the mappings of the pages going back
@@ -70,9 +131,14 @@ static chunk_page_t release_state(uint32_t pg, int eager)
         /* Nobody else holds this home page: nothing to announce, and it
          * stays writable, so the next interval's writes cost no fault.
          * A fetch of it (on_fetch) write-protects it again first. */
-    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && sdsm_page_announced(pg)) {
-        /* Never write-protected (alloc.h): taken as written in every
-         * interval while others hold copies, and kept on the dirty list. */
+    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me &&
+               (sdsm_page_announced(pg) ||
+                (sdsm_home_hot(pg) && hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed))))) {
+        /* Never write-protected (alloc.h), or hot (above): taken as written
+         * in every interval while others hold copies, and kept on the dirty
+         * list. */
+        if (!sdsm_page_announced(pg))
+            sdsm_stat_add(SDSM_ST_HOT_KEPT, 1);
         c.notice = eager;
         c.written = 1;
         sdsm_page_mark_dirty(pg);
@@ -101,6 +167,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     int eager = kind == SDSM_SYNC_LOCK;
     sdsm_home_claims_flush();
     pthread_mutex_lock(&H.release_mtx);
+    atomic_fetch_add_explicit(&H.interval, 1, memory_order_relaxed);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
     if (n == 0) { /* the common case of a lock or barrier without writes */
         pthread_mutex_unlock(&H.release_mtx);
