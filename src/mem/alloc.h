@@ -76,6 +76,14 @@ static inline int sdsm_page_manager(uint32_t pg, int nprocs)
 {
     return (int)((pg / SDSM_MGR_CHUNK) % (uint32_t)nprocs);
 }
+/* The end (exclusive) of pg's manager run, inside the allocation a if given. */
+static inline uint32_t sdsm_mgr_run_end(uint32_t pg, const sdsm_alloc_rec_t *a)
+{
+    uint64_t end = ((uint64_t)pg / SDSM_MGR_CHUNK + 1) * SDSM_MGR_CHUNK;
+    if (a && end > (uint64_t)a->first + a->npages)
+        end = (uint64_t)a->first + a->npages;
+    return (uint32_t)end;
+}
 
 /* Free-range hook of the protocol (drop copies, twins, copysets). */
 extern void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);

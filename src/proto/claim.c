@@ -103,9 +103,7 @@ static void home_reply(int to, uint32_t pg, int home, uint32_t seq)
         int16_t next[SDSM_MGR_CHUNK - 1];
     } rep = {(int32_t)pg, home, {0}};
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
-    uint32_t end = (pg / SDSM_MGR_CHUNK + 1) * SDSM_MGR_CHUNK, n = 0;
-    if (a && end > a->first + a->npages)
-        end = a->first + a->npages;
+    uint32_t end = sdsm_mgr_run_end(pg, a), n = 0;
     for (uint32_t q = pg + 1; a && q < end; q++) {
         sdsm_page_lock(q);
         int soft = sdsm_home_soft_owner(q);

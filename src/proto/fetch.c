@@ -254,9 +254,7 @@ static uint32_t claim_run(uint32_t pg)
     const sdsm_alloc_rec_t *a = i < 0 ? NULL : sdsm_alloc_find(pg);
     if (!a)
         return 1;
-    uint64_t end = (pg / SDSM_MGR_CHUNK + 1) * SDSM_MGR_CHUNK;
-    if (end > (uint64_t)a->first + a->npages)
-        end = (uint64_t)a->first + a->npages;
+    uint64_t end = sdsm_mgr_run_end(pg, a);
     if (end > (uint64_t)pg + ft.len[i])
         end = (uint64_t)pg + ft.len[i];
     if (end <= (uint64_t)pg + 1)
@@ -386,7 +384,7 @@ typedef struct opened {
 static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
 {
     o->n = 0;
-    if (sdsm_home_write_hook || sdsm_home_twins_at_home || !sdsm_cfg.write_ahead)
+    if (!sdsm_home_opens_ahead() || !sdsm_cfg.write_ahead)
         return;
     uint32_t cap = (uint32_t)sdsm_cfg.write_ahead;
     sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_WRITE, pg, cap < WRITE_AHEAD_MAX ? cap : WRITE_AHEAD_MAX);

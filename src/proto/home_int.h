@@ -106,6 +106,14 @@ void sdsm_home_claim_init(void);
 /* claim.c: pg's lock held, at its manager: the rank that claimed pg ahead
  * of use (-1: none); forget it (a move or a free decides the page). */
 int  sdsm_home_soft_owner(uint32_t pg);
+/* May the home open pages before their writes (write-ahead, hot pages)?
+ * Not under ibec, whose write hook binds each page written to a critical
+ * section and which twins home pages. */
+static inline int sdsm_home_opens_ahead(void)
+{
+    return !sdsm_home_write_hook && !sdsm_home_twins_at_home;
+}
+
 /* release.c, page lock held, at the home (SDSM_HOME_HOT): pg took a write
  * fault while others hold it; is pg kept open (never write-protected)?;
  * forget pg (freed or moved). */

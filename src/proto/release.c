@@ -61,7 +61,7 @@ static int home_shared(uint32_t pg)
 
 static int hot_enabled(void)
 {
-    return sdsm_cfg.home_hot > 0 && !sdsm_home_write_hook && !sdsm_home_twins_at_home;
+    return sdsm_cfg.home_hot > 0 && sdsm_home_opens_ahead();
 }
 
 void sdsm_home_hot_fault(uint32_t pg)
