@@ -12,7 +12,9 @@
 sdsm_stats_t sdsm_stats;
 _Atomic int  sdsm_sleepers[SDSM_SLEEP_BUCKETS];
 int (*sdsm_wait_progress)(void);
-void (*sdsm_wait_spin)(int begin);
+int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
+_Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
+void (*sdsm_wait_kick)(void);
 void (*sdsm_wait_block_hook)(void);
 void (*sdsm_wait_resume_hook)(void);
 

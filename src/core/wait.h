@@ -4,9 +4,15 @@
  * A waiter watches a 32-bit word until it changes.  It first polls for
  * SDSM_SPIN_US microseconds, yielding the CPU each time round (on a small
  * machine the service threads that will produce the answer need that CPU),
- * then sleeps in futex(2).  Wakers change the word, then call
- * sdsm_wake_all().  There is no lost wake-up: futex_wait re-checks the word
- * atomically in the kernel.  No allocation, so usable in the fault handler.
+ * then sleeps.  One waiter at a time sleeps in the transport's epoll_wait
+ * instead of futex(2) (sdsm_wait_lead): the frame that answers it then wakes
+ * it directly, as a blocking read wakes a ping-pong, where a futex sleeper
+ * needs the service thread woken first to wake it in turn.  Wakers change
+ * the word, then call sdsm_wake_all().  There is no lost wake-up: futex_wait
+ * re-checks the word atomically in the kernel, and the epoll sleeper
+ * publishes its word before it checks it (sdsm_wait_lead_word), so a waker
+ * that changed the word after the check sees it and kicks it.  No
+ * allocation, so usable in the fault handler.
  */
 #ifndef SDSM_CORE_WAIT_H
 #define SDSM_CORE_WAIT_H
@@ -42,8 +48,18 @@ static inline _Atomic int *sdsm_sleepers_of(const void *w)
  * handled something.
  */
 extern int (*sdsm_wait_progress)(void);
-/* Bracket a spin phase (the service thread stays off the sockets meanwhile). */
-extern void (*sdsm_wait_spin)(int begin);
+/*
+ * Installed by the transport: wait for *w to leave old as the thread that
+ * receives from the network, handling what arrives.  Returns 1 once *w
+ * changed, 0 if this thread cannot (another one leads, it is the service
+ * thread, it holds the progress lock, the transport is stopping): the
+ * caller then sleeps in futex(2).
+ */
+extern int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
+/* The word the leader sleeps on in epoll_wait, NULL when none does; a waker
+ * of that word kicks it out of epoll_wait (sdsm_wait_kick). */
+extern _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
+extern void (*sdsm_wait_kick)(void);
 /*
  * Installed by the compute-thread scheduler: the calling thread is about to
  * wait (for the network, a lock, a barrier...), so a compute thread gives up
@@ -76,6 +92,8 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
 {
     if (atomic_load(sdsm_sleepers_of(w)) > 0)
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    if (atomic_load(&sdsm_wait_lead_word) == w)
+        sdsm_wait_kick();
 }
 
 /* Block while *w == old.  Returns the new value. */
@@ -89,19 +107,17 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
         blocking();
     if (sdsm_cfg.spin_us > 0) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
-        void (*spin)(int) = sdsm_wait_spin;
-        if (spin)
-            spin(1);
         do {
             if (!sdsm_wait_progress || sdsm_wait_progress() <= 0)
                 sched_yield();
             v = atomic_load_explicit(w, memory_order_acquire);
         } while (v == old && sdsm_now_ns() < until);
-        if (spin)
-            spin(0);
         if (v != old)
             return v;
     }
+    int (*lead)(_Atomic uint32_t *, uint32_t) = sdsm_wait_lead;
+    if (lead && lead(w, old))
+        return atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
         /* Dekker with the waker: it stores *w then reads w's sleepers; we
          * count ourselves then let the kernel re-check *w.  (seq_cst both.) */

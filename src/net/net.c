@@ -7,7 +7,7 @@
  * EPOLLOUT.  So no thread ever blocks on a full socket, and two service
  * threads can never deadlock writing to each other.
  *
- * Receiving: only the service thread reads.  Each peer has a buffer holding
+ * Receiving: whichever thread holds the progress lock reads.  Each peer has a buffer holding
  * at least one whole frame; the header is validated against the type table
  * before the payload is looked at, then the handler runs.
  *
@@ -15,14 +15,17 @@
  * state they own (lock queues, barrier counts, pending operations) needs no
  * other lock.  The service thread takes the progress lock when epoll wakes
  * it; a thread waiting for a reply takes it (if free) while it spins, and
- * handles the reply itself, which saves a thread hand-off per operation.
+ * one waiting thread at a time then sleeps in epoll_wait itself (lead_wait),
+ * so the reply wakes the thread that needs it and nobody else: as in a
+ * ping-pong, one wake-up per frame received, not two (service thread, then
+ * waiter).
  *
  * Heartbeats: a peer that is stopped (SIGSTOP) or cut off sends nothing and
  * closes nothing, so TCP alone never reports it.  A timer (tick) runs every
  * SDSM_HEARTBEAT under the progress lock, in whichever thread holds it: the
- * service thread wakes for it from epoll (its time-out), and spinning
- * waiters run it from poll_progress, so it keeps running while threads spin
- * or compute.  Each tick sends a 16-byte HEARTBEAT to every peer nothing
+ * service thread and a leading waiter wake for it from epoll (its time-out),
+ * and spinning waiters run it from poll_progress, so it keeps running while
+ * threads spin or compute.  Each tick sends a 16-byte HEARTBEAT to every peer nothing
  * was sent to since the previous tick (a busy link carries none), and a peer
  * from which no byte at all arrived for SDSM_PEER_TIMEOUT is lost.  Bytes
  * count when read, even if the epoch stall holds their frames back.
@@ -55,6 +58,7 @@ _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every messa
 #define TAG_WAKE   (-1)
 #define TAG_LISTEN (-2)
 #define TAG_CTRL   (-3)
+#define TAG_KICK   (-4)
 
 typedef struct peer {
     int             fd;
@@ -83,6 +87,8 @@ static struct {
     size_t            page_size;
     peer_t           *peers;
     int               ep, wake_fd, listen_fd, ctrl_fd;
+    int               kick_fd;     /* wakes the leader out of epoll_wait (lead_wait) */
+    _Atomic int       led;         /* a thread is leading (lead_wait) */
     pthread_t         thread;
     pthread_mutex_t   qmtx;
     selfmsg_t        *qhead, *qtail;
@@ -91,7 +97,6 @@ static struct {
     _Atomic uint32_t  byes;        /* peers that said BYE (service thread writes) */
     int               epoch_moved; /* rescan stalled peers (progress lock held) */
     pthread_mutex_t   progress;
-    _Atomic int       spinners;    /* threads polling for progress right now */
     int               started;
     int64_t           hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
     _Atomic int64_t   next_tick;  /* written under the progress lock, read without */
@@ -130,9 +135,20 @@ static void peer_lost(int r, const char *why)
     sdsm_fatal_lost(r, why);
 }
 
+/*
+ * Peers' sockets are edge-triggered: a level-triggered item that epoll_wait
+ * reports goes back on the ready list, and epoll then wakes the next thread
+ * asleep in epoll_wait too (the service thread behind a leader, see
+ * lead_wait), one useless wake-up per frame.  So whoever receives an event
+ * must handle it: every reader reads until a short read (the socket is then
+ * empty; any later byte is a new edge), and a thread that cannot take the
+ * progress lock at once waits for it rather than drop what it received.
+ */
+#define PEER_EVENTS (EPOLLIN | EPOLLET)
+
 static void set_events(int r, int out)
 {
-    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.u64 = (uint64_t)r};
+    struct epoll_event ev = {.events = PEER_EVENTS | (out ? EPOLLOUT : 0), .data.u64 = (uint64_t)r};
     if (epoll_ctl(N.ep, EPOLL_CTL_MOD, N.peers[r].fd, &ev) && !N.peers[r].closed)
         sdsm_fatal("epoll_ctl: %m");
 }
@@ -579,6 +595,30 @@ static int tick_wait_ms(void)
     return left < 0 ? 0 : left > N.hb_ms ? (int)N.hb_ms : (int)left;
 }
 
+/*
+ * The kick (sdsm_wait_kick) is level-triggered and meant for the leader:
+ * another thread that receives it while the leader sleeps leaves it, so
+ * epoll reports it to the leader too.  Nobody asleep: whoever sees it
+ * consumes it.
+ */
+static __thread int leading;
+
+static void kick_event(void)
+{
+    if (leading || !atomic_load(&sdsm_wait_lead_word)) {
+        uint64_t v;
+        ssize_t rd = read(N.kick_fd, &v, sizeof v);
+        (void)rd;
+    }
+}
+
+static void kick_leader(void)
+{
+    uint64_t one = 1;
+    ssize_t w = write(N.kick_fd, &one, sizeof one);
+    (void)w;
+}
+
 /* Progress lock held. */
 static void handle(const struct epoll_event *evs, int n)
 {
@@ -586,6 +626,8 @@ static void handle(const struct epoll_event *evs, int n)
             int tag = (int)(int64_t)evs[i].data.u64;
             if (tag == TAG_WAKE)
                 drain_self();
+            else if (tag == TAG_KICK)
+                kick_event();
             else if (tag == TAG_LISTEN)
                 refuse_stranger();
             else if (tag == TAG_CTRL)
@@ -614,18 +656,47 @@ static int poll_progress(void)
 }
 
 /*
- * Threads spinning for a reply receive too (poll_progress).  The service
- * thread stays in epoll meanwhile: it used to park while anyone spun, but
- * the spinner had to unpark it at the end of every operation, a second
- * wake-up of the service thread per round trip on top of the one the
- * arriving frame causes (bench/micro counts them).  What it must not do is
- * sleep on the progress lock a spinner holds, one more wake-up: it leaves
- * the frames to the spinner, and epoll, level-triggered, reports whatever
- * is left again.
+ * Wait for *w to change as the thread that receives from the network (see
+ * wait.h).  The reply this thread waits for then wakes it, not the service
+ * thread: epoll wakes one of the threads asleep in epoll_wait on an event,
+ * the one that went to sleep last, and the service thread went to sleep
+ * before this one.  If the service thread did receive the frame (it was
+ * back in epoll_wait later than us), the handler's sdsm_wake_all kicks us.
+ * Not while holding the progress lock (a handler that waits): this thread
+ * must take it to handle what it receives.
  */
-static void spin_phase(int begin)
+static int lead_wait(_Atomic uint32_t *w, uint32_t old)
 {
-    atomic_fetch_add(&N.spinners, begin ? 1 : -1);
+    if (!N.started || in_service || holding || atomic_load(&N.stopping))
+        return 0;
+    int no = 0;
+    if (!atomic_compare_exchange_strong(&N.led, &no, 1))
+        return 0;
+    leading = 1;
+    struct epoll_event evs[64];
+    int changed = 0;
+    while (!atomic_load(&N.stopping)) {
+        atomic_store(&sdsm_wait_lead_word, w); /* seq_cst: before the check below */
+        if (atomic_load(w) != old) {
+            atomic_store(&sdsm_wait_lead_word, NULL);
+            changed = 1;
+            break;
+        }
+        int ms = tick_wait_ms();
+        int n = epoll_wait(N.ep, evs, 64, ms < 0 || ms > 1000 ? 1000 : ms);
+        atomic_store(&sdsm_wait_lead_word, NULL);
+        if (n < 0 && errno != EINTR)
+            sdsm_fatal("epoll_wait: %m");
+        pthread_mutex_lock(&N.progress);
+        holding = 1;
+        if (n > 0)
+            handle(evs, n);
+        tick();
+        release_progress();
+    }
+    leading = 0;
+    atomic_store(&N.led, 0);
+    return changed;
 }
 
 static void *service_main(void *arg)
@@ -641,15 +712,9 @@ static void *service_main(void *arg)
                 continue;
             sdsm_fatal("epoll_wait: %m");
         }
-        if (pthread_mutex_trylock(&N.progress)) {
-            if (atomic_load(&N.spinners) > 0) { /* see spin_phase */
-                sched_yield();
-                continue;
-            }
-            pthread_mutex_lock(&N.progress);
-        }
-        /* A spinning waiter may have handled these events already: every
-         * handler below copes with finding nothing (non-blocking fds). */
+        /* Edge-triggered: these events are ours to handle (see PEER_EVENTS),
+         * even if a waiter holds the lock for a while. */
+        pthread_mutex_lock(&N.progress);
         holding = 1;
         handle(evs, n);
         tick();
@@ -680,11 +745,12 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
     N.ep = epoll_create1(EPOLL_CLOEXEC);
     N.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!N.peers || N.ep < 0 || N.wake_fd < 0) {
+    N.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!N.peers || N.ep < 0 || N.wake_fd < 0 || N.kick_fd < 0) {
         sdsm_error_log("cannot create the service thread's event loop: %m");
         return -errno;
     }
-    if (add_fd(N.wake_fd, TAG_WAKE, EPOLLIN))
+    if (add_fd(N.wake_fd, TAG_WAKE, EPOLLIN | EPOLLET) || add_fd(N.kick_fd, TAG_KICK, EPOLLIN))
         goto fail;
     if (N.listen_fd >= 0 && add_fd(N.listen_fd, TAG_LISTEN, EPOLLIN))
         goto fail;
@@ -699,7 +765,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         p->rbuf = malloc(p->rcap);
         if (!p->rbuf)
             return -ENOMEM;
-        if (r != s->rank && p->fd >= 0 && add_fd(p->fd, r, EPOLLIN))
+        if (r != s->rank && p->fd >= 0 && add_fd(p->fd, r, PEER_EVENTS))
             goto fail;
     }
     int rc = pthread_create(&N.thread, NULL, service_main, NULL);
@@ -708,8 +774,9 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         goto fail;
     }
     N.started = 1;
+    sdsm_wait_kick = kick_leader;
     sdsm_wait_progress = poll_progress;
-    sdsm_wait_spin = spin_phase;
+    sdsm_wait_lead = lead_wait;
     return 0;
 fail:
     sdsm_error_log("cannot start the service thread: %m");
@@ -752,7 +819,7 @@ void sdsm_net_shutdown(void)
         }
     }
     sdsm_wait_progress = NULL;
-    sdsm_wait_spin = NULL;
+    sdsm_wait_lead = NULL;
     atomic_store(&N.stopping, 1);
     pthread_mutex_lock(&N.progress); /* no waiter is inside a handler any more */
     pthread_mutex_unlock(&N.progress);
@@ -769,6 +836,7 @@ void sdsm_net_shutdown(void)
     free(N.peers);
     close(N.ep);
     close(N.wake_fd);
+    close(N.kick_fd);
     N.started = 0;
     sdsm_net_strangers_flush();
 }
