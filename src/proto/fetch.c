@@ -646,31 +646,41 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
-/*
- * A page's contents arrive in its runtime view (page lock held): from the
- * reply (data), or read from the home's heap (data NULL: FETCH_ZC).  A
- * failed read gives the heap up; the page stays FETCHING and is asked for
- * again over TCP.  1 if the page got its contents.
- */
-static int copy_in(int home, uint32_t pg, const uint8_t *data)
+/* Ask for pg again over TCP, with the same tag (page lock held): its heap
+ * could not be read. */
+static void refetch(int home, uint32_t pg)
 {
-    if (data) {
-        memcpy(sdsm_page_rt(pg), data, H.ps);
-        return 1;
-    }
-    if (!sdsm_zcopy_read(home, pg, sdsm_page_rt(pg)))
-        return 1;
-    uint32_t q[2] = {pg, 1}; /* the same request, so the same tag */
+    uint32_t q[2] = {pg, 1};
     sdsm_net_send(home, SDSM_MSG_FETCH, 0, H.ftag[pg], q, 8, NULL, 0);
-    return 0;
+}
+
+/* Whether a reply tagged tag still fills pg (page lock held); if not, pg is
+ * left as it must be: dropped if overtaken by sdsm_free (and a new fetch),
+ * invalid if a barrier made it stale while the reply travelled. */
+static int reply_fills(uint32_t pg, uint32_t tag)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (!reply_wanted(pg, tag))
+        return 0;
+    if (m->flags & SDSM_PGF_STALE) {
+        m->flags &= (uint8_t)~SDSM_PGF_STALE;
+        sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
+        sdsm_home_ahead_drop(pg);
+        return 0;
+    }
+    return 1;
 }
 
 /*
  * A run of pages.  Each page still waiting for its contents gets them
- * first; then the run is made readable with one mprotect (per stretch of
- * pages that were installed), and only then are the states published: a
- * thread faulting on one of these pages meanwhile waits for the state, and
- * a page is never READ_ONLY before its mapping is.
+ * first, copied under its lock: from the reply (data), or from the home's
+ * heap (data NULL: FETCH_ZC), read first with one pread per stretch of
+ * pages that want it (zcopy.c says why a later copy is right).  A failed read gives
+ * the heap up, and the pages stay FETCHING, asked for again over TCP.
+ * Then the run is made readable with one mprotect (per stretch of pages
+ * that were installed), and only then are the states published: a thread
+ * faulting on one of these pages meanwhile waits for the state, and a page
+ * is never READ_ONLY before its mapping is.
  */
 static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *data, uint32_t tag)
 {
@@ -678,21 +688,36 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
     uint32_t ngot = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t pg = first + i;
-        got[i] = 0;
         sdsm_page_lock(pg);
-        sdsm_page_t *m = sdsm_page(pg);
-        if (!reply_wanted(pg, tag)) {
-            /* overtaken by sdsm_free (and a new fetch): drop it */
-        } else if (m->flags & SDSM_PGF_STALE) {
-            m->flags &= (uint8_t)~SDSM_PGF_STALE; /* served before a barrier that made it stale */
-            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
-            sdsm_home_ahead_drop(pg);
-        } else {
-            got[i] = (uint8_t)copy_in(src, pg, data ? data + (size_t)i * H.ps : NULL);
-            ngot += got[i];
-        }
+        got[i] = (uint8_t)reply_fills(pg, tag);
+        if (got[i] && data)
+            memcpy(sdsm_page_rt(pg), data + (size_t)i * H.ps, H.ps);
         sdsm_page_unlock(pg);
     }
+    if (!data) {
+        H.zc.len = 0;
+        sdsm_buf_reserve(&H.zc, (size_t)count * H.ps);
+        for (uint32_t i = 0; i < count;) {
+            uint32_t j = i;
+            while (j < count && got[j])
+                j++;
+            int bad = j > i && sdsm_zcopy_read(src, first + i, j - i, H.zc.p + (size_t)i * H.ps);
+            for (uint32_t k = i; k < j; k++) {
+                uint32_t pg = first + k;
+                sdsm_page_lock(pg);
+                got[k] = (uint8_t)reply_fills(pg, tag); /* again: it may have changed */
+                if (got[k] && bad)
+                    refetch(src, pg);
+                else if (got[k])
+                    memcpy(sdsm_page_rt(pg), H.zc.p + (size_t)k * H.ps, H.ps);
+                got[k] &= (uint8_t)!bad;
+                sdsm_page_unlock(pg);
+            }
+            i = j + 1;
+        }
+    }
+    for (uint32_t i = 0; i < count; i++)
+        ngot += got[i];
     for (uint32_t i = 0; i < count;) {
         uint32_t j = i;
         while (j < count && got[j])

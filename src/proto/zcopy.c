@@ -8,7 +8,7 @@
  * and from then on a fetch from that home still asks the home - which
  * checks and records everything it records today - but the answer
  * (FETCH_ZC) carries no bytes: the reader copies the pages from the home's
- * file itself, one pread each, straight into its runtime view.  What is
+ * file itself, one pread per run of pages, straight into its runtime view.  What is
  * saved is the page crossing two sockets and the home's copy into its send
  * buffer; the request stays, because it is what orders the fetch.
  *
@@ -192,7 +192,7 @@ int sdsm_zcopy_offered(int peer)
     return peer >= 0 && peer < Z.n && Z.want && Z.want[peer];
 }
 
-int sdsm_zcopy_read(int home, uint32_t pg, uint8_t *dst)
+int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
 {
     int fd = home >= 0 && home < Z.n && Z.fd ? atomic_load_explicit(&Z.fd[home], memory_order_acquire)
                                              : HEAP_OFF;
@@ -200,10 +200,10 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint8_t *dst)
         atomic_store(&Z.fd[home], HEAP_OFF);
     if (fd < 0)
         return -EBADF;
-    size_t ps = sdsm_region.page_size;
-    ssize_t got = pread(fd, dst, ps, (off_t)((size_t)pg << sdsm_region.shift));
-    if (got == (ssize_t)ps) {
-        sdsm_stat_add(SDSM_ST_ZC_PAGES, 1);
+    size_t len = (size_t)count << sdsm_region.shift;
+    ssize_t got = pread(fd, dst, len, (off_t)((size_t)pg << sdsm_region.shift));
+    if (got == (ssize_t)len) {
+        sdsm_stat_add(SDSM_ST_ZC_PAGES, count);
         return 0;
     }
     int e = got < 0 ? errno : EIO;

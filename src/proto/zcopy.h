@@ -25,11 +25,11 @@ unsigned sdsm_zcopy_flags(int home);
 /* This rank offered its heap to peer (a home may answer peer with FETCH_ZC). */
 int sdsm_zcopy_offered(int peer);
 /*
- * Copy page pg of home's heap (its runtime view's contents, as they are
- * now) to dst (handlers only).  0, or a negative errno: home's heap could
+ * Copy pages [pg, pg + count) of home's heap (its runtime view's contents,
+ * as they are now) to dst, one pread (handlers only).  0, or a negative errno: home's heap could
  * not be opened, or is given up now (one info line per rank); its pages
  * travel over TCP from now on.
  */
-int sdsm_zcopy_read(int home, uint32_t pg, uint8_t *dst);
+int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst);
 
 #endif
