@@ -105,6 +105,10 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
  * a sleeper that is woken runs at once.
  */
 int sdsm_host_busy(void);
+/* The transport opens /proc/loadavg at start and closes it at shutdown
+ * (not open: never busy). */
+void sdsm_host_busy_open(void);
+void sdsm_host_busy_close(void);
 
 /* Block while *w == old.  Returns the new value. */
 static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)

@@ -117,17 +117,29 @@ static int read_busy(int fd)
     return run > ncpu;
 }
 
+void sdsm_host_busy_open(void)
+{
+    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    atomic_store(&busy_next, 0);
+    atomic_store(&busy, 0);
+    atomic_store(&busy_fd, fd);
+}
+
+void sdsm_host_busy_close(void)
+{
+    int fd = atomic_exchange(&busy_fd, -1);
+    atomic_store(&busy, 0);
+    if (fd >= 0)
+        close(fd);
+}
+
 int sdsm_host_busy(void)
 {
     uint64_t now = sdsm_now_ns(), next = atomic_load_explicit(&busy_next, memory_order_relaxed);
     if (now < next || !atomic_compare_exchange_strong(&busy_next, &next, now + 20000000u))
         return atomic_load_explicit(&busy, memory_order_relaxed);
     int fd = atomic_load(&busy_fd);
-    if (fd == -1) {
-        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-        atomic_store(&busy_fd, fd < 0 ? -2 : fd);
-    }
     if (fd < 0)
         return 0;
     int b = read_busy(fd);

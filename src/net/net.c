@@ -732,7 +732,7 @@ static int add_fd(int fd, int64_t tag, uint32_t events)
 int sdsm_net_start(const sdsm_net_setup_t *s)
 {
     memset(&N, 0, sizeof N);
-    (void)sdsm_host_busy(); /* its first call reads sysconf: not in a fault handler */
+    sdsm_host_busy_open();
     N.rank = s->rank;
     N.nprocs = s->nprocs;
     N.page_size = s->page_size;
@@ -838,6 +838,7 @@ void sdsm_net_shutdown(void)
     close(N.ep);
     close(N.wake_fd);
     close(N.kick_fd);
+    sdsm_host_busy_close();
     N.started = 0;
     sdsm_net_strangers_flush();
 }
