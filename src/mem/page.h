@@ -122,6 +122,8 @@ static inline uint8_t *sdsm_page_rt(uint32_t pg) { return sdsm_region.rt + ((siz
 static inline uint8_t *sdsm_page_twin(uint32_t pg) { return sdsm_region.twin + ((size_t)pg << sdsm_region.shift); }
 static inline void sdsm_page_lock(uint32_t pg) { pthread_mutex_lock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
 static inline void sdsm_page_unlock(uint32_t pg) { pthread_mutex_unlock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
+/* 0 if taken; for a thread that holds another page's lock (stripes wrap). */
+static inline int sdsm_page_trylock(uint32_t pg) { return pthread_mutex_trylock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
 
 /*
  * Is pg in a block whose home never write-protects it (alloc.h)?  A bit per

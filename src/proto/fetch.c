@@ -674,8 +674,8 @@ static int reply_fills(uint32_t pg, uint32_t tag)
 /*
  * A run of pages.  Each page still waiting for its contents gets them
  * first, copied under its lock: from the reply (data), or from the home's
- * heap (data NULL: FETCH_ZC), read first with one pread per stretch of
- * pages that want it (zcopy.c says why a later copy is right).  A failed read gives
+ * heap (data NULL: FETCH_ZC), one pread per stretch of pages that want it
+ * (zcopy.c says why a later copy is right).  A failed read gives
  * the heap up, and the pages stay FETCHING, asked for again over TCP.
  * Then the run is made readable with one mprotect (per stretch of pages
  * that were installed), and only then are the states published: a thread
@@ -686,35 +686,39 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
 {
     uint8_t got[SDSM_FETCH_RUN_MAX];
     uint32_t ngot = 0;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < count;) {
         uint32_t pg = first + i;
         sdsm_page_lock(pg);
         got[i] = (uint8_t)reply_fills(pg, tag);
-        if (got[i] && data)
-            memcpy(sdsm_page_rt(pg), data + (size_t)i * H.ps, H.ps);
-        sdsm_page_unlock(pg);
-    }
-    if (!data) {
-        H.zc.len = 0;
-        sdsm_buf_reserve(&H.zc, (size_t)count * H.ps);
-        for (uint32_t i = 0; i < count;) {
-            uint32_t j = i;
-            while (j < count && got[j])
-                j++;
-            int bad = j > i && sdsm_zcopy_read(src, first + i, j - i, H.zc.p + (size_t)i * H.ps);
-            for (uint32_t k = i; k < j; k++) {
-                uint32_t pg = first + k;
-                sdsm_page_lock(pg);
-                got[k] = (uint8_t)reply_fills(pg, tag); /* again: it may have changed */
-                if (got[k] && bad)
-                    refetch(src, pg);
-                else if (got[k])
-                    memcpy(sdsm_page_rt(pg), H.zc.p + (size_t)k * H.ps, H.ps);
-                got[k] &= (uint8_t)!bad;
-                sdsm_page_unlock(pg);
-            }
-            i = j + 1;
+        if (!got[i] || data) {
+            if (got[i])
+                memcpy(sdsm_page_rt(pg), data + (size_t)i * H.ps, H.ps);
+            sdsm_page_unlock(pg);
+            i++;
+            continue;
         }
+        /* From the home's heap: the stretch of wanted pages whose locks are
+         * free (trylock: a stretch may wrap round the lock stripes), held
+         * while one pread fills them. */
+        uint32_t j = i + 1, next = 0; /* next: past j, which was seen unwanted */
+        while (j < count && !sdsm_page_trylock(first + j)) {
+            got[j] = (uint8_t)reply_fills(first + j, tag);
+            if (!got[j]) {
+                sdsm_page_unlock(first + j);
+                next = j + 1;
+                break;
+            }
+            j++;
+        }
+        int bad = sdsm_zcopy_read(src, pg, j - i, sdsm_page_rt(pg)) != 0;
+        for (uint32_t k = i; k < j; k++) {
+            if (bad) {
+                refetch(src, first + k);
+                got[k] = 0;
+            }
+            sdsm_page_unlock(first + k);
+        }
+        i = next ? next : j;
     }
     for (uint32_t i = 0; i < count; i++)
         ngot += got[i];

@@ -48,7 +48,6 @@ typedef struct sdsm_home_state {
     uint8_t        *zero;         /* a page of zeros */
     buf_t           zbuf;         /* a page encoded against it (handlers only) */
     buf_t           run;          /* pages gathered for a fetch reply (handlers only) */
-    buf_t           zc;           /* pages read from a home's heap (handlers only) */
     pending_t      *pending;
     uint32_t        next_id;
     uint32_t       *inflight;     /* per page, under its lock: the last operation that may still
