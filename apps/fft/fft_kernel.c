@@ -106,6 +106,8 @@ static void fft_line(const fft_plan *pl, cplx *d, int dir)
 
 /* `count` lines side by side: element k of every line is row k, a run of
  * `count` contiguous elements at d + k * stride. */
+static void fft_rows_butterflies(const fft_plan *pl, cplx *d, size_t stride, size_t count, int dir);
+
 static void fft_rows(const fft_plan *pl, cplx *d, size_t stride, size_t count, int dir)
 {
     int n = pl->n;
@@ -120,6 +122,21 @@ static void fft_rows(const fft_plan *pl, cplx *d, size_t stride, size_t count, i
             }
         }
     }
+    fft_rows_butterflies(pl, d, stride, count, dir);
+}
+
+void fft_rows_from(const fft_plan *pl, cplx *d, size_t stride, size_t count,
+                   const cplx *const *src, int dir)
+{
+    for (int i = 0; i < pl->n; i++)
+        memcpy(d + (size_t)i * stride, src[pl->rev[i]], sizeof(cplx) * count);
+    if (pl->n > 1)
+        fft_rows_butterflies(pl, d, stride, count, dir);
+}
+
+static void fft_rows_butterflies(const fft_plan *pl, cplx *d, size_t stride, size_t count, int dir)
+{
+    int n = pl->n;
     for (int len = 2, step = n / 2; len <= n; len <<= 1, step >>= 1) {
         int half = len / 2;
         for (int s = 0; s < n; s += len)

@@ -49,6 +49,15 @@ void fft_prob_free(fft_prob *p);
  * which keeps strided transforms cache friendly.
  */
 void fft_lines(const fft_plan *pl, cplx *data, size_t stride, size_t count, size_t cstride, int dir);
+/*
+ * The same transform as fft_lines(pl, data, stride, count, 1, dir), whose
+ * input is gathered on the way: row i of the input (count elements) is
+ * src[i], wherever it is.  The gather is the bit-reversal pass, so a
+ * transpose that feeds a transform costs no copy of its own, and the
+ * arithmetic is the same as copying first (bit-identical results).
+ */
+void fft_rows_from(const fft_plan *pl, cplx *data, size_t stride, size_t count,
+                   const cplx *const *src, int dir);
 
 /* Initial values of plane z: element (x, y) is written to base[y * ystride + x]. */
 void fft_init_plane(const fft_prob *p, int z, cplx *base, size_t ystride);

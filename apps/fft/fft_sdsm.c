@@ -11,7 +11,10 @@
  * rank r needs from rank s is ONE contiguous run of pages (A_s rows y in r's
  * range; B_s planes z in r's range).  Right after the barrier each rank asks
  * for all of those runs at once (sdsm_prefetch: a few large requests per
- * home, all in flight together), then copies while the pages arrive.
+ * home, all in flight together), then copies while the pages arrive.  The
+ * inverse transpose of each iteration copies nothing of its own: the y
+ * transform's bit-reversal pass gathers its rows from the slabs
+ * (fft_rows_from), plane by plane.
  *
  * NPB FT's three arrays, shared only where another rank reads them:
  *   A  (shared, one block per rank homed at it): the initial data, x/y
@@ -19,7 +22,9 @@
  *   B0 (private): the spectrum - only its owner ever touches it;
  *   B1 (shared, homed at the owner): the evolved spectrum after the inverse
  *      z transform, read by everybody in each inverse transpose;
- *   R  (private): the result of an iteration (inverse transpose, y and x
+ *   R  (private, R[z - zlo][y][x]: each x-y plane contiguous, so the y
+ *      transform's lines are 16*nx bytes apart, not a power-of-two
+ *      multiple of the cache's set size): the result of an iteration (inverse transpose, y and x
  *      transforms) - only its owner uses it; the 1024 sampled elements of
  *      each checksum go to a small shared array.
  * Timed: the forward FFT and the iterations (one transpose per 3-D FFT,
@@ -78,6 +83,9 @@ int main(int argc, char **argv)
     memset(b0, 0, sizeof(cplx) * X * (size_t)nz * (size_t)nyl);
     memset(res, 0, sizeof(cplx) * X * (size_t)ny * (size_t)nzl);
     double *exx = malloc(sizeof(double) * (size_t)(nx + ny + nz)), *exy = exx + nx, *exz = exy + ny;
+    const cplx **rows = malloc(sizeof(cplx *) * (size_t)ny);
+    if (!exx || !rows)
+        sdsm_abort(1, "fft: out of memory");
 
     for (long zl = 0; zl < nzl; zl++)
         fft_init_plane(&p, (int)(z0 + zl), a + (size_t)zl * X, (size_t)nzl * X);
@@ -121,31 +129,36 @@ int main(int argc, char **argv)
             long sny = ylo[s + 1] - ylo[s];
             sdsm_prefetch(B1[s] + (size_t)z0 * (size_t)sny * X, sizeof(cplx) * (size_t)nzl * (size_t)sny * X);
         }
-        for (int k = 0; k < np; k++) {
-            int s = (me + k) % np;
-            long sy0 = ylo[s], sny = ylo[s + 1] - sy0;
-            const cplx *src = B1[s] + (size_t)z0 * (size_t)sny * X;
-            for (long zl = 0; zl < nzl; zl++)
-                for (long yl = 0; yl < sny; yl++, src += X)
-                    memcpy(res + ((size_t)(sy0 + yl) * (size_t)nzl + (size_t)zl) * X, src, sizeof(cplx) * X);
-        }
+        /* The inverse transpose feeds the y transform: each x-y plane of
+         * res gathers its rows straight from the owners' B1 slabs (one
+         * contiguous run per rank and plane, in the order prefetched). */
         for (long zl = 0; zl < nzl; zl++) {
-            fft_lines(&p.py, res + (size_t)zl * X, (size_t)nzl * X, X, 1, +1);
-            fft_lines(&p.px, res + (size_t)zl * X, 1, (size_t)ny, (size_t)nzl * X, +1);
+            for (int s = 0; s < np; s++) {
+                long sy0 = ylo[s], sny = ylo[s + 1] - sy0;
+                const cplx *src = B1[s] + (size_t)(z0 + zl) * (size_t)sny * X;
+                for (long yl = 0; yl < sny; yl++)
+                    rows[sy0 + yl] = src + (size_t)yl * X;
+            }
+            cplx *plane = res + (size_t)zl * (size_t)ny * X;
+            fft_rows_from(&p.py, plane, X, X, rows, +1);
+            fft_lines(&p.px, plane, 1, (size_t)ny, X, +1);
         }
         for (int j = 1; j <= FFT_NCHECK; j++) {
             int x, y, z;
             fft_check_point(&p, j, &x, &y, &z);
             if (z >= z0 && z < z0 + nzl)
                 samples[(size_t)(t - 1) * FFT_NCHECK + (size_t)(j - 1)] =
-                    res[((size_t)y * (size_t)nzl + (size_t)(z - z0)) * X + (size_t)x];
+                    res[((size_t)(z - z0) * (size_t)ny + (size_t)y) * X + (size_t)x];
         }
         sdsm_barrier(); /* B1 is read by the others until here */
     }
     double t1 = sdsm_wtime();
 
     /* Verification (untimed): gather the distributed result through A. */
-    memcpy(a, res, sizeof(cplx) * X * (size_t)ny * (size_t)nzl);
+    for (long zl = 0; zl < nzl; zl++) /* R is [z][y][x], A is [y][z][x] */
+        for (long y = 0; y < ny; y++)
+            memcpy(a + ((size_t)y * (size_t)nzl + (size_t)zl) * X, res + ((size_t)zl * (size_t)ny + (size_t)y) * X,
+                   sizeof(cplx) * X);
     sdsm_barrier();
 
     int status = 0;
@@ -189,6 +202,7 @@ int main(int argc, char **argv)
         free(sums);
     }
     free(exx);
+    free(rows);
     free(b0);
     free(res);
     free(A);
