@@ -446,7 +446,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         return -1;
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
     uint64_t t0 = sdsm_trace_t0(), asked = 0;
-    int joined = 0;
+    int joined = 0, waited = 0;
     sdsm_page_lock(pg);
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
@@ -473,6 +473,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             sdsm_page_unlock(pg);
             sdsm_wait_change(&sdsm_page_gen, g);
             sdsm_page_lock(pg);
+            waited = 1;
             continue;
         }
         if (p->state == SDSM_PG_READ_ONLY && is_write) {
@@ -488,8 +489,13 @@ int sdsm_home_fault(uint32_t pg, int is_write)
             break;
         }
         /* The access is allowed by the state: another thread resolved it, or
-         * a batched protection change is still on its way.  Repair it. */
-        sdsm_page_protect(pg, 1, p->state);
+         * a batched protection change is still on its way.  Repair it, unless
+         * we waited for it to arrive: an installer maps a page before it
+         * publishes its state (install_run), so the mapping is right already
+         * (and if a batched change is still on its way after all, the access
+         * faults once more and is repaired then). */
+        if (!waited)
+            sdsm_page_protect(pg, 1, p->state);
         break;
     }
     sdsm_page_unlock(pg);
