@@ -174,7 +174,7 @@ int sdsm_init(int *argc, char ***argv)
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime (%d)", rc);
     sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
                            .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
-                           .page_size = sdsm_cfg.page_size};
+                           .page_size = sdsm_cfg.page_size, .local_nprocs = boot.local_nprocs};
     if (sdsm_cfg.trace_dir) /* before the service thread, so it is traced from its start */
         sdsm_trace_init(sdsm_cfg.trace_dir, boot.rank, boot.nprocs, sdsm_cfg.trace_interval_ms,
                         sdsm_cfg.trace_buffer, sdsm_msg_name);

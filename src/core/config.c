@@ -78,7 +78,7 @@ static const var_t vars[] = {
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
-     "microseconds a waiting thread polls (yielding) before it sleeps, while the host has an idle CPU"},
+     "microseconds a waiting thread polls (yielding) before it sleeps"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
      "strided (0: one page per fault)"},

@@ -1,10 +1,11 @@
 /*
  * wait.h - how application threads wait for the service thread.
  *
- * A waiter watches a 32-bit word until it changes.  Unless every CPU of the
- * host is busy, it first polls for SDSM_SPIN_US microseconds, yielding the
- * CPU each time round (on a small machine the service threads that will
- * produce the answer need that CPU), then sleeps.  One waiter at a time sleeps in the transport's epoll_wait
+ * A waiter watches a 32-bit word until it changes.  It first polls for
+ * SDSM_SPIN_US microseconds, yielding the CPU each time round (on a small
+ * machine the service threads that will produce the answer need that CPU),
+ * then sleeps.  One waiter at a time (on a host with a CPU per compute
+ * thread of the job) sleeps in the transport's epoll_wait
  * instead of futex(2) (sdsm_wait_lead): the frame that answers it then wakes
  * it directly, as a blocking read wakes a ping-pong, where a futex sleeper
  * needs the service thread woken first to wake it in turn.  Wakers change
@@ -96,20 +97,6 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
         sdsm_wait_kick();
 }
 
-/*
- * Whether every CPU of the host has work (1) or one is idle (0), from the
- * kernel's count of runnable threads, read at most every 20 ms.  Spinning
- * only pays on an idle CPU: it saves the idle CPU's wake-up.  On a busy
- * host a polling thread that yields is queued behind another job's
- * thread for a whole time slice (milliseconds) when its reply comes, while
- * a sleeper that is woken runs at once.
- */
-int sdsm_host_busy(void);
-/* The transport opens /proc/loadavg at start and closes it at shutdown
- * (not open: never busy). */
-void sdsm_host_busy_open(void);
-void sdsm_host_busy_close(void);
-
 /* Block while *w == old.  Returns the new value. */
 static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
 {
@@ -119,7 +106,7 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
     void (*blocking)(void) = sdsm_wait_block_hook;
     if (blocking)
         blocking();
-    if (sdsm_cfg.spin_us > 0 && !sdsm_host_busy()) {
+    if (sdsm_cfg.spin_us > 0) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
         do {
             if (!sdsm_wait_progress || sdsm_wait_progress() <= 0)

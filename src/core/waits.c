@@ -8,9 +8,7 @@
  */
 #include "waits.h"
 
-#include <fcntl.h>
 #include <stdatomic.h>
-#include <unistd.h>
 
 #include "core/stats.h"
 
@@ -85,64 +83,4 @@ uint64_t sdsm_wait_longest_ns(uint64_t now)
     uint64_t m = 0;
     sdsm_wait_each(longest, &m, now);
     return m;
-}
-
-/*
- * /proc/loadavg's fourth field is "runnable/total" (runnable counts the
- * reader).  Busy: more runnable threads than online CPUs.  pread on a file
- * opened once, so it is safe in the fault handler; one thread refreshes at
- * a time, the others use the last answer.
- */
-static _Atomic int      busy_fd = -1;
-static _Atomic int      busy;
-static _Atomic uint64_t busy_next;
-static long             ncpu;
-
-static int read_busy(int fd)
-{
-    char b[128];
-    ssize_t n = pread(fd, b, sizeof b - 1, 0);
-    if (n <= 0)
-        return 0;
-    b[n] = 0;
-    const char *p = b;
-    for (int f = 0; f < 3 && *p; p++)
-        if (*p == ' ')
-            f++;
-    long run = 0;
-    while (*p >= '0' && *p <= '9')
-        run = run * 10 + (*p++ - '0');
-    if (*p != '/')
-        return 0;
-    return run > ncpu;
-}
-
-void sdsm_host_busy_open(void)
-{
-    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    atomic_store(&busy_next, 0);
-    atomic_store(&busy, 0);
-    atomic_store(&busy_fd, fd);
-}
-
-void sdsm_host_busy_close(void)
-{
-    int fd = atomic_exchange(&busy_fd, -1);
-    atomic_store(&busy, 0);
-    if (fd >= 0)
-        close(fd);
-}
-
-int sdsm_host_busy(void)
-{
-    uint64_t now = sdsm_now_ns(), next = atomic_load_explicit(&busy_next, memory_order_relaxed);
-    if (now < next || !atomic_compare_exchange_strong(&busy_next, &next, now + 20000000u))
-        return atomic_load_explicit(&busy, memory_order_relaxed);
-    int fd = atomic_load(&busy_fd);
-    if (fd < 0)
-        return 0;
-    int b = read_busy(fd);
-    atomic_store_explicit(&busy, b, memory_order_relaxed);
-    return b;
 }

@@ -24,6 +24,7 @@ typedef struct sdsm_net_setup {
     int        listen_fd; /* refused after set-up; -1 if none */
     int        ctrl_fd;   /* launcher link (EOF = launcher gone); -1 if none */
     size_t     page_size;
+    int        local_nprocs; /* ranks on this host, this one included (0: unknown) */
 } sdsm_net_setup_t;
 
 int  sdsm_net_start(const sdsm_net_setup_t *s);
