@@ -79,6 +79,8 @@ static const struct {
     [SDSM_ST_IBEC_HANDOVERS] = {"section page hand-overs", 0},
     [SDSM_ST_WBUF_FLUSHES] = {"diffs sent early (wbuf)", 0},
     [SDSM_ST_HOT_KEPT] = {"home pages kept open (hot)", 0},
+    [SDSM_ST_LEAD_WAITS] = {"waits in the event loop", 0},
+    [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
 };
 
 const char *sdsm_stats_name(int stat)

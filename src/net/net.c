@@ -615,6 +615,7 @@ static void kick_event(void)
 
 static void kick_leader(void)
 {
+    sdsm_stat_add(SDSM_ST_LEAD_KICKS, 1);
     uint64_t one = 1;
     ssize_t w = write(N.kick_fd, &one, sizeof one);
     (void)w;
@@ -677,6 +678,7 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
     if (!atomic_compare_exchange_strong(&N.led, &no, 1))
         return 0;
     leading = 1;
+    sdsm_stat_add(SDSM_ST_LEAD_WAITS, 1);
     struct epoll_event evs[64];
     int changed = 0;
     while (!atomic_load(&N.stopping)) {
