@@ -3,9 +3,13 @@
  * parse it, its default and what it is for; sdsm_config_load walks the table
  * once at init, so no other file calls getenv().
  */
+#ifndef _GNU_SOURCE /* sched_getaffinity, CPU_COUNT (sdsmrun builds this file too) */
+#define _GNU_SOURCE
+#endif
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -354,4 +358,12 @@ void sdsm_config_print(const sdsm_config_t *cfg, FILE *out)
         }
         fprintf(out, "%-22s %-16s %s\n", v->name, val, v->doc);
     }
+}
+
+int sdsm_cpus_here(void)
+{
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 0)
+        return CPU_COUNT(&s);
+    return 1;
 }

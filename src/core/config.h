@@ -95,4 +95,7 @@ void sdsm_config_print(const sdsm_config_t *cfg, FILE *out);
 
 extern const char *const sdsm_proto_names[SDSM_PROTO_COUNT];
 
+/* CPUs this process may run on (its affinity mask; at least 1). */
+int sdsm_cpus_here(void);
+
 #endif

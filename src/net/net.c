@@ -643,17 +643,24 @@ static void handle(const struct epoll_event *evs, int n)
         }
 }
 
-static int poll_progress(void)
+/* Progress lock just taken: handle what epoll_wait gave (n may be 0 or
+ * less: nothing), run the timer, let go. */
+static void serve(const struct epoll_event *evs, int n)
 {
-    if (!N.started || atomic_load(&N.stopping) || pthread_mutex_trylock(&N.progress))
-        return 0;
     holding = 1;
-    struct epoll_event evs[64];
-    int n = epoll_wait(N.ep, evs, 64, 0);
     if (n > 0)
         handle(evs, n);
     tick();
     release_progress();
+}
+
+static int poll_progress(void)
+{
+    if (!N.started || atomic_load(&N.stopping) || pthread_mutex_trylock(&N.progress))
+        return 0;
+    struct epoll_event evs[64];
+    int n = epoll_wait(N.ep, evs, 64, 0);
+    serve(evs, n);
     return n;
 }
 
@@ -694,11 +701,7 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
         if (n < 0 && errno != EINTR)
             sdsm_fatal("epoll_wait: %m");
         pthread_mutex_lock(&N.progress);
-        holding = 1;
-        if (n > 0)
-            handle(evs, n);
-        tick();
-        release_progress();
+        serve(evs, n);
     }
     leading = 0;
     atomic_store(&N.led, 0);
@@ -721,10 +724,7 @@ static void *service_main(void *arg)
         /* Edge-triggered: these events are ours to handle (see PEER_EVENTS),
          * even if a waiter holds the lock for a while. */
         pthread_mutex_lock(&N.progress);
-        holding = 1;
-        handle(evs, n);
-        tick();
-        release_progress();
+        serve(evs, n);
     }
     return NULL;
 }
@@ -740,10 +740,8 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     memset(&N, 0, sizeof N);
     N.rank = s->rank;
     N.nprocs = s->nprocs;
-    cpu_set_t cpus;
-    long ncpu = sched_getaffinity(0, sizeof cpus, &cpus) ? sysconf(_SC_NPROCESSORS_ONLN) : CPU_COUNT(&cpus);
     long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
-    N.lead_ok = s->local_nprocs > 0 && (long)s->local_nprocs * threads <= ncpu;
+    N.lead_ok = s->local_nprocs > 0 && (long)s->local_nprocs * threads <= sdsm_cpus_here();
     N.page_size = s->page_size;
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;

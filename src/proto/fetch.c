@@ -772,7 +772,7 @@ static int on_fetch_zc(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (first >= sdsm_region.npages || count < 1 || count > SDSM_FETCH_RUN_MAX ||
         count > sdsm_region.npages - first)
         return -EPROTO;
-    install_run(src, first, count, NULL, h->seq); /* a heap we cannot read: asked for again (copy_in) */
+    install_run(src, first, count, NULL, h->seq); /* a heap we cannot read: asked for again (refetch) */
     return 0;
 }
 

@@ -60,14 +60,6 @@ static struct {
 
 static __thread cthread_t *self;
 
-static int cpus_here(void)
-{
-    cpu_set_t s;
-    if (sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 0)
-        return CPU_COUNT(&s);
-    return 1;
-}
-
 void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_here)
 {
     T.rank = rank;
@@ -78,7 +70,7 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
     if (!T.ct || !T.groups)
         sdsm_stop_job(1, "sdsm_init", "out of memory for the compute-thread table");
     if (slots <= 0) {
-        slots = cpus_here() / (ranks_here > 0 ? ranks_here : 1);
+        slots = sdsm_cpus_here() / (ranks_here > 0 ? ranks_here : 1);
         if (slots < 1)
             slots = 1;
     }
