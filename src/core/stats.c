@@ -81,6 +81,7 @@ static const struct {
     [SDSM_ST_HOT_KEPT] = {"home pages kept open (hot)", 0},
     [SDSM_ST_LEAD_WAITS] = {"waits in the event loop", 0},
     [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
+    [SDSM_ST_SERVICE_PARKS] = {"service thread parked", 0},
 };
 
 const char *sdsm_stats_name(int stat)

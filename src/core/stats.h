@@ -55,6 +55,7 @@ typedef enum sdsm_stat {
     SDSM_ST_HOT_KEPT,       /* home pages announced at a release without a write fault (SDSM_HOME_HOT) */
     SDSM_ST_LEAD_WAITS,     /* waits slept in the event loop's epoll_wait (net.c, lead_wait) */
     SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
+    SDSM_ST_SERVICE_PARKS,  /* the service thread parked, not in epoll_wait, while a waiter led */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

@@ -88,8 +88,8 @@ static struct {
     peer_t           *peers;
     int               ep, wake_fd, listen_fd, ctrl_fd;
     int               kick_fd;     /* wakes the leader out of epoll_wait (lead_wait) */
-    _Atomic int       led;         /* a thread is leading (lead_wait) */
-    int               lead_ok;     /* this host has a CPU per compute thread of the job */
+    _Atomic int       led;         /* a thread is leading (lead_wait); the service thread parks on it */
+    _Atomic int       parked;      /* the service thread is parked until nobody leads */
     pthread_t         thread;
     pthread_mutex_t   qmtx;
     selfmsg_t        *qhead, *qtail;
@@ -669,17 +669,20 @@ static int poll_progress(void)
  * wait.h).  The reply this thread waits for then wakes it, not the service
  * thread: epoll wakes one of the threads asleep in epoll_wait on an event,
  * the one that went to sleep last, and the service thread went to sleep
- * before this one.  If the service thread did receive the frame (it was
- * back in epoll_wait later than us), the handler's sdsm_wake_all kicks us.
- * Not while holding the progress lock (a handler that waits): this thread
- * must take it to handle what it receives.  Only on a host with a CPU for
- * every compute thread of the job there: with more (bench/apps-compare,
- * 8 ranks on 2 CPUs, small sizes) sor, laplace and cg took 2 to 6 times as
- * long, as the service thread, which polls nothing else, serves better.
+ * before this one.  The service thread does not go back to epoll_wait while
+ * a thread leads: it parks on led until the leader is done (service_main).
+ * Without that, a service thread woken by one frame came back to epoll_wait
+ * ahead of a leader that had been woken but not yet run, took its events
+ * and kicked it, round after round: cg (P=2, SDSM_SPIN_US=0, one host)
+ * took twice as long, and so did cg on two emulated hosts with the default
+ * spin, where most waits sleep.  If the service thread did receive the frame
+ * (it was in epoll_wait when the leader came), the handler's sdsm_wake_all
+ * kicks us.  Not while holding the progress lock (a handler that waits):
+ * this thread must take it to handle what it receives.
  */
 static int lead_wait(_Atomic uint32_t *w, uint32_t old)
 {
-    if (!N.lead_ok || !N.started || in_service || holding || atomic_load(&N.stopping))
+    if (!N.started || in_service || holding || atomic_load(&N.stopping))
         return 0;
     int no = 0;
     if (!atomic_compare_exchange_strong(&N.led, &no, 1))
@@ -704,7 +707,9 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
         serve(evs, n);
     }
     leading = 0;
-    atomic_store(&N.led, 0);
+    atomic_store(&N.led, 0); /* seq_cst, and then the look at parked: see service_main */
+    if (atomic_load(&N.parked))
+        syscall(SYS_futex, (int *)&N.led, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     return changed;
 }
 
@@ -715,6 +720,18 @@ static void *service_main(void *arg)
     sdsm_trace_thread_name("service", -1);
     struct epoll_event evs[64];
     while (!atomic_load(&N.stopping)) {
+        /* A thread leads (lead_wait): park, so that it is the only thread
+         * in epoll_wait.  Parked is published before led is looked at, and
+         * the leader clears led before it looks at parked (both seq_cst), so
+         * one of us sees the other. */
+        if (atomic_load(&N.led)) {
+            atomic_store(&N.parked, 1);
+            sdsm_stat_add(SDSM_ST_SERVICE_PARKS, 1);
+            while (atomic_load(&N.led) && !atomic_load(&N.stopping))
+                syscall(SYS_futex, (int *)&N.led, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+            atomic_store(&N.parked, 0);
+            continue;
+        }
         int n = epoll_wait(N.ep, evs, 64, tick_wait_ms());
         if (n < 0) {
             if (errno == EINTR)
@@ -740,8 +757,6 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     memset(&N, 0, sizeof N);
     N.rank = s->rank;
     N.nprocs = s->nprocs;
-    long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
-    N.lead_ok = s->local_nprocs > 0 && (long)s->local_nprocs * threads <= sdsm_cpus_here();
     N.page_size = s->page_size;
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;
@@ -834,6 +849,7 @@ void sdsm_net_shutdown(void)
     uint64_t one = 1;
     ssize_t w = write(N.wake_fd, &one, sizeof one);
     (void)w;
+    syscall(SYS_futex, (int *)&N.led, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); /* if it is parked */
     pthread_join(N.thread, NULL);
     for (int r = 0; r < N.nprocs; r++) {
         if (N.peers[r].fd >= 0)
