@@ -25,6 +25,7 @@
 #include "mem/alloc.h"
 #include "mem/fault.h"
 #include "mem/page.h"
+#include "mem/wptrack.h"
 #include "net/net.h"
 #include "proto/home.h"
 #include "proto/proto.h"
@@ -170,8 +171,11 @@ int sdsm_init(int *argc, char ***argv)
     snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
     sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
     if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
-        (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)))
+        (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)) ||
+        (rc = sdsm_cfg.home_hot != 0 ? sdsm_wpt_init() : 0))
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime (%d)", rc);
+    if (sdsm_cfg.home_hot < 0) /* auto: hot home pages where the kernel tells which were written */
+        sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
     sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
                            .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
                            .page_size = sdsm_cfg.page_size, .local_nprocs = boot.local_nprocs};
@@ -258,6 +262,7 @@ int sdsm_finalize(void)
     sdsm_boot_close(&boot);
     sdsm_alloc_fini();
     sdsm_zcopy_fini();
+    sdsm_wpt_shutdown();
     sdsm_region_fini();
     state = ST_DONE;
     return rc;

@@ -89,10 +89,15 @@ static const var_t vars[] = {
     {"SDSM_WRITE_AHEAD", T_LONG, OFF(write_ahead), "32", 0, 128, NULL,
      "most home pages made writable ahead when a thread's write faults on pages others hold "
      "follow a pattern (0: one page per fault; not under ibec)"},
-    {"SDSM_HOME_HOT", T_LONG, OFF(home_hot), "0", 0, 127, NULL,
+    {"SDSM_HOME_HOT", T_LONG, OFF(home_hot), "-1", -1, 127, NULL,
      "a home page others hold, written by its home in this many intervals in a row (at most 4 "
-     "apart), stays writable and is announced as written at every release, checked again "
-     "every 16 intervals (0: off; not under ibec)"},
+     "apart), stays writable; a release announces it if the kernel saw it written "
+     "(SDSM_WP_TRACK), or always, checked again every 16 intervals, where the kernel cannot "
+     "tell (0: off; -1: 3 where the kernel tells, else 0; not under ibec)"},
+    {"SDSM_WP_TRACK", T_LONG, OFF(wp_track), "1", 0, 1, NULL,
+     "hot home pages (SDSM_HOME_HOT): let the kernel tell which of them were written "
+     "(userfaultfd's asynchronous write protection and PAGEMAP_SCAN, Linux 6.7 and later), so "
+     "that a release announces only those (0: announce them all)"},
     {"SDSM_WRITE_BUFFER", T_LONG, OFF(write_buffer), "0", 0, 1 << 24, NULL,
      "write buffer: at most this many pages homed elsewhere wait for the release with their "
      "diffs unmade; a write fault beyond it sends the oldest one's diff home now (0: off; hlrc "

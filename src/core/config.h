@@ -53,6 +53,7 @@ typedef struct sdsm_config {
     long        prefetch;        /* most pages fetched ahead of read faults along a stream */
     long        write_ahead;     /* most home pages opened ahead of write faults along a stream */
     long        home_hot;        /* intervals in a row a home page is written before it stays open */
+    long        wp_track;        /* let the kernel tell which hot home pages were written (mem/wptrack.h) */
     long        write_buffer;    /* pages written here, homed elsewhere, whose diffs may wait for the release (0: all) */
     long        zerocopy;        /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
     long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */

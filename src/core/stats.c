@@ -79,6 +79,8 @@ static const struct {
     [SDSM_ST_IBEC_HANDOVERS] = {"section page hand-overs", 0},
     [SDSM_ST_WBUF_FLUSHES] = {"diffs sent early (wbuf)", 0},
     [SDSM_ST_HOT_KEPT] = {"home pages kept open (hot)", 0},
+    [SDSM_ST_HOT_CLEAN] = {"hot pages seen unwritten", 0},
+    [SDSM_ST_WPT_ON] = {"written-page tracking", 0},
     [SDSM_ST_LEAD_WAITS] = {"waits in the event loop", 0},
     [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
     [SDSM_ST_SERVICE_PARKS] = {"service thread parked", 0},

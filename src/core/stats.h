@@ -53,6 +53,8 @@ typedef enum sdsm_stat {
     SDSM_ST_IBEC_HANDOVERS, /* ibec: pages one thread's critical section took from another's */
     SDSM_ST_WBUF_FLUSHES,   /* diffs sent early by the write buffer (SDSM_WRITE_BUFFER) */
     SDSM_ST_HOT_KEPT,       /* home pages announced at a release without a write fault (SDSM_HOME_HOT) */
+    SDSM_ST_HOT_CLEAN,      /* ...not announced: the kernel saw no write (mem/wptrack.h) */
+    SDSM_ST_WPT_ON,         /* 1: the kernel tracks written pages here (mem/wptrack.h) */
     SDSM_ST_LEAD_WAITS,     /* waits slept in the event loop's epoll_wait (net.c, lead_wait) */
     SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
     SDSM_ST_SERVICE_PARKS,  /* the service thread parked, not in epoll_wait, while a waiter led */

@@ -23,6 +23,7 @@
 #include "mem/alloc.h"
 #include "mem/diff.h"
 #include "mem/page.h"
+#include "mem/wptrack.h"
 #include "net/msg.h"
 #include "net/net.h"
 #include "net/rpc.h"
@@ -53,6 +54,12 @@ static int home_shared(uint32_t pg)
  * by page) it is protected once more; one write fault in the next interval
  * makes it hot again, none leaves it protected, so a page the home stopped
  * writing costs readers at most 16 needless fetches.
+ *
+ * Where the kernel tracks written pages (mem/wptrack.h), a release asks it
+ * which hot pages were written since the last one: only those are announced
+ * (readers fetch nothing the home did not rewrite), and no periodic check
+ * is needed; a hot page not written for HOT_CHECK intervals is protected as
+ * usual again and stops being hot.
  */
 #define HOT_ON    0x80u
 #define HOT_CHECK 16u
@@ -92,14 +99,42 @@ void sdsm_home_hot_clear(uint32_t pg)
 
 /* Page lock held, a release, pg a hot home page others hold: kept open
  * (1), or checked again this interval (0: it is protected as usual, and a
- * write in the next interval makes it hot again at once). */
-static int hot_keep(uint32_t pg, uint32_t interval)
+ * write in the next interval makes it hot again at once).  written: what
+ * the kernel says (1 or 0), or -1 when it does not track. */
+static int hot_keep(uint32_t pg, uint32_t interval, int written)
 {
-    if ((interval + pg) % HOT_CHECK)
+    if (written > 0)
+        H.hot_last[pg] = (uint16_t)interval;
+    if (written >= 0 && (uint16_t)((uint16_t)interval - H.hot_last[pg]) < HOT_CHECK)
+        return 1;
+    if (written < 0 && (interval + pg) % HOT_CHECK)
         return 1;
     H.hot[pg] = (uint8_t)(sdsm_cfg.home_hot - 1 > 0x7f ? 0x7f : sdsm_cfg.home_hot - 1);
     H.hot_last[pg] = (uint16_t)(interval - 1); /* a write this interval counts as the next in a row */
     return 0;
+}
+
+/* Locks of [first, first + m) held: for each hot home page of them, whether
+ * the kernel saw it written since the last release (runs of hot pages in
+ * one scan each); -1 for the others, or when the kernel does not track. */
+static void hot_written(uint32_t first, uint32_t m, int8_t *wr)
+{
+    memset(wr, -1, m);
+    if (!sdsm_wpt_on())
+        return;
+    for (uint32_t k = 0; k < m;) {
+        uint32_t e = k;
+        while (e < m && sdsm_page(first + e)->state == SDSM_PG_READ_WRITE && sdsm_home_hot(first + e) &&
+               sdsm_page_home(first + e) == H.me)
+            e++;
+        if (e > k) {
+            uint8_t got[SDSM_PAGE_LOCK_RUN];
+            sdsm_wpt_scan(first + k, e - k, got);
+            for (uint32_t j = k; j < e; j++)
+                wr[j] = (int8_t)got[j - k];
+        }
+        k = e + 1;
+    }
 }
 
 /*
@@ -120,8 +155,9 @@ typedef struct chunk_page {
     uint8_t written; /* announced at the barrier */
 } chunk_page_t;
 
-/* Page lock held: the state change of pg (pass 1). */
-static chunk_page_t release_state(uint32_t pg, int eager)
+/* Page lock held: the state change of pg (pass 1).  written: whether the
+ * kernel saw the home write pg since the last release (-1: not asked). */
+static chunk_page_t release_state(uint32_t pg, int eager, int written)
 {
     chunk_page_t c = {0, 0, 0, 0};
     sdsm_page_t *p = sdsm_page(pg);
@@ -133,14 +169,16 @@ static chunk_page_t release_state(uint32_t pg, int eager)
          * A fetch of it (on_fetch) write-protects it again first. */
     } else if (p->state == SDSM_PG_READ_WRITE && home == H.me &&
                (sdsm_page_announced(pg) ||
-                (sdsm_home_hot(pg) && hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed))))) {
+                (sdsm_home_hot(pg) &&
+                 hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed), written)))) {
         /* Never write-protected (alloc.h), or hot (above): taken as written
-         * in every interval while others hold copies, and kept on the dirty
-         * list. */
+         * in every interval while others hold copies (a hot page: only if
+         * written, when the kernel says), and kept on the dirty list. */
+        int announce = sdsm_page_announced(pg) || written != 0;
         if (!sdsm_page_announced(pg))
-            sdsm_stat_add(SDSM_ST_HOT_KEPT, 1);
-        c.notice = eager;
-        c.written = 1;
+            sdsm_stat_add(announce ? SDSM_ST_HOT_KEPT : SDSM_ST_HOT_CLEAN, 1);
+        c.notice = eager && announce;
+        c.written = announce;
         sdsm_page_mark_dirty(pg);
     } else if (p->state == SDSM_PG_READ_WRITE) {
         /* Protect before the diff: a write by another thread after this
@@ -187,10 +225,12 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
         while (i + m < n && m < CHUNK && H.work[i + m] == H.work[i] + m)
             m++;
         uint32_t first = H.work[i];
-        for (uint32_t k = 0; k < m; k++) {
+        for (uint32_t k = 0; k < m; k++)
             sdsm_page_lock(first + k);
-            c[k] = release_state(first + k, eager);
-        }
+        int8_t wr[CHUNK];
+        hot_written(first, m, wr);
+        for (uint32_t k = 0; k < m; k++)
+            c[k] = release_state(first + k, eager, wr[k]);
         for (uint32_t k = 0; k < m;) {
             uint32_t e = k;
             while (e < m && c[e].protect)

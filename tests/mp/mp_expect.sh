@@ -7,6 +7,8 @@
 #   --nonzero           the exit status must not be 0
 #   --expect RE         the output (stdout and stderr) must match the extended regex RE
 #   --reject RE         the output must not match RE
+#   --skip-if RE        if the output matches RE (and the status is right),
+#                       exit 77 (skipped) instead of checking the --expect REs
 #   --max-seconds S     the whole run must take less than S seconds
 #   --mark-deadline S   the output holds "mp-mark-ms=<wall-clock ms>" (printed by
 #                       the program); the command must have ended within S s of it
@@ -18,7 +20,7 @@
 # on PASS, 1 on FAIL.
 set -u
 
-STATUS= NONZERO=0 MAXS= MARKS= LEFTOVERS=0
+STATUS= NONZERO=0 MAXS= MARKS= LEFTOVERS=0 SKIPIF=
 EXPECT=() REJECT=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --nonzero) NONZERO=1; shift ;;
     --expect) EXPECT+=("$2"); shift 2 ;;
     --reject) REJECT+=("$2"); shift 2 ;;
+    --skip-if) SKIPIF=$2; shift 2 ;;
     --max-seconds) MAXS=$2; shift 2 ;;
     --mark-deadline) MARKS=$2; shift 2 ;;
     --no-leftovers) LEFTOVERS=1; shift ;;
@@ -60,6 +63,10 @@ if [ -n "$STATUS" ] && [ "$RC" -ne "$STATUS" ]; then
 fi
 if [ "$NONZERO" = 1 ] && [ "$RC" -eq 0 ]; then
     fail "exit status 0, expected a failure"
+fi
+if [ -n "$SKIPIF" ] && [ "$FAILED" = 0 ] && grep -Eq -- "$SKIPIF" "$OUT"; then
+    echo "mp_expect: SKIP: the output matches /$SKIPIF/"
+    exit 77
 fi
 for re in "${EXPECT[@]+"${EXPECT[@]}"}"; do
     grep -Eq -- "$re" "$OUT" || fail "output does not match /$re/"
