@@ -60,6 +60,11 @@ extern int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
  * of that word kicks it out of epoll_wait (sdsm_wait_kick). */
 extern _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
 extern void (*sdsm_wait_kick)(void);
+/* Set by the transport: the host has fewer CPUs than the job's compute
+ * threads there, so a polling waiter yields its CPU each time round; with
+ * a CPU each it polls without yielding (a yield to another job's busy
+ * process gives that one a whole time slice, milliseconds). */
+extern int sdsm_wait_yields;
 /*
  * Installed by the compute-thread scheduler: the calling thread is about to
  * wait (for the network, a lock, a barrier...), so a compute thread gives up
@@ -108,7 +113,7 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
     if (sdsm_cfg.spin_us > 0) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
         do {
-            if (!sdsm_wait_progress || sdsm_wait_progress() <= 0)
+            if ((!sdsm_wait_progress || sdsm_wait_progress() <= 0) && sdsm_wait_yields)
                 sched_yield();
             v = atomic_load_explicit(w, memory_order_acquire);
         } while (v == old && sdsm_now_ns() < until);
