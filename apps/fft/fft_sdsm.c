@@ -26,7 +26,7 @@
  *      transform's lines are 16*nx bytes apart, not a power-of-two
  *      multiple of the cache's set size): the result of an iteration (inverse transpose, y and x
  *      transforms) - only its owner uses it; the 1024 sampled elements of
- *      each checksum go to a small shared array.
+ *      each checksum go to a small shared array of their rank's.
  * Timed: the forward FFT and the iterations (one transpose per 3-D FFT,
  * two barriers per iteration).  After the timed section each rank copies its
  * final R slab into A (same layout) and rank 0 runs the sequential kernel and
@@ -71,8 +71,15 @@ int main(int argc, char **argv)
     for (int r = 0; r < np; r++)
         B1[r] = sdsm_alloc(sizeof(cplx) * X * (size_t)nz * (size_t)(ylo[r + 1] - ylo[r]), r);
     /* The sampled elements of every iteration, written by the rank holding
-     * them and summed by rank 0 in the sequential order at the end. */
-    cplx *samples = sdsm_calloc((size_t)iters * FFT_NCHECK, sizeof(cplx), 0);
+     * them into its own array (homed at it, so no write travels while the
+     * iterations run) and summed by rank 0 in the sequential order at the
+     * end. */
+    cplx **samp = malloc(sizeof(cplx *) * (size_t)np);
+    if (!samp)
+        sdsm_abort(1, "fft: out of memory");
+    for (int r = 0; r < np; r++)
+        samp[r] = sdsm_calloc((size_t)iters * FFT_NCHECK, sizeof(cplx), r);
+    cplx *samples = samp[me];
 
     long z0 = zlo[me], nzl = zlo[me + 1] - z0, y0 = ylo[me], nyl = ylo[me + 1] - y0;
     cplx *a = A[me], *b1 = B1[me];
@@ -189,14 +196,26 @@ int main(int argc, char **argv)
         app_header("fft", "sdsm", np, "%dx%dx%d iters=%d", nx, ny, nz, iters);
         app_time(t1 - t0);
         cplx *sums = malloc(sizeof(cplx) * (size_t)iters);
+        int *owner = malloc(sizeof(int) * FFT_NCHECK); /* the rank whose planes hold point j */
+        if (!sums || !owner)
+            sdsm_abort(1, "fft: out of memory");
+        for (int j = 0; j < FFT_NCHECK; j++) {
+            int x, y, z;
+            fft_check_point(&p, j + 1, &x, &y, &z);
+            owner[j] = 0;
+            while (owner[j] < np - 1 && z >= zlo[owner[j] + 1])
+                owner[j]++;
+        }
         for (int t = 0; t < iters; t++) {
             cplx s = {0, 0};
             for (int j = 0; j < FFT_NCHECK; j++) {
-                s.re += samples[(size_t)t * FFT_NCHECK + (size_t)j].re;
-                s.im += samples[(size_t)t * FFT_NCHECK + (size_t)j].im;
+                const cplx *e = &samp[owner[j]][(size_t)t * FFT_NCHECK + (size_t)j];
+                s.re += e->re;
+                s.im += e->im;
             }
             sums[t] = s;
         }
+        free(owner);
         app_result("checksum[%d] = %.15e %.15e", iters, sums[iters - 1].re, sums[iters - 1].im);
         size_t total = X * (size_t)ny * (size_t)nz;
         cplx *par = malloc(sizeof(cplx) * total), *ref = malloc(sizeof(cplx) * total);
@@ -233,6 +252,7 @@ int main(int argc, char **argv)
     free(b0);
     free(res);
     free(A);
+    free(samp);
     free(zlo);
     fft_prob_free(&p);
     sdsm_finalize();
