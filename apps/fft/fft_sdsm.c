@@ -92,29 +92,8 @@ int main(int argc, char **argv)
     double *exx = malloc(sizeof(double) * (size_t)(nx + ny + nz)), *exy = exx + nx, *exz = exy + ny;
     const cplx **rows = malloc(sizeof(cplx *) * (size_t)ny);
     cplx *pbuf = malloc(sizeof(cplx) * X * (size_t)ny);
-    /* The checksum's points in each of our planes (zl): ck0[zl] .. + nck[zl]
-     * into ckj (point number), ckx, cky. */
-    int *ckj = malloc(sizeof(int) * 3 * FFT_NCHECK), *ckx = ckj + FFT_NCHECK, *cky = ckx + FFT_NCHECK;
-    int *nck = calloc((size_t)nzl, sizeof(int)), *ck0 = calloc((size_t)nzl + 1, sizeof(int));
-    if (!exx || !rows || !pbuf || !ckj || !nck || !ck0)
+    if (!exx || !rows || !pbuf)
         sdsm_abort(1, "fft: out of memory");
-    for (int j = 1; j <= FFT_NCHECK; j++) {
-        int x, y, z;
-        fft_check_point(&p, j, &x, &y, &z);
-        if (z >= z0 && z < z0 + nzl)
-            nck[z - z0]++;
-    }
-    for (long zl = 0; zl < nzl; zl++)
-        ck0[zl + 1] = ck0[zl] + nck[zl];
-    memset(nck, 0, sizeof(int) * (size_t)nzl); /* counts again, as they fill */
-    for (int j = 1; j <= FFT_NCHECK; j++) {
-        int x, y, z;
-        fft_check_point(&p, j, &x, &y, &z);
-        if (z >= z0 && z < z0 + nzl) {
-            int k = ck0[z - z0] + nck[z - z0]++;
-            ckj[k] = j - 1, ckx[k] = x, cky[k] = y;
-        }
-    }
 
     for (long zl = 0; zl < nzl; zl++)
         fft_init_plane(&p, (int)(z0 + zl), a + (size_t)zl * X, (size_t)nzl * X);
@@ -174,10 +153,11 @@ int main(int argc, char **argv)
             cplx *plane = t == iters ? res + (size_t)zl * (size_t)ny * X : pbuf;
             fft_rows_from(&p.py, plane, X, X, rows, +1);
             fft_lines(&p.px, plane, 1, (size_t)ny, X, +1);
-            for (int j = 0; j < nck[zl]; j++) {
-                int x = ckx[ck0[zl] + j], y = cky[ck0[zl] + j];
-                samples[(size_t)(t - 1) * FFT_NCHECK + (size_t)ckj[ck0[zl] + j]] =
-                    plane[(size_t)y * X + (size_t)x];
+            for (int j = 1; j <= FFT_NCHECK; j++) { /* the checksum's points in this plane */
+                int x, y, z;
+                fft_check_point(&p, j, &x, &y, &z);
+                if (z == z0 + zl)
+                    samples[(size_t)(t - 1) * FFT_NCHECK + (size_t)(j - 1)] = plane[(size_t)y * X + (size_t)x];
             }
         }
         sdsm_barrier(); /* B1 is read by the others until here */
@@ -246,9 +226,6 @@ int main(int argc, char **argv)
     free(exx);
     free(rows);
     free(pbuf);
-    free(ckj);
-    free(nck);
-    free(ck0);
     free(b0);
     free(res);
     free(A);

@@ -82,7 +82,8 @@ static const var_t vars[] = {
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
-     "microseconds a waiting thread polls (yielding) before it sleeps"},
+     "microseconds a waiting thread polls before it sleeps (yielding between polls where the job "
+     "has more compute threads on the host than CPUs)"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
      "strided (0: one page per fault)"},
@@ -97,7 +98,7 @@ static const var_t vars[] = {
     {"SDSM_WP_TRACK", T_LONG, OFF(wp_track), "1", 0, 1, NULL,
      "hot home pages (SDSM_HOME_HOT): let the kernel tell which of them were written "
      "(userfaultfd's asynchronous write protection and PAGEMAP_SCAN, Linux 6.7 and later), so "
-     "that a release announces only those (0: announce them all)"},
+     "that a release announces only those (0: announce them all; not under ibec)"},
     {"SDSM_WRITE_BUFFER", T_LONG, OFF(write_buffer), "0", 0, 1 << 24, NULL,
      "write buffer: at most this many pages homed elsewhere wait for the release with their "
      "diffs unmade; a write fault beyond it sends the oldest one's diff home now (0: off; hlrc "

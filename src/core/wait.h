@@ -2,9 +2,9 @@
  * wait.h - how application threads wait for the service thread.
  *
  * A waiter watches a 32-bit word until it changes.  It first polls for
- * SDSM_SPIN_US microseconds, yielding the CPU each time round (on a small
- * machine the service threads that will produce the answer need that CPU),
- * then sleeps.  One waiter at a time sleeps in the transport's epoll_wait
+ * SDSM_SPIN_US microseconds (yielding the CPU each time round where the job
+ * has more compute threads on the host than CPUs: the threads that will
+ * produce the answer need it; see sdsm_wait_yields), then sleeps.  One waiter at a time sleeps in the transport's epoll_wait
  * instead of futex(2) (sdsm_wait_lead): the frame that answers it then wakes
  * it directly, as a blocking read wakes a ping-pong, where a futex sleeper
  * needs the service thread woken first to wake it in turn.  Wakers change
