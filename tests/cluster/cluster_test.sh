@@ -596,8 +596,13 @@ case_direct() {
     local mpi=("$mpirun" --allow-run-as-root --oversubscribe -n 8 --host "$pre.1:2,$pre.2:2,$pre.3:2,$pre.4:2"
         --mca plm_rsh_agent "$D/rsh" --mca oob_tcp_if_include "$CLUSTER_SUBNET"
         --mca btl_tcp_if_include "$CLUSTER_SUBNET")
-    # Open MPI passes only what -x names to the ranks on other hosts.
-    [ -n "${LSAN_OPTIONS:-}" ] && mpi+=(-x LSAN_OPTIONS)
+    # Open MPI passes only what -x names to the ranks on other hosts; a
+    # sanitizer build's options go that way (make tsan's report_signal_unsafe=0:
+    # a fault that waits handles messages, see the Makefile).
+    local v
+    for v in TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+        [ -n "${!v:-}" ] && mpi+=(-x "$v")
+    done
     run "${mpi[@]}" sh -c 'echo "rank $PMIX_RANK at $(hostname -I | tr -d " ")"'
     expect_rc 0
     for h in 1:0 1:1 2:2 2:3 3:4 3:5 4:6 4:7; do
