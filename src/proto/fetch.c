@@ -461,7 +461,13 @@ int sdsm_home_fault(uint32_t pg, int is_write)
         p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
         if (p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING))
             asked += start_fetch(pg, home);
-        if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID) {
+        /* A write to a page whose diff another thread's release has made but
+         * not sent yet waits until it is on its way: the page's next diff -
+         * sent early if an invalidation meets it dirty (inval.c) - must not
+         * reach the home before it, or the home applies the older diff last
+         * and the newer writes it overlaps are lost. */
+        int pending_write = p->state == SDSM_PG_READ_ONLY && is_write && (p->flags & SDSM_PGF_PENDING);
+        if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID || pending_write) {
             if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
                 sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
             if (!joined && p->state == SDSM_PG_FETCHING && H.ftag[pg] != my_tag &&

@@ -262,17 +262,16 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
     /* The write buffer's early diffs of pages announced here (FLUSHED). */
     int wst = sdsm_wbuf_drain();
     /* The diffs are queued on their connections: a fetch sent from now on
-     * reaches each home after them, so the pages may be fetched again. */
-    int woke = 0;
+     * reaches each home after them, so the pages may be fetched again, and
+     * written again (a faulting thread may wait for either: fetch.c). */
     for (uint32_t i = 0; i < npend; i++) {
         sdsm_page_t *p = sdsm_page(H.work[i]);
         sdsm_page_lock(H.work[i]);
         p->flags &= (uint8_t)~SDSM_PGF_PENDING;
-        woke |= p->state == SDSM_PG_INVALID;
         sdsm_page_unlock(H.work[i]);
     }
-    if (woke)
-        sdsm_page_wake();
+    if (npend)
+        sdsm_page_wake(); /* a system call only if a thread sleeps on it */
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
