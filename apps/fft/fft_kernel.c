@@ -125,11 +125,17 @@ static void fft_rows(const fft_plan *pl, cplx *d, size_t stride, size_t count, i
     fft_rows_butterflies(pl, d, stride, count, dir);
 }
 
+void fft_copy_row(cplx *dst, const cplx *src, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        dst[c] = src[c];
+}
+
 void fft_rows_from(const fft_plan *pl, cplx *d, size_t stride, size_t count,
                    const cplx *const *src, int dir)
 {
     for (int i = 0; i < pl->n; i++)
-        memcpy(d + (size_t)i * stride, src[pl->rev[i]], sizeof(cplx) * count);
+        fft_copy_row(d + (size_t)i * stride, src[pl->rev[i]], count);
     if (pl->n > 1)
         fft_rows_butterflies(pl, d, stride, count, dir);
 }

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         const cplx *src = A[s] + (size_t)y0 * (size_t)snz * X;
         for (long yl = 0; yl < nyl; yl++)
             for (long zl = 0; zl < snz; zl++, src += X)
-                memcpy(b0 + ((size_t)(sz0 + zl) * (size_t)nyl + (size_t)yl) * X, src, sizeof(cplx) * X);
+                fft_copy_row(b0 + ((size_t)(sz0 + zl) * (size_t)nyl + (size_t)yl) * X, src, X);
     }
     for (long yl = 0; yl < nyl; yl++)
         fft_lines(&p.pz, b0 + (size_t)yl * X, (size_t)nyl * X, X, 1, -1);
