@@ -686,7 +686,7 @@ static int reply_fills(uint32_t pg, uint32_t tag)
 /*
  * A run of pages.  Each page still waiting for its contents gets them
  * first, copied under its lock: from the reply (data), or from the home's
- * heap (data NULL: FETCH_ZC), one pread per stretch of pages that want it
+ * heap (data NULL: FETCH_ZC), one copy per stretch of pages that want it
  * (zcopy.c says why a later copy is right).  A failed read gives
  * the heap up, and the pages stay FETCHING, asked for again over TCP.
  * Then the run is made readable with one mprotect (per stretch of pages
@@ -711,7 +711,7 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
         }
         /* From the home's heap: the stretch of wanted pages whose locks are
          * free (trylock: a stretch may wrap round the lock stripes), held
-         * while one pread fills them. */
+         * while one copy fills them. */
         uint32_t j = i + 1, next = 0; /* next: past j, which was seen unwanted */
         while (j < count && !sdsm_page_trylock(first + j)) {
             got[j] = (uint8_t)reply_fills(first + j, tag);

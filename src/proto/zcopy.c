@@ -5,12 +5,18 @@
  * Every rank's heap is a memory file.  A rank on the same host opens its
  * peer's file through /proc/<pid>/fd/<fd> (read-only; the kernel allows it
  * to a process that may inspect the peer, as it allows process_vm_readv)
- * and from then on a fetch from that home still asks the home - which
- * checks and records everything it records today - but the answer
- * (FETCH_ZC) carries no bytes: the reader copies the pages from the home's
- * file itself, one pread per run of pages, straight into its runtime view.  What is
- * saved is the page crossing two sockets and the home's copy into its send
- * buffer; the request stays, because it is what orders the fetch.
+ * and maps it read-only; from then on a fetch from that home still asks the
+ * home - which checks and records everything it records today - but the
+ * answer (FETCH_ZC) carries no bytes: the reader copies the pages from its
+ * mapping of the home's file itself, straight into its runtime view.  What
+ * is saved is the page crossing two sockets and the home's copy into its
+ * send buffer; the request stays, because it is what orders the fetch.
+ *
+ * The copy is a plain 16-byte loop from the mapping, not pread and not
+ * memcpy: both copy page-aligned pages with `rep movsb`, which ran at about
+ * 5 GB/s where the loop reaches 8.5-9 (AMD EPYC, pages not in the cache;
+ * pread also looks each page up in the file).  A peer whose file cannot be
+ * mapped is read with pread.
  *
  * Why the copy read later is right.  The home serves at a point P, under
  * the page lock, where the asker enters the page's copyset (the home's
@@ -56,8 +62,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/config.h"
 #include "core/log.h"
@@ -79,6 +89,7 @@ static struct {
     int          n, me;
     uint8_t     *want;   /* per peer: offer and accept zero-copy (the same on both sides) */
     _Atomic int *fd;     /* per peer: its heap (read-only fd), or HEAP_* */
+    const uint8_t **map; /* per peer: its heap mapped read-only, or NULL (pread); set before fd */
     uint8_t      token[SDSM_ZC_TOKEN];
     _Atomic int  noted;  /* the fallback was reported */
 } Z;
@@ -126,6 +137,10 @@ static int on_hello(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (!Z.want[src] || atomic_load(&Z.fd[src]) != HEAP_UNKNOWN)
         return 0; /* not wanted here (the ranks disagree on SDSM_ZEROCOPY), or said twice */
     int heap = open_heap(src, pid, fd, p + 8);
+    if (heap >= 0) {
+        void *m = mmap(NULL, sdsm_region.size, PROT_READ, MAP_SHARED | MAP_NORESERVE, heap, 0);
+        Z.map[src] = m == MAP_FAILED ? NULL : m;
+    }
     atomic_store_explicit(&Z.fd[src], heap >= 0 ? heap : HEAP_OFF, memory_order_release);
     return 0;
 }
@@ -135,7 +150,8 @@ int sdsm_zcopy_init(const uint8_t *same_host)
     Z.n = sdsm_region.nprocs;
     Z.me = sdsm_region.rank;
     atomic_store(&Z.noted, 0);
-    if (!(Z.want = calloc((size_t)Z.n, 1)) || !(Z.fd = malloc((size_t)Z.n * sizeof *Z.fd)))
+    if (!(Z.want = calloc((size_t)Z.n, 1)) || !(Z.fd = malloc((size_t)Z.n * sizeof *Z.fd)) ||
+        !(Z.map = calloc((size_t)Z.n, sizeof *Z.map)))
         return -ENOMEM;
     for (int r = 0; r < Z.n; r++) {
         atomic_init(&Z.fd[r], HEAP_UNKNOWN);
@@ -172,11 +188,15 @@ void sdsm_zcopy_fini(void)
         int fd = atomic_exchange(&Z.fd[r], HEAP_OFF);
         if (fd >= 0)
             close(fd);
+        if (Z.map && Z.map[r])
+            munmap((void *)Z.map[r], sdsm_region.size);
     }
     free(Z.want);
     free((void *)Z.fd);
+    free(Z.map);
     Z.want = NULL;
     Z.fd = NULL;
+    Z.map = NULL;
 }
 
 unsigned sdsm_zcopy_flags(int home)
@@ -192,6 +212,25 @@ int sdsm_zcopy_offered(int peer)
     return peer >= 0 && peer < Z.n && Z.want && Z.want[peer];
 }
 
+/* len bytes (a multiple of 64) from src to dst, both 16-byte aligned. */
+static void copy_pages(uint8_t *dst, const uint8_t *src, size_t len)
+{
+#if defined(__SSE2__)
+    for (size_t i = 0; i < len; i += 64) {
+        __m128i a = _mm_load_si128((const __m128i *)(const void *)(src + i));
+        __m128i b = _mm_load_si128((const __m128i *)(const void *)(src + i + 16));
+        __m128i c = _mm_load_si128((const __m128i *)(const void *)(src + i + 32));
+        __m128i d = _mm_load_si128((const __m128i *)(const void *)(src + i + 48));
+        _mm_store_si128((__m128i *)(void *)(dst + i), a);
+        _mm_store_si128((__m128i *)(void *)(dst + i + 16), b);
+        _mm_store_si128((__m128i *)(void *)(dst + i + 32), c);
+        _mm_store_si128((__m128i *)(void *)(dst + i + 48), d);
+    }
+#else
+    memcpy(dst, src, len);
+#endif
+}
+
 int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
 {
     int fd = home >= 0 && home < Z.n && Z.fd ? atomic_load_explicit(&Z.fd[home], memory_order_acquire)
@@ -201,6 +240,11 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
     if (fd < 0)
         return -EBADF;
     size_t len = (size_t)count << sdsm_region.shift;
+    if (Z.map[home]) {
+        copy_pages(dst, Z.map[home] + ((size_t)pg << sdsm_region.shift), len);
+        sdsm_stat_add(SDSM_ST_ZC_PAGES, count);
+        return 0;
+    }
     ssize_t got = pread(fd, dst, len, (off_t)((size_t)pg << sdsm_region.shift));
     if (got == (ssize_t)len) {
         sdsm_stat_add(SDSM_ST_ZC_PAGES, count);

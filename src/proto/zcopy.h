@@ -26,7 +26,7 @@ unsigned sdsm_zcopy_flags(int home);
 int sdsm_zcopy_offered(int peer);
 /*
  * Copy pages [pg, pg + count) of home's heap (its runtime view's contents,
- * as they are now) to dst, one pread (handlers only).  0, or a negative errno: home's heap could
+ * as they are now) to dst, from its mapping (or with one pread) (handlers only).  0, or a negative errno: home's heap could
  * not be opened, or is given up now (one info line per rank); its pages
  * travel over TCP from now on.
  */
