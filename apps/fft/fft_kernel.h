@@ -59,11 +59,12 @@ void fft_lines(const fft_plan *pl, cplx *data, size_t stride, size_t count, size
 void fft_rows_from(const fft_plan *pl, cplx *data, size_t stride, size_t count,
                    const cplx *const *src, int dir);
 /*
- * Copy n elements (a row of a transpose).  Not memcpy: the rows are whole
- * pages, page-aligned at both ends, and the C library copies such blocks
- * with `rep movsb`, which ran at a third of this loop's speed on the AMD
- * machine the benchmarks ran on (fft_sdsm P=1 medium: 11.3 s with memcpy,
- * 9.1-10.0 s with the loop; the source pages are not in the cache).
+ * Copy n elements (a row of a transpose) with a plain loop.  In fft_sdsm
+ * (P=1, medium) the rows' memcpy calls took 2.8 s (perf) and the run
+ * 11.3 s; with this loop the copies take 0.8 s and the run 9.1-10.0 s.  Why
+ * is not settled: copied alone, in the same bit-reversed order, memcpy is
+ * as fast as the loop or faster, so it is likely what each leaves in the
+ * cache for the butterflies that follow.
  */
 void fft_copy_row(cplx *dst, const cplx *src, size_t n);
 
