@@ -88,14 +88,23 @@ if [ -n "$MARKS" ]; then
     fi
 fi
 if [ "$LEFTOVERS" = 1 ]; then
-    left= pids=
-    # One grep over every environment (entries are NUL-terminated): a loop
-    # of tr|grep per process took seconds on a busy machine.
-    for e in $(grep -lzxF "MP_EXPECT_TAG=$TAG" /proc/[0-9]*/environ 2>/dev/null); do
-        pid=${e#/proc/}
-        pid=${pid%/environ}
-        pids="$pids $pid"
-        left="$left $pid($(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline"))"
+    # A process still exiting (its command line already empty: a launcher's
+    # proxy killed with the job, slowed down by a sanitizer) gets up to 3 s
+    # to be gone before it counts as left behind.
+    for try in 1 2 3 4 5 6 7; do
+        left= pids= exiting=0
+        # One grep over every environment (entries are NUL-terminated): a loop
+        # of tr|grep per process took seconds on a busy machine.
+        for e in $(grep -lzxF "MP_EXPECT_TAG=$TAG" /proc/[0-9]*/environ 2>/dev/null); do
+            pid=${e#/proc/}
+            pid=${pid%/environ}
+            cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")
+            [ -z "$cmd" ] && exiting=1
+            pids="$pids $pid"
+            left="$left $pid($cmd)"
+        done
+        [ "$exiting" = 1 ] && [ "$try" -lt 7 ] || break
+        sleep 0.5
     done
     if [ -n "$left" ]; then
         fail "processes left behind:$left"
