@@ -4,8 +4,9 @@
  * A waiter watches a 32-bit word until it changes.  It first polls for
  * SDSM_SPIN_US microseconds (yielding the CPU each time round where the job
  * has more compute threads on the host than CPUs: the threads that will
- * produce the answer need it; see sdsm_wait_yields), then sleeps.  One waiter at a time sleeps in the transport's epoll_wait
- * instead of futex(2) (sdsm_wait_lead): the frame that answers it then wakes
+ * produce the answer need it; see sdsm_wait_yields), then sleeps.  One
+ * waiter at a time sleeps in the transport's epoll_wait instead of
+ * futex(2) (sdsm_wait_lead): the frame that answers it then wakes
  * it directly, as a blocking read wakes a ping-pong, where a futex sleeper
  * needs the service thread woken first to wake it in turn.  Wakers change
  * the word, then call sdsm_wake_all().  There is no lost wake-up: futex_wait

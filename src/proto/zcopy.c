@@ -64,8 +64,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__SSE2__)
@@ -242,13 +242,12 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
         atomic_store(&Z.fd[home], HEAP_OFF);
     if (fd < 0)
         return -EBADF;
-    size_t len = (size_t)count << sdsm_region.shift;
-    if (Z.map[home]) {
-        copy_pages(dst, Z.map[home] + ((size_t)pg << sdsm_region.shift), len);
-        sdsm_stat_add(SDSM_ST_ZC_PAGES, count);
-        return 0;
-    }
-    ssize_t got = pread(fd, dst, len, (off_t)((size_t)pg << sdsm_region.shift));
+    size_t len = (size_t)count << sdsm_region.shift, off = (size_t)pg << sdsm_region.shift;
+    ssize_t got = (ssize_t)len;
+    if (Z.map[home])
+        copy_pages(dst, Z.map[home] + off, len);
+    else
+        got = pread(fd, dst, len, (off_t)off);
     if (got == (ssize_t)len) {
         sdsm_stat_add(SDSM_ST_ZC_PAGES, count);
         return 0;
