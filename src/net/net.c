@@ -252,13 +252,13 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
                    size_t alen, const void *b, size_t blen)
 {
     SDSM_ASSERT(dst >= 0 && dst < N.nprocs && alen + blen <= SDSM_MAX_PAYLOAD);
-    sdsm_stat_msg(type, sizeof(sdsm_hdr_t) + alen + blen);
-    if (dst == N.rank) {
+    if (dst == N.rank) { /* not counted: it never leaves the process */
         send_self(type, flags, seq, a, alen, b, blen);
         if (!holding)
             wake_service();
         return;
     }
+    sdsm_stat_msg(type, sizeof(sdsm_hdr_t) + alen + blen);
     peer_t *p = &N.peers[dst];
     sdsm_hdr_t h = {.len = (uint32_t)(alen + blen), .type = (uint16_t)type,
                     .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
