@@ -58,6 +58,7 @@ static const struct {
     [SDSM_ST_LOCK_ACQUIRES] = {"lock acquires", 0},
     [SDSM_ST_LOCK_WAIT_NS] = {"lock wait (ms)", 1},
     [SDSM_ST_LOCK_HANDOFFS] = {"lock local hand-offs", 0},
+    [SDSM_ST_LOCK_CACHED] = {"lock kept here, taken again", 0},
     [SDSM_ST_BARRIERS] = {"barriers", 0},
     [SDSM_ST_BARRIER_WAIT_NS] = {"barrier wait (ms)", 1},
     [SDSM_ST_BARRIER_ROUNDS] = {"barrier rounds", 0},

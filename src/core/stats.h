@@ -31,6 +31,7 @@ typedef enum sdsm_stat {
     SDSM_ST_LOCK_ACQUIRES,
     SDSM_ST_LOCK_WAIT_NS,
     SDSM_ST_LOCK_HANDOFFS,  /* locks passed between threads of this rank, no message */
+    SDSM_ST_LOCK_CACHED,    /* locks taken again where they stayed since this rank's unlock, no message */
     SDSM_ST_BARRIERS,
     SDSM_ST_BARRIER_WAIT_NS,
     SDSM_ST_BARRIER_ROUNDS, /* arrivals of this rank (a barrier takes 1 to 3 rounds) */

@@ -49,6 +49,8 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(SOFT_PROBE, 8),
     FIXED(SOFT_REP, 16),
     FIXED(SOFT_CONFIRM, 8),
+    FIXED(LOCK_FWD, 8),
+    FIXED(LOCK_PASSED, 8),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

@@ -66,6 +66,8 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_SOFT_PROBE,  /* u32 first, u32 count: a manager asks the rank that claimed them ahead -> SOFT_REP */
     SDSM_MSG_SOFT_REP,    /* u32 first, u32 count, u64 kept (bit i: page first + i touched, kept; else given up) */
     SDSM_MSG_SOFT_CONFIRM, /* u32 first, u32 count: pages the sender claimed ahead and has touched */
+    SDSM_MSG_LOCK_FWD,    /* u32 lock, i32 rank: after you, pass the lock to rank (sync/lock.c) */
+    SDSM_MSG_LOCK_PASSED, /* u32 lock, i32 rank: I passed the lock to rank (to its manager) */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

@@ -9,17 +9,30 @@
  * Unlock flushes first (the protocol's release), then tells the manager, so
  * the next holder is granted only after the writes are visible.
  *
- * Threads of one rank share its memory, so under a protocol whose grants
- * carry nothing (hlrc, update) a rank asks the manager once for all its
+ * Under a protocol whose grants carry nothing (hlrc, update: an unlock's
+ * writes are at their homes and every stale copy is gone before it returns)
+ * a lock stays with the rank that last held it until another rank asks for
+ * it (TreadMarks' lock caching): taking it again costs no message.  The
+ * manager keeps the order of the requests: a request goes to the rank queued
+ * last (LOCK_FWD, "after you, pass it to r"), which passes the lock straight
+ * to r (LOCK_GRANT from the passing rank) when it is released, or at once if
+ * it is free; the passer tells the manager (LOCK_PASSED) unless r is the
+ * manager, so the manager always knows the holder and the waiters (hang
+ * reports).  A transfer costs 3 one-way messages (2 when the manager is one
+ * of the two ranks), and a waiter queued behind a holder gets the lock one
+ * message after the holder's unlock.
+ *
+ * Threads of one rank share its memory, so a rank asks once for all its
  * threads: while it owns a lock, a releasing thread hands it straight to the
  * next local waiter, with no flush and no message (the process's dirty pages
- * are flushed by whichever release finally returns the lock).  After
- * LOCAL_HANDOFFS hand-offs in a row the lock goes back to the manager and the
- * rank queues again, so other ranks are not starved.  A protocol
- * that binds data to locks (ibec) hands the manager a payload with a time
- * stamp at each release; the manager keeps the chain of them for the current
- * barrier epoch and gives each acquirer the entries newer than the stamp it
- * sent with its request.
+ * are flushed by the next release that does not hand off).  Once another
+ * rank waits, after LOCAL_HANDOFFS hand-offs in a row the lock is passed on
+ * and the rank queues again, so other ranks are not starved.
+ *
+ * A protocol that binds data to locks (ibec) returns the lock to the manager
+ * at each release with a payload and a time stamp; the manager keeps the
+ * chain of them for the current barrier epoch and gives each acquirer the
+ * entries newer than the stamp it sent with its request.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,12 +55,14 @@
 typedef struct qent {
     int      rank;
     uint32_t stamp;
+    int      passed; /* caching: this rank passed the lock to the next */
 } qent_t;
 
 typedef struct mlock { /* manager's record of one lock */
     struct mlock *next;
     uint32_t      id;
     int           holder; /* rank, -1 if free */
+    int           holder_passed; /* caching: it passed the lock to queue[qhead] */
     qent_t       *queue;
     uint32_t      qhead, qlen, qcap;
     uint8_t      *chain;  /* {u32 stamp, u32 len, bytes}[] of chain_epoch */
@@ -63,11 +78,14 @@ typedef struct waiter { /* a local thread waiting for a grant */
     size_t           chain_len;
 } waiter_t;
 
-typedef struct rlock { /* this rank's claim on a lock (local hand-off) */
+typedef struct rlock { /* this rank's claim on a lock (local hand-off, caching) */
     struct rlock *next;
     uint32_t      id;
     int           claimed;  /* asked the manager, or owns the grant */
-    int           handoffs; /* in a row, since the manager's grant */
+    int           handoffs; /* in a row, since the grant */
+    int           owned;    /* caching: the grant arrived and was not passed on */
+    int           busy;     /* caching: a thread of this rank holds it */
+    int           pass_to;  /* caching: the rank to pass it to after us, or -1 */
 } rlock_t;
 
 #define LOCAL_HANDOFFS 8
@@ -95,10 +113,15 @@ static rlock_t *rlock_get(uint32_t id)
     if (!r)
         sdsm_fatal("out of memory for lock %u", id);
     r->id = id;
+    r->pass_to = -1;
     r->next = *b;
     *b = r;
     return r;
 }
+
+/* Locks stay at their last holder (see the top) unless the protocol binds
+ * data to them. */
+static int caching(void) { return !sdsm_proto->lock_data; }
 
 /* Under local_mtx: the oldest local thread still waiting for lock id. */
 static waiter_t *oldest_waiter(uint32_t id)
@@ -166,18 +189,9 @@ static void grant(mlock_t *l, int r, uint32_t stamp)
     sdsm_net_send(r, SDSM_MSG_LOCK_GRANT, 0, 0, &l->id, 4, l->chain + from, l->chain_len - from);
 }
 
-static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
+static void enqueue(mlock_t *l, int src, uint32_t stamp)
 {
-    uint32_t id, stamp;
-    memcpy(&id, p, 4);
-    memcpy(&stamp, p + 4, 4);
-    if (id > INT32_MAX || lock_manager(id) != sdsm_net_rank())
-        return -EPROTO;
-    mlock_t *l = mlock_get(id);
-    if (l->holder < 0) {
-        grant(l, src, stamp);
-        return 0;
-    }
+    uint32_t id = l->id;
     if (l->qlen == l->qcap) { /* grow the ring, unrolling it */
         uint32_t cap = l->qcap ? 2 * l->qcap : 8;
         qent_t *q = malloc(cap * sizeof *q);
@@ -190,8 +204,81 @@ static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
         l->qhead = 0;
         l->qcap = cap;
     }
-    l->queue[(l->qhead + l->qlen++) % l->qcap] = (qent_t){src, stamp};
+    l->queue[(l->qhead + l->qlen++) % l->qcap] = (qent_t){src, stamp, 0};
+}
+
+static int fwd_here(uint32_t id, int to, int managing);
+
+static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t id, stamp;
+    memcpy(&id, p, 4);
+    memcpy(&stamp, p + 4, 4);
+    if (id > INT32_MAX || lock_manager(id) != sdsm_net_rank())
+        return -EPROTO;
+    mlock_t *l = mlock_get(id);
+    if (l->holder < 0) {
+        grant(l, src, stamp);
+        return 0;
+    }
+    if (caching()) { /* the rank queued last passes it on to src */
+        int tail = l->qlen ? l->queue[(l->qhead + l->qlen - 1) % l->qcap].rank : l->holder;
+        if (tail == src)
+            return -EPROTO; /* it has not passed the lock on: it cannot ask again */
+        enqueue(l, src, stamp);
+        if (tail == sdsm_net_rank())
+            return fwd_here(id, src, 1);
+        uint32_t fwd[2] = {id, (uint32_t)src};
+        sdsm_net_send(tail, SDSM_MSG_LOCK_FWD, 0, 0, fwd, 8, NULL, 0);
+        return 0;
+    }
+    enqueue(l, src, stamp);
     return 0;
+}
+
+/*
+ * Manager, caching: rank `from` passed the lock to rank `to`.  The notes of
+ * different ranks arrive in any order, but each rank's in the order it
+ * passed, and the lock moves along the queue: the note is for the first
+ * link of the chain holder, queue[0], queue[1]... that starts at `from` and
+ * is not marked yet.  The holder is the first rank that has not passed it.
+ */
+static int passed(uint32_t id, int from, int to)
+{
+    mlock_t *l = mlock_get(id);
+    if (l->holder < 0)
+        return -EPROTO;
+    int *mark = NULL;
+    for (uint32_t k = 0; k < l->qlen && !mark; k++) {
+        int rank = k ? l->queue[(l->qhead + k - 1) % l->qcap].rank : l->holder;
+        int *m = k ? &l->queue[(l->qhead + k - 1) % l->qcap].passed : &l->holder_passed;
+        if (rank == from && !*m) {
+            if (l->queue[(l->qhead + k) % l->qcap].rank != to)
+                return -EPROTO;
+            mark = m;
+        }
+    }
+    if (!mark)
+        return -EPROTO;
+    *mark = 1;
+    while (l->holder_passed) {
+        l->holder = l->queue[l->qhead].rank;
+        l->holder_passed = l->queue[l->qhead].passed;
+        l->qhead = (l->qhead + 1) % l->qcap;
+        l->qlen--;
+    }
+    return 0;
+}
+
+static int on_passed(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t id;
+    int32_t  to;
+    memcpy(&id, p, 4);
+    memcpy(&to, p + 4, 4);
+    if (id > INT32_MAX || !caching() || lock_manager(id) != sdsm_net_rank())
+        return -EPROTO;
+    return passed(id, src, to);
 }
 
 static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -199,7 +286,7 @@ static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t id, stamp;
     memcpy(&id, p, 4);
     memcpy(&stamp, p + 4, 4);
-    if (id > INT32_MAX || lock_manager(id) != sdsm_net_rank())
+    if (id > INT32_MAX || caching() || lock_manager(id) != sdsm_net_rank())
         return -EPROTO;
     mlock_t *l = mlock_get(id);
     if (l->holder != src)
@@ -227,10 +314,80 @@ static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
+/* Caching: hand lock id to rank `to` (this rank's threads are done with it
+ * and its writes are flushed), tell the manager (directly when this is the
+ * manager's message handler), and ask again if threads of this rank still
+ * wait. */
+static int pass_on(uint32_t id, int to, int again, int managing)
+{
+    int m = lock_manager(id);
+    sdsm_net_send(to, SDSM_MSG_LOCK_GRANT, 0, 0, &id, 4, NULL, 0);
+    if (managing && to != m) {
+        return passed(id, m, to);
+    } else if (to != m) {
+        uint32_t note[2] = {id, (uint32_t)to};
+        sdsm_net_send(m, SDSM_MSG_LOCK_PASSED, 0, 0, note, 8, NULL, 0);
+    }
+    if (again) {
+        uint32_t req[2] = {id, 0};
+        sdsm_net_send(m, SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
+    }
+    return 0;
+}
+
+/* Caching: the manager says rank `to` asked after us (managing: this is the
+ * manager, in its handler of to's request). */
+static int fwd_here(uint32_t id, int to, int managing)
+{
+    pthread_mutex_lock(&local_mtx);
+    rlock_t *r = rlock_get(id);
+    if (!r->claimed || r->pass_to >= 0) {
+        pthread_mutex_unlock(&local_mtx);
+        return -EPROTO;
+    }
+    int now = r->owned && !r->busy; /* cached here, unused: no local thread waits */
+    if (now)
+        r->owned = r->claimed = 0;
+    else
+        r->pass_to = to;
+    pthread_mutex_unlock(&local_mtx);
+    return now ? pass_on(id, to, 0, managing) : 0;
+}
+
+static int on_fwd(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t id;
+    int32_t  to;
+    memcpy(&id, p, 4);
+    memcpy(&to, p + 4, 4);
+    if (id > INT32_MAX || !caching() || src != lock_manager(id) || to < 0 || to >= sdsm_net_nprocs() ||
+        to == sdsm_net_rank())
+        return -EPROTO;
+    return fwd_here(id, to, 0);
+}
+
 static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t id;
     memcpy(&id, p, 4);
+    if (id > INT32_MAX)
+        return -EPROTO;
+    if (caching()) {
+        int me = sdsm_net_rank();
+        if (h->len != 4 || (lock_manager(id) == me && src != me && passed(id, src, me)))
+            return -EPROTO;
+        pthread_mutex_lock(&local_mtx);
+        rlock_t *r = rlock_get(id);
+        waiter_t *first = r->claimed && !r->owned ? oldest_waiter(id) : NULL;
+        if (first) {
+            r->owned = r->busy = 1;
+            r->handoffs = 0;
+            atomic_store(&first->granted, 1);
+            sdsm_wake_all(&first->granted);
+        }
+        pthread_mutex_unlock(&local_mtx);
+        return first ? 0 : -EPROTO;
+    }
     if (src != lock_manager(id))
         return -EPROTO;
     pthread_mutex_lock(&local_mtx);
@@ -315,12 +472,17 @@ int sdsm_lock_acquire(int id)
     pthread_mutex_lock(&local_mtx);
     w.next = waiters;
     waiters = &w;
-    if (!sdsm_proto->lock_data) { /* one claim per rank: see the top */
+    if (caching()) { /* one claim per rank: see the top */
         rlock_t *r = rlock_get(w.id);
         ask = !r->claimed;
         r->claimed = 1;
-        if (ask)
+        if (ask) {
             r->handoffs = 0;
+        } else if (r->owned && !r->busy) { /* still here since our last unlock */
+            r->busy = 1;
+            atomic_store(&w.granted, 1);
+            sdsm_stat_add(SDSM_ST_LOCK_CACHED, 1);
+        }
     }
     pthread_mutex_unlock(&local_mtx);
     uint32_t req[2] = {w.id, sdsm_proto->lock_stamp(id)};
@@ -367,13 +529,13 @@ static held_t *unhold(uint32_t id)
  * the run of hand-offs is not too long.  Returns 1 if it did. */
 static int handoff(uint32_t id)
 {
-    if (sdsm_proto->lock_data)
+    if (!caching())
         return 0;
     pthread_mutex_lock(&local_mtx);
     rlock_t *r = rlock_get(id);
     waiter_t *w = oldest_waiter(id);
     held_t *h = NULL;
-    if (!w || r->handoffs >= LOCAL_HANDOFFS || !(h = unhold(id))) {
+    if (!w || (r->pass_to >= 0 && r->handoffs >= LOCAL_HANDOFFS) || !(h = unhold(id))) {
         pthread_mutex_unlock(&local_mtx);
         return 0;
     }
@@ -384,6 +546,34 @@ static int handoff(uint32_t id)
     free(h);
     sdsm_stat_add(SDSM_ST_LOCK_HANDOFFS, 1);
     return 1;
+}
+
+/*
+ * Caching, under local_mtx (which this unlocks): the thread that held lock
+ * id released it and its writes are flushed.  A local thread that queued
+ * meanwhile gets it, unless another rank waits (then it is passed on and
+ * this rank asks again); otherwise it stays here.
+ */
+static void cached_unlock(uint32_t id)
+{
+    rlock_t  *r = rlock_get(id);
+    waiter_t *w = oldest_waiter(id);
+    int       to = r->pass_to;
+    if (to < 0 && w) {
+        r->handoffs++;
+        atomic_store(&w->granted, 1);
+        sdsm_wake_all(&w->granted);
+    } else if (to >= 0) {
+        r->pass_to = -1;
+        r->owned = r->busy = 0;
+        r->claimed = w != NULL;
+        r->handoffs = 0;
+    } else {
+        r->busy = 0;
+    }
+    pthread_mutex_unlock(&local_mtx);
+    if (to >= 0)
+        pass_on(id, to, w != NULL, 0);
 }
 
 int sdsm_lock_release(int id, int flush)
@@ -397,12 +587,12 @@ int sdsm_lock_release(int id, int flush)
         sdsm_proto->release_lock(id, &payload, &plen, &stamp);
     pthread_mutex_lock(&local_mtx);
     held_t *h = unhold((uint32_t)id);
-    int again = 0; /* local threads still wait: queue for them behind the others */
-    if (h && !sdsm_proto->lock_data) {
-        rlock_t *r = rlock_get((uint32_t)id);
-        again = oldest_waiter((uint32_t)id) != NULL;
-        r->claimed = again;
-        r->handoffs = 0;
+    if (h && caching()) {
+        cached_unlock((uint32_t)id); /* unlocks local_mtx */
+        free(h);
+        free(payload);
+        gate_leave();
+        return 0;
     }
     pthread_mutex_unlock(&local_mtx);
     if (!h) {
@@ -413,10 +603,6 @@ int sdsm_lock_release(int id, int flush)
     uint32_t rel[2] = {(uint32_t)id, stamp};
     sdsm_net_send(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
     free(payload);
-    if (again) {
-        uint32_t req[2] = {(uint32_t)id, sdsm_proto->lock_stamp(id)};
-        sdsm_net_send(lock_manager(req[0]), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
-    }
     gate_leave();
     return 0;
 }
@@ -466,10 +652,14 @@ void sdsm_lock_release_all(void)
         uint8_t *payload = NULL;
         size_t plen = 0;
         uint32_t rel[2] = {h->id, 0};
-        pthread_mutex_lock(&local_mtx);
-        rlock_get(h->id)->claimed = 0;
-        pthread_mutex_unlock(&local_mtx);
         sdsm_proto->release_lock((int)h->id, &payload, &plen, &rel[1]);
+        if (caching()) {
+            pthread_mutex_lock(&local_mtx);
+            cached_unlock(h->id);
+            free(payload);
+            free(h);
+            continue;
+        }
         sdsm_net_send(lock_manager(h->id), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
         free(payload);
         free(h);
@@ -481,5 +671,7 @@ int sdsm_lock_init(void)
     sdsm_msg_set_handler(SDSM_MSG_LOCK_REQ, on_req);
     sdsm_msg_set_handler(SDSM_MSG_LOCK_REL, on_rel);
     sdsm_msg_set_handler(SDSM_MSG_LOCK_GRANT, on_grant);
+    sdsm_msg_set_handler(SDSM_MSG_LOCK_FWD, on_fwd);
+    sdsm_msg_set_handler(SDSM_MSG_LOCK_PASSED, on_passed);
     return 0;
 }

@@ -72,6 +72,8 @@ static const struct {
     {SDSM_MSG_SOFT_PROBE, "SOFT_PROBE", 8, 8, 0},   /* first, count */
     {SDSM_MSG_SOFT_REP, "SOFT_REP", 16, 16, 0},     /* first, count, kept bits */
     {SDSM_MSG_SOFT_CONFIRM, "SOFT_CONFIRM", 8, 8, 0}, /* first, count */
+    {SDSM_MSG_LOCK_FWD, "LOCK_FWD", 8, 8, 0},         /* lock, rank */
+    {SDSM_MSG_LOCK_PASSED, "LOCK_PASSED", 8, 8, 0},   /* lock, rank */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
