@@ -11,9 +11,15 @@
  *                                      page travels as a short diff), as in
  *                                      a ping-pong of one page
  *   sdsm_micro barrier COUNT BATCHES   COUNT barriers per batch
- *   sdsm_micro lock    COUNT BATCHES   rank 0 does COUNT lock/unlock pairs of
- *                                      a lock managed by rank 1 per batch,
- *                                      rank 0 waits in a barrier
+ *   sdsm_micro lock    COUNT BATCHES   rank 0 does one lock/unlock pair of
+ *                                      each of COUNT locks per batch, each
+ *                                      managed by rank 1 and last held there
+ *                                      (rank 1 takes them all first): every
+ *                                      pair moves a lock from rank to rank
+ *   sdsm_micro relock  COUNT BATCHES   rank 0 does COUNT lock/unlock pairs of
+ *                                      one lock managed by rank 1 per batch:
+ *                                      after the first the lock stays at
+ *                                      rank 0, which takes it again
  *   sdsm_micro seqread MBYTES REPS     rank 1 sums a block of MBYTES homed at
  *                                      rank 0, 8 bytes at a time
  *
@@ -151,7 +157,38 @@ static void bench_lock(long count, long batches)
 {
     need_two("lock");
     /* Lock managers avoid the barrier manager (rank 0): with 2 ranks every
-     * lock lives at rank 1, so rank 0 measures a remote manager. */
+     * lock lives at rank 1.  A released lock stays with its last holder
+     * until another rank asks, so rank 1 takes each lock of the batch first
+     * and rank 0's lock then has to come from rank 1. */
+    for (long b = 0; b <= batches; b++) {
+        int base = 1000 + (int)(b * count);
+        if (sdsm_rank() == 1)
+            for (long i = 0; i < count; i++) {
+                sdsm_lock(base + (int)i);
+                sdsm_unlock(base + (int)i);
+            }
+        sdsm_barrier();
+        if (sdsm_rank() == 0) {
+            mark(MARK_BEGIN);
+            uint64_t t0 = now_ns();
+            for (long i = 0; i < count; i++) {
+                sdsm_lock(base + (int)i);
+                sdsm_unlock(base + (int)i);
+            }
+            uint64_t t1 = now_ns();
+            mark(MARK_END);
+            if (b > 0) {
+                printf("sample lock %.1f\n", (double)(t1 - t0) / (double)count);
+                fflush(stdout);
+            }
+        }
+        sdsm_barrier();
+    }
+}
+
+static void bench_relock(long count, long batches)
+{
+    need_two("relock");
     int id = 1000;
     if (sdsm_rank() == 0) {
         for (long b = 0; b <= batches; b++) {
@@ -164,7 +201,7 @@ static void bench_lock(long count, long batches)
             uint64_t t1 = now_ns();
             mark(MARK_END);
             if (b > 0) {
-                printf("sample lock %.1f\n", (double)(t1 - t0) / (double)count);
+                printf("sample relock %.1f\n", (double)(t1 - t0) / (double)count);
                 fflush(stdout);
             }
         }
@@ -216,10 +253,12 @@ int main(int argc, char **argv)
         bench_barrier(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "lock") == 0)
         bench_lock(arg(2, 500), arg(3, 5));
+    else if (strcmp(what, "relock") == 0)
+        bench_relock(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "seqread") == 0)
         bench_seqread(arg(2, 64), arg(3, 3));
     else
-        sdsm_abort(2, "usage: sdsm_micro fault N BATCHES [FULL] | barrier|lock|seqread N BATCHES");
+        sdsm_abort(2, "usage: sdsm_micro fault N BATCHES [FULL] | barrier|lock|relock|seqread N BATCHES");
     int me = sdsm_rank();
     sdsm_finalize();
     /* After finalize: the service thread has been joined, so its switches count. */
