@@ -44,7 +44,7 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
  * it (and whatever else is queued for ourselves) at once in the calling
  * thread, without waking the service thread.  The caller must hold no lock
  * a handler may take.  From a handler: queued, handled before the progress
- * lock is let go.  Not counted in the message statistics (unlike a
+ * lock is let go.  Not counted in the message statistics (nor is a
  * sdsm_net_send to ourselves): it is a call, not a message.
  */
 void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,

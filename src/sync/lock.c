@@ -146,6 +146,16 @@ int sdsm_sync_manager(uint32_t id)
 
 #define lock_manager sdsm_sync_manager
 
+/* To a rank, or to our own handlers: then at once in this thread if no
+ * other is handling messages (no lock of this file may be held). */
+static void send_to(int dst, unsigned type, const void *a, size_t alen, const void *b, size_t blen)
+{
+    if (dst == sdsm_net_rank())
+        sdsm_net_post_local(type, 0, 0, a, alen, b, blen);
+    else
+        sdsm_net_send(dst, type, 0, 0, a, alen, b, blen);
+}
+
 static mlock_t *mlock_get(uint32_t id)
 {
     mlock_t **b = &table[id % BUCKETS];
@@ -186,7 +196,7 @@ static void grant(mlock_t *l, int r, uint32_t stamp)
             break;
         from += 8 + len;
     }
-    sdsm_net_send(r, SDSM_MSG_LOCK_GRANT, 0, 0, &l->id, 4, l->chain + from, l->chain_len - from);
+    send_to(r, SDSM_MSG_LOCK_GRANT, &l->id, 4, l->chain + from, l->chain_len - from);
 }
 
 static void enqueue(mlock_t *l, int src, uint32_t stamp)
@@ -326,11 +336,11 @@ static int pass_on(uint32_t id, int to, int again, int managing)
         return passed(id, m, to);
     } else if (to != m) {
         uint32_t note[2] = {id, (uint32_t)to};
-        sdsm_net_send(m, SDSM_MSG_LOCK_PASSED, 0, 0, note, 8, NULL, 0);
+        send_to(m, SDSM_MSG_LOCK_PASSED, note, 8, NULL, 0);
     }
     if (again) {
         uint32_t req[2] = {id, 0};
-        sdsm_net_send(m, SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
+        send_to(m, SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
     }
     return 0;
 }
@@ -489,7 +499,7 @@ int sdsm_lock_acquire(int id)
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, id);
     if (ask)
-        sdsm_net_send(lock_manager(w.id), SDSM_MSG_LOCK_REQ, 0, 0, req, 8, NULL, 0);
+        send_to(lock_manager(w.id), SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
     while (!atomic_load(&w.granted))
         sdsm_wait_change(&w.granted, 0);
     sdsm_wait_leave(&sv);
@@ -601,7 +611,7 @@ int sdsm_lock_release(int id, int flush)
     }
     free(h);
     uint32_t rel[2] = {(uint32_t)id, stamp};
-    sdsm_net_send(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
+    send_to(lock_manager(rel[0]), SDSM_MSG_LOCK_REL, rel, 8, payload, plen);
     free(payload);
     gate_leave();
     return 0;
@@ -660,7 +670,7 @@ void sdsm_lock_release_all(void)
             free(h);
             continue;
         }
-        sdsm_net_send(lock_manager(h->id), SDSM_MSG_LOCK_REL, 0, 0, rel, 8, payload, plen);
+        send_to(lock_manager(h->id), SDSM_MSG_LOCK_REL, rel, 8, payload, plen);
         free(payload);
         free(h);
     }
