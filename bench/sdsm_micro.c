@@ -153,6 +153,23 @@ static void bench_barrier(long count, long batches)
     }
 }
 
+/* Rank 0's measured loop: lock+unlock of first, first + stride, ... */
+static void timed_locks(const char *fig, int first, int stride, long count, int report)
+{
+    mark(MARK_BEGIN);
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < count; i++) {
+        sdsm_lock(first + stride * (int)i);
+        sdsm_unlock(first + stride * (int)i);
+    }
+    uint64_t t1 = now_ns();
+    mark(MARK_END);
+    if (report) {
+        printf("sample %s %.1f\n", fig, (double)(t1 - t0) / (double)count);
+        fflush(stdout);
+    }
+}
+
 static void bench_lock(long count, long batches)
 {
     need_two("lock");
@@ -168,20 +185,8 @@ static void bench_lock(long count, long batches)
                 sdsm_unlock(base + (int)i);
             }
         sdsm_barrier();
-        if (sdsm_rank() == 0) {
-            mark(MARK_BEGIN);
-            uint64_t t0 = now_ns();
-            for (long i = 0; i < count; i++) {
-                sdsm_lock(base + (int)i);
-                sdsm_unlock(base + (int)i);
-            }
-            uint64_t t1 = now_ns();
-            mark(MARK_END);
-            if (b > 0) {
-                printf("sample lock %.1f\n", (double)(t1 - t0) / (double)count);
-                fflush(stdout);
-            }
-        }
+        if (sdsm_rank() == 0)
+            timed_locks("lock", base, 1, count, b > 0);
         sdsm_barrier();
     }
 }
@@ -189,23 +194,9 @@ static void bench_lock(long count, long batches)
 static void bench_relock(long count, long batches)
 {
     need_two("relock");
-    int id = 1000;
-    if (sdsm_rank() == 0) {
-        for (long b = 0; b <= batches; b++) {
-            mark(MARK_BEGIN);
-            uint64_t t0 = now_ns();
-            for (long i = 0; i < count; i++) {
-                sdsm_lock(id);
-                sdsm_unlock(id);
-            }
-            uint64_t t1 = now_ns();
-            mark(MARK_END);
-            if (b > 0) {
-                printf("sample relock %.1f\n", (double)(t1 - t0) / (double)count);
-                fflush(stdout);
-            }
-        }
-    }
+    if (sdsm_rank() == 0)
+        for (long b = 0; b <= batches; b++)
+            timed_locks("relock", 1000, 0, count, b > 0);
     sdsm_barrier();
 }
 
