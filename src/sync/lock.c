@@ -6,8 +6,9 @@
  * waiting for a lock, granted in the order they asked, and the locks held
  * by each thread (so misuse is reported, not silently accepted).
  *
- * Unlock flushes first (the protocol's release), then tells the manager, so
- * the next holder is granted only after the writes are visible.
+ * Unlock flushes first (the protocol's release), then lets the lock go (to
+ * the manager, or straight to the next rank, below), so the next holder
+ * gets it only after the writes are visible.
  *
  * Under a protocol whose grants carry nothing (hlrc, update: an unlock's
  * writes are at their homes and every stale copy is gone before it returns)
@@ -217,8 +218,6 @@ static void enqueue(mlock_t *l, int src, uint32_t stamp)
     l->queue[(l->qhead + l->qlen++) % l->qcap] = (qent_t){src, stamp, 0};
 }
 
-static int fwd_here(uint32_t id, int to, int managing);
-
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t id, stamp;
@@ -235,12 +234,8 @@ static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
         int tail = l->qlen ? l->queue[(l->qhead + l->qlen - 1) % l->qcap].rank : l->holder;
         if (tail == src)
             return -EPROTO; /* it has not passed the lock on: it cannot ask again */
-        enqueue(l, src, stamp);
-        if (tail == sdsm_net_rank())
-            return fwd_here(id, src, 1);
         uint32_t fwd[2] = {id, (uint32_t)src};
-        sdsm_net_send(tail, SDSM_MSG_LOCK_FWD, 0, 0, fwd, 8, NULL, 0);
-        return 0;
+        send_to(tail, SDSM_MSG_LOCK_FWD, fwd, 8, NULL, 0);
     }
     enqueue(l, src, stamp);
     return 0;
@@ -325,16 +320,13 @@ static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
 }
 
 /* Caching: hand lock id to rank `to` (this rank's threads are done with it
- * and its writes are flushed), tell the manager (directly when this is the
- * manager's message handler), and ask again if threads of this rank still
- * wait. */
-static int pass_on(uint32_t id, int to, int again, int managing)
+ * and its writes are flushed), tell the manager, and ask again if threads
+ * of this rank still wait. */
+static void pass_on(uint32_t id, int to, int again)
 {
     int m = lock_manager(id);
     sdsm_net_send(to, SDSM_MSG_LOCK_GRANT, 0, 0, &id, 4, NULL, 0);
-    if (managing && to != m) {
-        return passed(id, m, to);
-    } else if (to != m) {
+    if (to != m) { /* a manager that gets the lock learns it from the grant */
         uint32_t note[2] = {id, (uint32_t)to};
         send_to(m, SDSM_MSG_LOCK_PASSED, note, 8, NULL, 0);
     }
@@ -342,13 +334,18 @@ static int pass_on(uint32_t id, int to, int again, int managing)
         uint32_t req[2] = {id, 0};
         send_to(m, SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
     }
-    return 0;
 }
 
-/* Caching: the manager says rank `to` asked after us (managing: this is the
- * manager, in its handler of to's request). */
-static int fwd_here(uint32_t id, int to, int managing)
+/* Caching: the manager says rank `to` asked after us. */
+static int on_fwd(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
+    uint32_t id;
+    int32_t  to;
+    memcpy(&id, p, 4);
+    memcpy(&to, p + 4, 4);
+    if (id > INT32_MAX || !caching() || src != lock_manager(id) || to < 0 || to >= sdsm_net_nprocs() ||
+        to == sdsm_net_rank())
+        return -EPROTO;
     pthread_mutex_lock(&local_mtx);
     rlock_t *r = rlock_get(id);
     if (!r->claimed || r->pass_to >= 0) {
@@ -361,19 +358,9 @@ static int fwd_here(uint32_t id, int to, int managing)
     else
         r->pass_to = to;
     pthread_mutex_unlock(&local_mtx);
-    return now ? pass_on(id, to, 0, managing) : 0;
-}
-
-static int on_fwd(int src, const sdsm_hdr_t *h, const uint8_t *p)
-{
-    uint32_t id;
-    int32_t  to;
-    memcpy(&id, p, 4);
-    memcpy(&to, p + 4, 4);
-    if (id > INT32_MAX || !caching() || src != lock_manager(id) || to < 0 || to >= sdsm_net_nprocs() ||
-        to == sdsm_net_rank())
-        return -EPROTO;
-    return fwd_here(id, to, 0);
+    if (now)
+        pass_on(id, to, 0);
+    return 0;
 }
 
 static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -583,7 +570,7 @@ static void cached_unlock(uint32_t id)
     }
     pthread_mutex_unlock(&local_mtx);
     if (to >= 0)
-        pass_on(id, to, w != NULL, 0);
+        pass_on(id, to, w != NULL);
 }
 
 int sdsm_lock_release(int id, int flush)
