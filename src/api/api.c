@@ -482,7 +482,9 @@ int sdsm_unlock(int id)
         return report("sdsm_unlock", SDSM_EINVAL, "lock id %d is negative", id);
     if (!sdsm_lock_held(id))
         return report("sdsm_unlock", SDSM_ENOTHELD, "lock %d is not held by this thread", id);
-    return sdsm_lock_release(id, 1);
+    int rc = sdsm_lock_release(id, 1);
+    sdsm_sched_spin_point();
+    return rc;
 }
 
 int sdsm_cond_wait(int cond, int lock)

@@ -23,6 +23,7 @@
 
 static _Atomic int      free_slots;
 static _Atomic int      holders, ready; /* holding a slot; waiting for one */
+static _Atomic int      comp_waiting;   /* in wait_turn (sdsm_comp_wait, a spin point) */
 static _Atomic int      all_created;
 static _Atomic uint32_t gen, blocks;
 static int              nslots;
@@ -87,16 +88,17 @@ static int stalled(void)
     return any;
 }
 
-static void give_up(int blocked)
+/* Returns the count of blocks after it. */
+static uint32_t give_up(int blocked)
 {
     has_slot = 0;
     note_holder(0);
     atomic_fetch_sub(&holders, 1);
     atomic_fetch_add(&free_slots, 1);
-    if (blocked)
-        atomic_fetch_add(&blocks, 1);
+    uint32_t b = blocked ? atomic_fetch_add(&blocks, 1) + 1 : atomic_load(&blocks);
     atomic_fetch_add(&gen, 1);
     sdsm_wake_all(&gen);
+    return b;
 }
 
 /* counted: the thread is already in `ready` (a new thread, see expect). */
@@ -189,14 +191,13 @@ void sdsm_sched_exit(void)
     owe_slot = 0;
 }
 
-void sdsm_sched_comp_wait(void)
+/* Give the slot up (as a thread that cannot go on if blocked) and wait
+ * until another thread has to wait, or nobody can run; then run again. */
+static void wait_turn(int blocked)
 {
-    if (!compute)
-        return;
     owe_slot = 0;
-    uint32_t b = atomic_load(&blocks);
-    if (has_slot)
-        give_up(0);
+    uint32_t b = has_slot ? give_up(blocked) : atomic_load(&blocks);
+    atomic_fetch_add(&comp_waiting, 1);
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_SLOT, 1);
     for (;;) {
@@ -208,8 +209,25 @@ void sdsm_sched_comp_wait(void)
             break;
         sdsm_wait_change(&gen, g);
     }
+    atomic_fetch_sub(&comp_waiting, 1);
     sdsm_wait_leave(&sv);
     take(0);
+}
+
+void sdsm_sched_comp_wait(void)
+{
+    if (compute)
+        wait_turn(0);
+}
+
+void sdsm_sched_spin_point(void)
+{
+    static __thread unsigned spins;
+    if (!compute || !has_slot || (++spins & 63) != 0 ||
+        (atomic_load(&ready) == 0 && atomic_load(&comp_waiting) == 0))
+        return;
+    sdsm_stat_add(SDSM_ST_RUN_YIELDS, 1);
+    wait_turn(1);
 }
 
 void sdsm_sched_expect(int n)

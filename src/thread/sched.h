@@ -31,6 +31,12 @@ void sdsm_sched_exit(void);
 /* sdsm_comp_wait: give the slot up and wait until another running compute
  * thread of this rank has to wait (or none runs at all), then run again. */
 void sdsm_sched_comp_wait(void);
+/* The calling compute thread let a lock go (sdsm_unlock).  A thread that
+ * polls a flag under a lock kept at its rank never waits, and would keep
+ * the slot from the thread it polls for: every 64th time, if another
+ * thread of the rank waits for a slot or sits in comp_wait, this one gives
+ * its slot up as a thread that cannot go on, and waits as comp_wait does. */
+void sdsm_sched_spin_point(void);
 /* The calling compute thread is about to block outside the runtime's waits
  * (joining another thread): give the slot up until the next safe point. */
 void sdsm_sched_block(void);

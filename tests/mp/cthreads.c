@@ -19,6 +19,14 @@
  *   ring R         a token passed through every compute thread in id order
  *                  by sdsm_cond_wait/sdsm_cond_broadcast, R times around:
  *                  threads on the same and on different ranks wake each other.
+ *   poll R         a token per rank passed through the rank's threads in
+ *                  order, R times around; each thread waits for its turn by
+ *                  polling the token under the rank's lock (no condition);
+ *                  each round the rank's last thread, whose turn comes
+ *                  last, polls while the others sit in sdsm_comp_wait.  A
+ *                  thread polling under a lock kept at its rank never
+ *                  waits, so it must let the others have the run slot
+ *                  (SDSM_RUN_THREADS=1).
  *   compwait       thread k < T-1 of each rank call sdsm_comp_wait first and
  *                  are created before thread T-1, which does not: with
  *                  SDSM_RUN_THREADS=1 thread T-1 must run first, and the
@@ -63,6 +71,7 @@ static volatile long *sh_total, *sh_rank;      /* counter */
 static double *sa, *sb;                       /* stencil */
 static volatile long *mw;                     /* multiwriter */
 static volatile long *tok;                    /* ring */
+static volatile long *poll_tok;               /* poll */
 static volatile char *pages;                  /* faults */
 static volatile long *lk_shared, *lk_own;      /* locks, mwlocks */
 static volatile long *q_ring, *q_ctl;          /* prodcons */
@@ -77,6 +86,7 @@ static int order_of[4096];
 #define MW_WORDS   (3 * 512)
 #define COND_RING  5
 #define LOCK_RING  77
+#define LOCK_POLL  (500 + sdsm_rank())
 #define LOCK_OF(l) (200 + (l))
 #define OWN_STRIDE 512 /* longs: a page of 4 KiB per lock */
 #define MWL_WORDS  (4 * 512)
@@ -179,6 +189,30 @@ static void do_ring(int id)
     }
     MP_OK(sdsm_barrier());
     MP_CHECK("token", id, arg * count, *tok);
+}
+
+static void do_poll(int id)
+{
+    int rank = sdsm_rank(), local = id % T;
+    volatile long *t = &poll_tok[rank * 8];
+    for (long r = 0; r < arg; r++) {
+        long want = r * T + local;
+        if (local != T - 1) /* the last thread, whose turn comes last, polls first */
+            MP_OK(sdsm_comp_wait());
+        for (;;) {
+            MP_OK(sdsm_lock(LOCK_POLL));
+            long v = *t;
+            MP_ASSERT(v <= want, "token %ld passed %ld before thread %d took it", v, want, id);
+            if (v == want)
+                *t = want + 1;
+            MP_OK(sdsm_unlock(LOCK_POLL));
+            if (v == want)
+                break;
+        }
+    }
+    MP_OK(sdsm_barrier());
+    for (int k = 0; k < sdsm_nprocs(); k++)
+        MP_CHECK("rank's token", k, arg * T, poll_tok[k * 8]);
 }
 
 static void do_compwait(int id)
@@ -302,6 +336,8 @@ static void *body(void *p)
         do_groups(id);
     else if (!strcmp(mode, "ring"))
         do_ring(id);
+    else if (!strcmp(mode, "poll"))
+        do_poll(id);
     else if (!strcmp(mode, "compwait"))
         do_compwait(id);
     else if (!strcmp(mode, "faults"))
@@ -332,6 +368,7 @@ int main(int argc, char **argv)
     sb = sdsm_calloc((size_t)count * STENCIL_B, sizeof(double), SDSM_HOME_CYCLIC);
     mw = sdsm_calloc(MWL_WORDS, sizeof(long), SDSM_HOME_CYCLIC);
     tok = sdsm_calloc(1, sizeof(long), n / 2);
+    poll_tok = sdsm_calloc((size_t)n * 8, sizeof(long), 0);
     long np = !strcmp(mode, "faults") ? arg : 1;
     pages = sdsm_calloc((size_t)n * (size_t)np, 4096, SDSM_HOME_CYCLIC);
     MP_NONNULL(sh_total);
@@ -340,6 +377,7 @@ int main(int argc, char **argv)
     MP_NONNULL(sb);
     MP_NONNULL(mw);
     MP_NONNULL(tok);
+    MP_NONNULL(poll_tok);
     MP_NONNULL(pages);
     lk_shared = sdsm_calloc((size_t)T * 8, sizeof(long), 0);
     lk_own = sdsm_calloc((size_t)T * OWN_STRIDE, sizeof(long), SDSM_HOME_CYCLIC);
