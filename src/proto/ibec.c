@@ -47,6 +47,7 @@
 #include <sys/mman.h>
 
 #include "core/config.h"
+#include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
@@ -59,11 +60,9 @@
 #include "proto/home.h"
 #include "proto/ibec_int.h"
 
-#define STAMP_BUCKETS 256
 #define STUCK_FAULTS 100000 /* write faults in a row on one writable page: the thread lacks the key's rights */
 
 typedef struct stamp {
-    struct stamp *next;
     uint32_t      id, stamp, epoch;
 } stamp_t;
 
@@ -73,7 +72,7 @@ static struct {
     uint8_t        *twinl;
     pthread_mutex_t mtx;          /* stamps */
     uint32_t       *work;         /* scratch page list (npages capacity) */
-    stamp_t        *stamps[STAMP_BUCKETS];
+    sdsm_idmap_t    stamps;       /* lock id -> stamp_t */
     uint32_t        barriers;
     pthread_mutex_t out_mtx;      /* out, when diffL is sent */
     buf_t          *out;          /* per-home diffB and diffL batches */
@@ -114,18 +113,16 @@ static uint8_t *twinl(uint32_t pg) { return I.twinl + ((size_t)pg << sdsm_region
 static stamp_t *stamp_of(uint32_t id)
 {
     uint32_t ep = sdsm_net_epoch();
-    stamp_t **b = &I.stamps[id % STAMP_BUCKETS];
-    for (stamp_t *s = *b; s; s = s->next)
-        if (s->id == id) {
-            if (s->epoch != ep)
-                *s = (stamp_t){.next = s->next, .id = id, .epoch = ep};
-            return s;
-        }
-    stamp_t *s = calloc(1, sizeof *s);
-    if (!s)
+    stamp_t *s = sdsm_idmap_get(&I.stamps, id);
+    if (s) {
+        if (s->epoch != ep)
+            *s = (stamp_t){.id = id, .epoch = ep};
+        return s;
+    }
+    s = calloc(1, sizeof *s);
+    if (!s || sdsm_idmap_put(&I.stamps, id, s))
         sdsm_fatal("out of memory");
-    *s = (stamp_t){.next = *b, .id = id, .epoch = ep};
-    *b = s;
+    *s = (stamp_t){.id = id, .epoch = ep};
     return s;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/trace.h"
@@ -19,7 +20,6 @@
 #include "net/rpc.h"
 #include "sync.h"
 
-#define BUCKETS 256
 
 typedef struct cwait {
     struct cwait *next;
@@ -28,27 +28,23 @@ typedef struct cwait {
 } cwait_t;
 
 typedef struct mcond {
-    struct mcond *next;
     uint32_t      id;
     cwait_t      *head, *tail;
 } mcond_t;
 
-static mcond_t *table[BUCKETS];
+static sdsm_idmap_t table; /* the conditions this rank manages */
 
 #define cond_manager sdsm_sync_manager /* with the lock managers, as in SMS */
 
 static mcond_t *mcond_get(uint32_t id)
 {
-    mcond_t **b = &table[id % BUCKETS];
-    for (mcond_t *c = *b; c; c = c->next)
-        if (c->id == id)
-            return c;
-    mcond_t *c = calloc(1, sizeof *c);
-    if (!c)
+    mcond_t *c = sdsm_idmap_get(&table, id);
+    if (c)
+        return c;
+    c = calloc(1, sizeof *c);
+    if (!c || sdsm_idmap_put(&table, id, c))
         sdsm_fatal("out of memory creating condition variable %u", id);
     c->id = id;
-    c->next = *b;
-    *b = c;
     return c;
 }
 

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/trace.h"
@@ -51,7 +52,6 @@
 #include "proto/proto.h"
 #include "sync.h"
 
-#define BUCKETS 1024
 
 typedef struct qent {
     int      rank;
@@ -60,7 +60,6 @@ typedef struct qent {
 } qent_t;
 
 typedef struct mlock { /* manager's record of one lock */
-    struct mlock *next;
     uint32_t      id;
     int           holder; /* rank, -1 if free */
     int           holder_passed; /* caching: it passed the lock to queue[qhead] */
@@ -80,7 +79,6 @@ typedef struct waiter { /* a local thread waiting for a grant */
 } waiter_t;
 
 typedef struct rlock { /* this rank's claim on a lock (local hand-off, caching) */
-    struct rlock *next;
     uint32_t      id;
     int           claimed;  /* asked the manager, or owns the grant */
     int           handoffs; /* in a row, since the grant */
@@ -98,25 +96,22 @@ typedef struct held {
     uint64_t     since; /* for the trace's hold span (0: not traced) */
 } held_t;
 
-static mlock_t        *table[BUCKETS];
+static sdsm_idmap_t    table;   /* the locks this rank manages (service side) */
 static pthread_mutex_t local_mtx = PTHREAD_MUTEX_INITIALIZER;
 static waiter_t       *waiters;
 static held_t         *helds;
-static rlock_t        *rlocks[BUCKETS]; /* under local_mtx */
+static sdsm_idmap_t    rlocks;  /* this rank's side of each lock, under local_mtx */
 
 static rlock_t *rlock_get(uint32_t id)
 {
-    rlock_t **b = &rlocks[id % BUCKETS];
-    for (rlock_t *r = *b; r; r = r->next)
-        if (r->id == id)
-            return r;
-    rlock_t *r = calloc(1, sizeof *r);
-    if (!r)
+    rlock_t *r = sdsm_idmap_get(&rlocks, id);
+    if (r)
+        return r;
+    r = calloc(1, sizeof *r);
+    if (!r || sdsm_idmap_put(&rlocks, id, r))
         sdsm_fatal("out of memory for lock %u", id);
     r->id = id;
     r->pass_to = -1;
-    r->next = *b;
-    *b = r;
     return r;
 }
 
@@ -159,17 +154,14 @@ static void send_to(int dst, unsigned type, const void *a, size_t alen, const vo
 
 static mlock_t *mlock_get(uint32_t id)
 {
-    mlock_t **b = &table[id % BUCKETS];
-    for (mlock_t *l = *b; l; l = l->next)
-        if (l->id == id)
-            return l;
-    mlock_t *l = calloc(1, sizeof *l);
-    if (!l)
+    mlock_t *l = sdsm_idmap_get(&table, id);
+    if (l)
+        return l;
+    l = calloc(1, sizeof *l);
+    if (!l || sdsm_idmap_put(&table, id, l))
         sdsm_fatal("out of memory creating lock %u", id);
     l->id = id;
     l->holder = -1;
-    l->next = *b;
-    *b = l;
     return l;
 }
 
@@ -604,23 +596,38 @@ int sdsm_lock_release(int id, int flush)
     return 0;
 }
 
+typedef struct {
+    char  *buf;
+    size_t len, off;
+    int    n;
+} describe_t;
+
+static int describe_one(void *v, void *arg)
+{
+    mlock_t *l = v;
+    describe_t *d = arg;
+    if (d->off >= d->len)
+        return 1;
+    if (l->holder < 0 || !l->qlen)
+        return 0;
+    char *buf = d->buf;
+    size_t len = d->len, off = d->off;
+    off += (size_t)snprintf(buf + off, len - off, "%smanages lock %u: held by rank %d, wanted by rank%s",
+                            d->n++ ? "; " : "", l->id, l->holder, l->qlen > 1 ? "s" : "");
+    for (uint32_t i = 0; i < l->qlen && i < 16 && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s %d", i ? "," : "",
+                                l->queue[(l->qhead + i) % l->qcap].rank);
+    if (l->qlen > 16 && off < len)
+        off += (size_t)snprintf(buf + off, len - off, " and %u more", l->qlen - 16);
+    d->off = off;
+    return 0;
+}
+
 int sdsm_lock_describe_managed(char *buf, size_t len)
 {
-    size_t off = 0;
-    int n = 0;
-    for (int b = 0; b < BUCKETS; b++)
-        for (mlock_t *l = table[b]; l && off < len; l = l->next) {
-            if (l->holder < 0 || !l->qlen)
-                continue;
-            off += (size_t)snprintf(buf + off, len - off, "%smanages lock %u: held by rank %d, wanted by rank%s",
-                                    n++ ? "; " : "", l->id, l->holder, l->qlen > 1 ? "s" : "");
-            for (uint32_t i = 0; i < l->qlen && i < 16 && off < len; i++)
-                off += (size_t)snprintf(buf + off, len - off, "%s %d", i ? "," : "",
-                                        l->queue[(l->qhead + i) % l->qcap].rank);
-            if (l->qlen > 16 && off < len)
-                off += (size_t)snprintf(buf + off, len - off, " and %u more", l->qlen - 16);
-        }
-    return n;
+    describe_t d = {buf, len, 0, 0};
+    sdsm_idmap_each(&table, describe_one, &d);
+    return d.n;
 }
 
 int sdsm_lock_held_list(char *buf, size_t len)
