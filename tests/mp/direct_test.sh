@@ -46,9 +46,21 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 done
 shift
 [ -n "$ok" ] && opts+=(--expect "^OK $ok\$")
-out=$(bash "$here/mp_expect.sh" "${opts[@]}" -- \
-      "${launch[@]}" "$@")
-rc=$?
+# mpiexec.hydra itself now and then dies of SIGPIPE (status 141) before it
+# forwards any output, when ranks end at once (seen once in a few thousand
+# runs, under load): that is the launcher's race, not a result; run again,
+# at most twice.
+for try in 1 2 3; do
+    out=$(bash "$here/mp_expect.sh" "${opts[@]}" -- \
+          "${launch[@]}" "$@")
+    rc=$?
+    if [ -n "$hydra" ] && [ "$try" -lt 3 ] && grep -q "^mp_expect: exit status 141 after" <<<"$out" &&
+       ! grep -q "^sdsm" <<<"$out"; then
+        echo "direct_test: mpiexec.hydra died of SIGPIPE before any output; once more"
+        continue
+    fi
+    break
+done
 echo "$out"
 if [ -n "$ok" ]; then
     count=$(grep -c "^OK $ok\$" <<<"$out")
