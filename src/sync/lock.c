@@ -52,7 +52,6 @@
 #include "proto/proto.h"
 #include "sync.h"
 
-
 typedef struct qent {
     int      rank;
     uint32_t stamp;
