@@ -37,6 +37,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "mem/page.h"
 #include "proto/ibec_int.h"
 
@@ -101,6 +102,8 @@ int sdsm_ibec_cs_init(void)
         if (!s->cs || !s->cs_spare)
             return -ENOMEM;
     }
+    if (K.keyed)
+        sdsm_stat_add(SDSM_ST_IBEC_KEYED, (uint64_t)K.nsec);
     return 0;
 }
 
