@@ -10,8 +10,11 @@
  * with one thread, runs at once on the calling thread as a team of one.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <ucontext.h>
 
+#include "omp_int.h"
 #include "omp_rt.h"
 #include "sdsm.h"
 
@@ -41,9 +44,12 @@ void rt_thread_init(int nthreads, int tid)
     m->ws.slot = -1;
 }
 
+__thread unsigned rt_sync_epoch;
+
 void rt_team_barrier(void)
 {
     rt_check(sdsm_barrier(), "barrier");
+    rt_sync_epoch++;
 }
 
 /* Enter a level of nesting: team `nthreads` with this thread as `tid`. */
@@ -71,6 +77,51 @@ static void leave_level(rt_thread_t *m, const rt_thread_t *saved)
     m->ws_seq = seq;
 }
 
+/*
+ * The master runs main on a stack in shared memory (mem.c), so its frames
+ * inside a region are shared memory too, and on the page where main's frame
+ * ends they sat beside main's variables, which every thread of the team
+ * reads (a region's shared variables).  Each of the master's writes to its
+ * own locals there (a loop counter, a recursion) made that page written at
+ * its next release, and every other rank fetched it again: tsp_omp-sdsm at 2
+ * ranks took 330,000 read faults for it.  So the master runs the region's
+ * function from the next page boundary below its frame down: its locals
+ * stay shared memory (copyprivate hands their addresses to the team), but
+ * on pages of their own.
+ */
+
+static __thread void (*below_fn)(void *);
+static __thread void *below_data;
+static __thread ucontext_t below_back, below_ctx;
+
+static void below_trampoline(void)
+{
+    below_fn(below_data);
+    /* returns to uc_link: below_back */
+}
+
+static void run_fn(void (*fn)(void *), void *data)
+{
+    size_t len = 0;
+    char *base = sdsm_omp_master_stack(&len), here;
+    uintptr_t sp = (uintptr_t)&here, lo = (uintptr_t)base;
+    uintptr_t top = ((sp - 512) & ~(uintptr_t)(RT_PAGE - 1)) - RT_PAGE;
+    if (!base || sp < lo || sp >= lo + len || top < lo + 16 * RT_PAGE) {
+        fn(data); /* a worker (its stack is its own), or too deep to move */
+        return;
+    }
+    below_fn = fn;
+    below_data = data;
+    if (getcontext(&below_ctx))
+        rt_fatal("parallel", "getcontext failed");
+    below_ctx.uc_stack.ss_sp = base;
+    below_ctx.uc_stack.ss_size = top - lo;
+    below_ctx.uc_link = &below_back;
+    makecontext(&below_ctx, below_trampoline, 0);
+    if (swapcontext(&below_back, &below_ctx))
+        rt_fatal("parallel", "swapcontext failed");
+}
+
 /* Run the region's function as one of the team's threads. */
 static void run_in_team(void (*fn)(void *), void *data, const rt_prews_t *pre, int sched_kind,
                         long sched_chunk)
@@ -81,7 +132,7 @@ static void run_in_team(void (*fn)(void *), void *data, const rt_prews_t *pre, i
     m->sched_chunk = sched_chunk;
     if (pre->kind)
         rt_prews_enter(pre);
-    fn(data);
+    run_fn(fn, data);
     leave_level(m, &saved);
 }
 

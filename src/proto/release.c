@@ -114,9 +114,10 @@ static int hot_keep(uint32_t pg, uint32_t interval, int written)
     return 0;
 }
 
-/* Locks of [first, first + m) held: for each hot home page of them, whether
- * the kernel saw it written since the last release (runs of hot pages in
- * one scan each); -1 for the others, or when the kernel does not track. */
+/* Locks of [first, first + m) held: for each hot or announced home page of
+ * them, whether the kernel saw it written since the last release (runs of
+ * such pages in one scan each); -1 for the others, or when the kernel does
+ * not track. */
 static void hot_written(uint32_t first, uint32_t m, int8_t *wr)
 {
     memset(wr, -1, m);
@@ -124,7 +125,8 @@ static void hot_written(uint32_t first, uint32_t m, int8_t *wr)
         return;
     for (uint32_t k = 0; k < m;) {
         uint32_t e = k;
-        while (e < m && sdsm_page(first + e)->state == SDSM_PG_READ_WRITE && sdsm_home_hot(first + e) &&
+        while (e < m && sdsm_page(first + e)->state == SDSM_PG_READ_WRITE &&
+               (sdsm_home_hot(first + e) || sdsm_page_announced(first + e)) &&
                sdsm_page_home(first + e) == H.me)
             e++;
         if (e > k) {
@@ -172,11 +174,14 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
                 (sdsm_home_hot(pg) &&
                  hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed), written)))) {
         /* Never write-protected (alloc.h), or hot (above): taken as written
-         * in every interval while others hold copies (a hot page: only if
-         * written, when the kernel says), and kept on the dirty list. */
-        int announce = sdsm_page_announced(pg) || written != 0;
-        if (!sdsm_page_announced(pg))
-            sdsm_stat_add(announce ? SDSM_ST_HOT_KEPT : SDSM_ST_HOT_CLEAN, 1);
+         * in every interval while others hold copies, unless the kernel
+         * says it was not written (written-page tracking, for both kinds:
+         * the master's stack of an OpenMP program is announced, and an
+         * unwritten page of main's variables, announced at every release,
+         * made every other rank fetch it again after each of rank 0's
+         * unlocks), and kept on the dirty list. */
+        int announce = written != 0;
+        sdsm_stat_add(announce ? SDSM_ST_HOT_KEPT : SDSM_ST_HOT_CLEAN, 1);
         c.notice = eager && announce;
         c.written = announce;
         sdsm_page_mark_dirty(pg);
