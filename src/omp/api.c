@@ -246,7 +246,7 @@ static void init_lock(void *lock, const char *call)
 {
     if (!rt_ctl)
         rt_fatal(call, "called before the OpenMP runtime started");
-    rt_check(sdsm_lock(RT_LK_REGISTRY), "omp_init_lock: sdsm_lock");
+    rt_check(rt_lock(RT_LK_REGISTRY), "omp_init_lock: sdsm_lock");
     int id = ++rt_ctl->user_locks;
     rt_check(sdsm_unlock(RT_LK_REGISTRY), "omp_init_lock: sdsm_unlock");
     if (id >= RT_USER_LOCKS)
@@ -259,17 +259,17 @@ static int acquire(int id, int wait, const char *call)
 {
     int ml = meta_lock(id);
     volatile unsigned char *held = &rt_held[id];
-    rt_check(sdsm_lock(ml), call);
+    rt_check(rt_lock(ml), call);
     while (*held) {
         if (!wait) {
             rt_check(sdsm_unlock(ml), call);
             return 0;
         }
-        rt_check(sdsm_cond_wait(ml, ml), call);
+        rt_check(rt_cond_wait(ml, ml), call);
     }
     *held = 1;
     rt_check(sdsm_unlock(ml), call);
-    rt_check(sdsm_lock(RT_LK_USER + id), call);
+    rt_check(rt_lock(RT_LK_USER + id), call);
     return 1;
 }
 
@@ -277,7 +277,7 @@ static void release(int id, const char *call)
 {
     int ml = meta_lock(id);
     rt_check(sdsm_unlock(RT_LK_USER + id), call);
-    rt_check(sdsm_lock(ml), call);
+    rt_check(rt_lock(ml), call);
     rt_held[id] = 0;
     rt_check(sdsm_cond_broadcast(ml), call);
     rt_check(sdsm_unlock(ml), call);

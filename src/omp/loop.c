@@ -34,7 +34,7 @@ static void slot_enter(rt_thread_t *m, rt_ws_t *w)
 {
     rt_slot_t *s = slot_of(w);
     int lk = RT_LK_SLOT + w->slot;
-    rt_check(sdsm_lock(lk), "loop: sdsm_lock");
+    rt_check(rt_lock(lk), "loop: sdsm_lock");
     while (s->seq != w->seq) {
         if (s->seq > w->seq)
             rt_fatal("loop", "thread is behind its team: workshare %llu meets %llu in slot %d",
@@ -52,7 +52,7 @@ static void slot_enter(rt_thread_t *m, rt_ws_t *w)
             break;
         }
         s->waiters++;
-        rt_check(sdsm_cond_wait(lk, lk), "loop: sdsm_cond_wait");
+        rt_check(rt_cond_wait(lk, lk), "loop: sdsm_cond_wait");
         s->waiters--;
     }
     if (s->n != w->n)
@@ -102,7 +102,7 @@ static void ordered_wait(rt_ws_t *w, uint64_t cs)
 {
     rt_slot_t *s = slot_of(w);
     int lk = RT_LK_ORDERED + w->slot;
-    rt_check(sdsm_lock(lk), "ordered: sdsm_lock");
+    rt_check(rt_lock(lk), "ordered: sdsm_lock");
     if (s->ord_seq != w->seq) {
         if (s->ord_seq > w->seq)
             rt_fatal("ordered", "thread is behind its team (workshare %llu meets %llu)",
@@ -112,7 +112,7 @@ static void ordered_wait(rt_ws_t *w, uint64_t cs)
     }
     while (s->ord_next != cs) {
         s->ord_waiters++;
-        rt_check(sdsm_cond_wait(lk, lk), "ordered: sdsm_cond_wait");
+        rt_check(rt_cond_wait(lk, lk), "ordered: sdsm_cond_wait");
         s->ord_waiters--;
     }
 }
@@ -155,7 +155,7 @@ static bool static_grab(rt_thread_t *m, rt_ws_t *w)
 static void slot_leave(rt_ws_t *w)
 {
     int lk = RT_LK_SLOT + w->slot;
-    rt_check(sdsm_lock(lk), "loop: sdsm_lock");
+    rt_check(rt_lock(lk), "loop: sdsm_lock");
     slot_done(slot_of(w), lk);
     rt_check(sdsm_unlock(lk), "loop: sdsm_unlock");
 }
@@ -193,7 +193,7 @@ static bool shared_grab(rt_thread_t *m, rt_ws_t *w)
     int rc = home_grab(m, w);
     if (rc >= 0)
         return rc;
-    rt_check(sdsm_lock(lk), "loop: sdsm_lock");
+    rt_check(rt_lock(lk), "loop: sdsm_lock");
     if (s->seq != w->seq)
         rt_fatal("loop", "slot %d serves workshare %llu, not this thread's %llu", w->slot,
                  (ull)s->seq, (ull)w->seq);

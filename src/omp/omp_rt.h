@@ -23,6 +23,8 @@
 
 #include <stdint.h>
 
+#include "sdsm.h"
+
 #pragma GCC visibility push(hidden)
 
 /* sdsm lock and condition-variable ids of the runtime: the top of the id
@@ -140,6 +142,24 @@ typedef struct {
 } rt_thread_t;
 
 extern __thread rt_thread_t rt_me;
+
+/* Counts this thread's acquires (locks, barriers, condition waits): the
+ * relaxed atomic loads atomic.c answers from the thread's last value never
+ * reach back across one. */
+extern __thread unsigned rt_sync_epoch;
+
+static inline int rt_lock(int id)
+{
+    rt_sync_epoch++;
+    return sdsm_lock(id);
+}
+
+static inline int rt_cond_wait(int cond, int lock)
+{
+    int rc = sdsm_cond_wait(cond, lock);
+    rt_sync_epoch++;
+    return rc;
+}
 extern __thread int rt_is_compute;  /* a team thread of this runtime */
 
 /* The calling thread's state; a thread the runtime did not start (the

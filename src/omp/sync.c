@@ -34,7 +34,7 @@ static int in_team(void)
 void GOMP_critical_start(void)
 {
     if (in_team())
-        rt_check(sdsm_lock(RT_LK_CRITICAL), "critical: sdsm_lock");
+        rt_check(rt_lock(RT_LK_CRITICAL), "critical: sdsm_lock");
 }
 
 void GOMP_critical_end(void)
@@ -46,7 +46,7 @@ void GOMP_critical_end(void)
 void GOMP_atomic_start(void)
 {
     if (in_team())
-        rt_check(sdsm_lock(RT_LK_ATOMIC), "atomic: sdsm_lock");
+        rt_check(rt_lock(RT_LK_ATOMIC), "atomic: sdsm_lock");
 }
 
 void GOMP_atomic_end(void)
@@ -79,7 +79,7 @@ int rt_named_lock(void **pptr)
     int idx = named_lookup(key);
     if (idx >= 0)
         return RT_LK_NAMED + idx;
-    rt_check(sdsm_lock(RT_LK_REGISTRY), "critical: sdsm_lock");
+    rt_check(rt_lock(RT_LK_REGISTRY), "critical: sdsm_lock");
     int n = rt_ctl->named_count;
     if (n < 0 || n > RT_NAMED_MAX)
         rt_fatal("critical", "corrupt registry of named criticals (%d names)", n);
@@ -108,7 +108,7 @@ int rt_named_lock(void **pptr)
 void GOMP_critical_name_start(void **pptr)
 {
     if (in_team())
-        rt_check(sdsm_lock(rt_named_lock(pptr)), "critical(name): sdsm_lock");
+        rt_check(rt_lock(rt_named_lock(pptr)), "critical(name): sdsm_lock");
 }
 
 void GOMP_critical_name_end(void **pptr)
