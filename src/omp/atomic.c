@@ -28,6 +28,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -196,7 +197,8 @@ static uint64_t now_ns(void)
  * every relaxed load: clock_gettime was a fifth of tsp_omp-sdsm's time.  On
  * x86-64 the time stamp counter is read instead, once its rate is known:
  * reuse_ticks (the counter's ticks in RELAXED_REUSE_NS) is measured between
- * a thread's first real load and one at least CAL_NS later.  A counter that
+ * a thread's first real load and one at least CAL_NS later, where the
+ * kernel's clock source is the counter (tsc_trusted).  A counter that
  * went backwards (another CPU) reads as a huge age: the value is loaded
  * again, never kept longer.
  */
@@ -213,10 +215,30 @@ static uint64_t tsc_now(void)
 #endif
 }
 
+/* The kernel keeps its own time with the counter only if the counter is
+ * steady and agrees between CPUs: otherwise the clock is read as before. */
+static int tsc_trusted(void)
+{
+    static int ok = -1;
+    int v = __atomic_load_n(&ok, __ATOMIC_RELAXED);
+    if (v < 0) {
+        char buf[16] = "";
+        FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+        if (f) {
+            if (!fgets(buf, sizeof buf, f))
+                buf[0] = '\0';
+            fclose(f);
+        }
+        v = strcmp(buf, "tsc\n") == 0;
+        __atomic_store_n(&ok, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 static void calibrate(uint64_t ns, uint64_t tsc)
 {
 #if defined(__x86_64__)
-    if (__atomic_load_n(&reuse_ticks, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&reuse_ticks, __ATOMIC_RELAXED) || !tsc_trusted())
         return;
     if (!cal_ns || tsc <= cal_tsc || ns < cal_ns) {
         cal_ns = ns;
