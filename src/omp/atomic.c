@@ -319,15 +319,15 @@ out:
     T rt_load_##N(const volatile void *p, int m)                                              \
     {                                                                                         \
         uint64_t v_;                                                                          \
-        if (m == __ATOMIC_RELAXED && last_load.p == p && reuse_load(p, N, &v_)) {             \
+        if (m == __ATOMIC_RELAXED && reuse_load(p, N, &v_)) {                                 \
             spin_point(); /* shared, in this region: the epoch changed at its barriers */    \
             return (T)v_;                                                                     \
         }                                                                                     \
         if (!is_shared(p))                                                                    \
             return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                  \
         spin_point();                                                                         \
-        if (m == __ATOMIC_RELAXED)                                                            \
-            return (T)(reuse_load(p, N, &v_) ? v_ : relaxed_load(p, N));                      \
+        if (m == __ATOMIC_RELAXED) /* not kept (above) */                                     \
+            return (T)relaxed_load(p, N);                                                     \
         return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);               \
     }                                                                                         \
     void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \

@@ -191,6 +191,12 @@ void sdsm_omp_boot(int *argc, char ***argv)
     sdsm_omp_heap_init();
 }
 
+void *sdsm_omp_master_stack_bounds(size_t *len)
+{
+    *len = M.stack_len;
+    return M.stack;
+}
+
 void *sdsm_omp_master_stack(size_t *len)
 {
     static __thread char *alt;

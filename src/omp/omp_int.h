@@ -34,6 +34,9 @@ void sdsm_omp_boot(int *argc, char ***argv);
  * NULL to run main on the thread's own stack; *len gets its size. */
 void *sdsm_omp_master_stack(size_t *len);
 
+/* The same bounds, with nothing set up (any thread may ask). */
+void *sdsm_omp_master_stack_bounds(size_t *len);
+
 /* The shared heap, after sdsm_init (malloc.c): until then, and for calls
  * that do not come from the program's own code, malloc and friends are the
  * C library's. */

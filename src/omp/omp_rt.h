@@ -142,6 +142,7 @@ typedef struct {
 } rt_thread_t;
 
 extern __thread rt_thread_t rt_me;
+extern __thread int rt_is_compute;  /* a team thread of this runtime */
 
 /* Counts this thread's acquires (locks, barriers, condition waits): the
  * relaxed atomic loads atomic.c answers from the thread's last value never
@@ -160,7 +161,6 @@ static inline int rt_cond_wait(int cond, int lock)
     rt_sync_epoch++;
     return rc;
 }
-extern __thread int rt_is_compute;  /* a team thread of this runtime */
 
 /* The calling thread's state; a thread the runtime did not start (the
  * program's own) is a team of one. */

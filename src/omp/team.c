@@ -103,7 +103,7 @@ static void below_trampoline(void)
 static void run_fn(void (*fn)(void *), void *data)
 {
     size_t len = 0;
-    char *base = sdsm_omp_master_stack(&len), here;
+    char *base = sdsm_omp_master_stack_bounds(&len), here;
     uintptr_t sp = (uintptr_t)&here, lo = (uintptr_t)base;
     uintptr_t top = ((sp - 512) & ~(uintptr_t)(RT_PAGE - 1)) - RT_PAGE;
     if (!base || sp < lo || sp >= lo + len || top < lo + 16 * RT_PAGE) {
