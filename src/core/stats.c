@@ -85,7 +85,7 @@ static const struct {
     [SDSM_ST_WPT_ON] = {"written-page tracking", 0},
     [SDSM_ST_LEAD_WAITS] = {"waits in the event loop", 0},
     [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
-    [SDSM_ST_SERVICE_PARKS] = {"service thread parked", 0},
+    [SDSM_ST_SERVICE_WAKES] = {"service thread woken", 0},
     [SDSM_ST_IBEC_KEYED] = {"ibec sections at once (keys)", 0},
 };
 

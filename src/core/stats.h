@@ -58,7 +58,7 @@ typedef enum sdsm_stat {
     SDSM_ST_WPT_ON,         /* 1: the kernel tracks written pages here (mem/wptrack.h) */
     SDSM_ST_LEAD_WAITS,     /* waits slept in the event loop's epoll_wait (net.c, lead_wait) */
     SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
-    SDSM_ST_SERVICE_PARKS,  /* the service thread parked, not in epoll_wait, while a waiter led */
+    SDSM_ST_SERVICE_WAKES,  /* the service thread woke with events to handle */
     SDSM_ST_IBEC_KEYED,     /* ibec: sections a rank runs at once with memory protection keys (0: one at a time) */
     SDSM_ST_COUNT
 } sdsm_stat_t;

@@ -33,6 +33,7 @@
 #include "net.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,9 +60,11 @@ _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every messa
 #define TAG_LISTEN (-2)
 #define TAG_CTRL   (-3)
 #define TAG_KICK   (-4)
+#define TAG_OUT    (1 << 24)  /* + rank: that peer's socket can take more (EPOLLOUT) */
 
 typedef struct peer {
     int             fd;
+    int             ofd;        /* dup of fd: its EPOLLOUT item (set_events), -1 if none */
     pthread_mutex_t smtx;       /* guards the output buffer and writes */
     uint8_t        *obuf;
     size_t          olen, ooff, ocap;
@@ -87,9 +90,9 @@ static struct {
     size_t            page_size;
     peer_t           *peers;
     int               ep, wake_fd, listen_fd, ctrl_fd;
+    int               lep;         /* the leader's epoll instance (lead_wait) */
     int               kick_fd;     /* wakes the leader out of epoll_wait (lead_wait) */
-    _Atomic int       led;         /* a thread is leading (lead_wait); the service thread parks on it */
-    _Atomic int       parked;      /* the service thread is parked until nobody leads */
+    _Atomic int       led;         /* a thread is leading (lead_wait) */
     pthread_t         thread;
     pthread_mutex_t   qmtx;
     selfmsg_t        *qhead, *qtail;
@@ -137,21 +140,47 @@ static void peer_lost(int r, const char *why)
 }
 
 /*
- * Peers' sockets are edge-triggered: a level-triggered item that epoll_wait
- * reports goes back on the ready list, and epoll then wakes the next thread
- * asleep in epoll_wait too (the service thread behind a leader, see
- * lead_wait), one useless wake-up per frame.  So whoever receives an event
- * must handle it: every reader reads until a short read (the socket is then
- * empty; any later byte is a new edge), and a thread that cannot take the
- * progress lock at once waits for it rather than drop what it received.
+ * Two epoll instances watch every peer's socket: the leader's (lep, see
+ * lead_wait) and the service thread's (ep), added in that order and both
+ * EPOLLEXCLUSIVE.  A frame then wakes one thread: the kernel offers the
+ * wake-up to the socket's exclusive items in the order they were added, and
+ * an item takes it only if a thread sleeps in its instance.  So the frame
+ * wakes the leader if one sleeps in epoll_wait, and the service thread
+ * otherwise; the service thread never needs to step aside for a leader.
+ * The item of the instance nobody sleeps in still goes on that instance's
+ * ready list; epoll_wait looks at the socket again before it reports it, so
+ * a frame already read is not reported twice.
+ *
+ * The sockets are edge-triggered: whoever receives an event must handle it.
+ * Every reader reads until a short read (the socket is then empty; any later
+ * byte is a new edge), and a thread that cannot take the progress lock at
+ * once waits for it rather than drop what it received.
  */
-#define PEER_EVENTS (EPOLLIN | EPOLLET)
+#define PEER_EVENTS (EPOLLIN | EPOLLET | EPOLLEXCLUSIVE)
 
+/* EPOLLEXCLUSIVE items cannot be modified, so a peer's EPOLLOUT interest is
+ * an item of its own, on a duplicate of the socket, in the service thread's
+ * instance only.  Caller holds the peer's smtx. */
 static void set_events(int r, int out)
 {
-    struct epoll_event ev = {.events = PEER_EVENTS | (out ? EPOLLOUT : 0), .data.u64 = (uint64_t)r};
-    if (epoll_ctl(N.ep, EPOLL_CTL_MOD, N.peers[r].fd, &ev) && !N.peers[r].closed)
-        sdsm_fatal("epoll_ctl: %m");
+    peer_t *p = &N.peers[r];
+    struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = (uint64_t)(TAG_OUT + r)};
+    if (p->closed || p->ofd < 0)
+        return;
+    if (epoll_ctl(N.ep, out ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ofd, &ev))
+        sdsm_fatal("epoll_ctl (rank %d's socket, output): %m", r);
+}
+
+/* A peer's socket is done with: out of both instances. */
+static void peer_forget(peer_t *p)
+{
+    epoll_ctl(N.lep, EPOLL_CTL_DEL, p->fd, NULL);
+    epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL);
+    pthread_mutex_lock(&p->smtx);
+    if (p->want_out)
+        epoll_ctl(N.ep, EPOLL_CTL_DEL, p->ofd, NULL);
+    p->closed = 1;
+    pthread_mutex_unlock(&p->smtx);
 }
 
 static void obuf_append(peer_t *p, const struct iovec *iov, int n, size_t skip)
@@ -408,16 +437,14 @@ static void read_peer(int r)
         }
         if (n == 0) {
             peer_lost(r, "connection closed");
-            epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL);
-            p->closed = 1;
+            peer_forget(p);
             return;
         }
         if (errno == EINTR)
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             peer_lost(r, strerror(errno));
-            epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL);
-            p->closed = 1;
+            peer_forget(p);
         }
         return;
     }
@@ -596,21 +623,13 @@ static int tick_wait_ms(void)
     return left < 0 ? 0 : left > N.hb_ms ? (int)N.hb_ms : (int)left;
 }
 
-/*
- * The kick (sdsm_wait_kick) is level-triggered and meant for the leader:
- * another thread that receives it while the leader sleeps leaves it, so
- * epoll reports it to the leader too.  Nobody asleep: whoever sees it
- * consumes it.
- */
-static __thread int leading;
-
+/* The kick (sdsm_wait_kick) is in the leader's instance only: a kick left
+ * by a leader that ended first only makes the next one look once more. */
 static void kick_event(void)
 {
-    if (leading || !atomic_load(&sdsm_wait_lead_word)) {
-        uint64_t v;
-        ssize_t rd = read(N.kick_fd, &v, sizeof v);
-        (void)rd;
-    }
+    uint64_t v;
+    ssize_t rd = read(N.kick_fd, &v, sizeof v);
+    (void)rd;
 }
 
 static void kick_leader(void)
@@ -634,12 +653,10 @@ static void handle(const struct epoll_event *evs, int n)
                 refuse_stranger();
             else if (tag == TAG_CTRL)
                 ctrl_event();
-            else {
-                if (evs[i].events & EPOLLOUT)
-                    flush_out(tag);
-                if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-                    read_peer(tag);
-            }
+            else if (tag >= TAG_OUT)
+                flush_out(tag - TAG_OUT);
+            else
+                read_peer(tag);
         }
 }
 
@@ -666,19 +683,16 @@ static int poll_progress(void)
 
 /*
  * Wait for *w to change as the thread that receives from the network (see
- * wait.h).  The reply this thread waits for then wakes it, not the service
- * thread: epoll wakes one of the threads asleep in epoll_wait on an event,
- * the one that went to sleep last, and the service thread went to sleep
- * before this one.  The service thread does not go back to epoll_wait while
- * a thread leads: it parks on led until the leader is done (service_main).
- * Without that, a service thread woken by one frame came back to epoll_wait
- * ahead of a leader that had been woken but not yet run, took its events
- * and kicked it, round after round: cg (P=2, SDSM_SPIN_US=0, one host)
- * took twice as long, and so did cg on two emulated hosts with the default
- * spin, where most waits sleep.  If the service thread did receive the frame
- * (it was in epoll_wait when the leader came), the handler's sdsm_wake_all
- * kicks us.  Not while holding the progress lock (a handler that waits):
- * this thread must take it to handle what it receives.
+ * wait.h), asleep in the leader's epoll instance.  A frame that arrives
+ * while this thread sleeps there wakes it and nobody else (see PEER_EVENTS),
+ * so the reply it waits for wakes the thread that needs it.  One that
+ * arrives while it is awake (it was just woken, or has not gone to sleep
+ * yet) wakes the service thread, and if that frame was the reply, the
+ * handler's sdsm_wake_all kicks us.  Every event the kernel gave this
+ * thread is handled before it leaves: a full epoll_wait is followed by
+ * another, since what it left on the ready list woke nobody else.  Not
+ * while holding the progress lock (a handler that waits): this thread must
+ * take it to handle what it receives.
  */
 static int lead_wait(_Atomic uint32_t *w, uint32_t old)
 {
@@ -687,29 +701,26 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
     int no = 0;
     if (!atomic_compare_exchange_strong(&N.led, &no, 1))
         return 0;
-    leading = 1;
     sdsm_stat_add(SDSM_ST_LEAD_WAITS, 1);
     struct epoll_event evs[64];
-    int changed = 0;
+    int changed = 0, full = 0;
     while (!atomic_load(&N.stopping)) {
         atomic_store(&sdsm_wait_lead_word, w); /* seq_cst: before the check below */
-        if (atomic_load(w) != old) {
+        if (!full && atomic_load(w) != old) {
             atomic_store(&sdsm_wait_lead_word, NULL);
             changed = 1;
             break;
         }
-        int ms = tick_wait_ms();
-        int n = epoll_wait(N.ep, evs, 64, ms < 0 || ms > 1000 ? 1000 : ms);
+        int ms = full ? 0 : tick_wait_ms();
+        int n = epoll_wait(N.lep, evs, 64, ms < 0 || ms > 1000 ? 1000 : ms);
         atomic_store(&sdsm_wait_lead_word, NULL);
         if (n < 0 && errno != EINTR)
             sdsm_fatal("epoll_wait: %m");
+        full = n == 64;
         pthread_mutex_lock(&N.progress);
         serve(evs, n);
     }
-    leading = 0;
-    atomic_store(&N.led, 0); /* seq_cst, and then the look at parked: see service_main */
-    if (atomic_load(&N.parked))
-        syscall(SYS_futex, (int *)&N.led, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    atomic_store(&N.led, 0);
     return changed;
 }
 
@@ -720,24 +731,14 @@ static void *service_main(void *arg)
     sdsm_trace_thread_name("service", -1);
     struct epoll_event evs[64];
     while (!atomic_load(&N.stopping)) {
-        /* A thread leads (lead_wait): park, so that it is the only thread
-         * in epoll_wait.  Parked is published before led is looked at, and
-         * the leader clears led before it looks at parked (both seq_cst), so
-         * one of us sees the other. */
-        if (atomic_load(&N.led)) {
-            atomic_store(&N.parked, 1);
-            sdsm_stat_add(SDSM_ST_SERVICE_PARKS, 1);
-            while (atomic_load(&N.led) && !atomic_load(&N.stopping))
-                syscall(SYS_futex, (int *)&N.led, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
-            atomic_store(&N.parked, 0);
-            continue;
-        }
         int n = epoll_wait(N.ep, evs, 64, tick_wait_ms());
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             sdsm_fatal("epoll_wait: %m");
         }
+        if (n > 0)
+            sdsm_stat_add(SDSM_ST_SERVICE_WAKES, 1);
         /* Edge-triggered: these events are ours to handle (see PEER_EVENTS),
          * even if a waiter holds the lock for a while. */
         pthread_mutex_lock(&N.progress);
@@ -746,10 +747,10 @@ static void *service_main(void *arg)
     return NULL;
 }
 
-static int add_fd(int fd, int64_t tag, uint32_t events)
+static int add_fd(int ep, int fd, int64_t tag, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)tag};
-    return epoll_ctl(N.ep, EPOLL_CTL_ADD, fd, &ev);
+    return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
 int sdsm_net_start(const sdsm_net_setup_t *s)
@@ -769,28 +770,38 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     pthread_mutex_init(&N.progress, NULL);
     N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
     N.ep = epoll_create1(EPOLL_CLOEXEC);
+    N.lep = epoll_create1(EPOLL_CLOEXEC);
     N.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     N.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!N.peers || N.ep < 0 || N.wake_fd < 0 || N.kick_fd < 0) {
+    if (!N.peers || N.ep < 0 || N.lep < 0 || N.wake_fd < 0 || N.kick_fd < 0) {
         sdsm_error_log("cannot create the service thread's event loop: %m");
         return -errno;
     }
-    if (add_fd(N.wake_fd, TAG_WAKE, EPOLLIN | EPOLLET) || add_fd(N.kick_fd, TAG_KICK, EPOLLIN))
+    /* Self-messages (wake_fd) go to the leader if it sleeps, as frames do. */
+    if (add_fd(N.lep, N.wake_fd, TAG_WAKE, PEER_EVENTS) ||
+        add_fd(N.ep, N.wake_fd, TAG_WAKE, PEER_EVENTS) ||
+        add_fd(N.lep, N.kick_fd, TAG_KICK, EPOLLIN))
         goto fail;
-    if (N.listen_fd >= 0 && add_fd(N.listen_fd, TAG_LISTEN, EPOLLIN))
+    if (N.listen_fd >= 0 && add_fd(N.ep, N.listen_fd, TAG_LISTEN, EPOLLIN))
         goto fail;
-    if (N.ctrl_fd >= 0 && add_fd(N.ctrl_fd, TAG_CTRL, EPOLLIN))
+    if (N.ctrl_fd >= 0 && add_fd(N.ep, N.ctrl_fd, TAG_CTRL, EPOLLIN))
         goto fail;
     for (int r = 0; r < s->nprocs; r++) {
         peer_t *p = &N.peers[r];
         pthread_mutex_init(&p->smtx, NULL);
         p->fd = s->peer_fds ? s->peer_fds[r] : -1;
+        p->ofd = -1;
         p->heard_ms = atomic_load(&N.next_tick) - N.hb_ms; /* the connection just proved it alive */
         p->rcap = 1 << 18;
         p->rbuf = malloc(p->rcap);
         if (!p->rbuf)
             return -ENOMEM;
-        if (r != s->rank && p->fd >= 0 && add_fd(p->fd, r, PEER_EVENTS))
+        if (r == s->rank || p->fd < 0)
+            continue;
+        /* The leader's instance first: see PEER_EVENTS. */
+        if (add_fd(N.lep, p->fd, r, PEER_EVENTS) || add_fd(N.ep, p->fd, r, PEER_EVENTS))
+            goto fail;
+        if ((p->ofd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0)) < 0)
             goto fail;
     }
     int rc = pthread_create(&N.thread, NULL, service_main, NULL);
@@ -851,16 +862,18 @@ void sdsm_net_shutdown(void)
     uint64_t one = 1;
     ssize_t w = write(N.wake_fd, &one, sizeof one);
     (void)w;
-    syscall(SYS_futex, (int *)&N.led, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); /* if it is parked */
     pthread_join(N.thread, NULL);
     for (int r = 0; r < N.nprocs; r++) {
         if (N.peers[r].fd >= 0)
             close(N.peers[r].fd);
+        if (N.peers[r].ofd >= 0)
+            close(N.peers[r].ofd);
         free(N.peers[r].rbuf);
         free(N.peers[r].obuf);
     }
     free(N.peers);
     close(N.ep);
+    close(N.lep);
     close(N.wake_fd);
     close(N.kick_fd);
     N.started = 0;
