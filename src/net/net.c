@@ -814,9 +814,14 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     sdsm_wait_progress = poll_progress;
     sdsm_wait_lead = lead_wait;
     return 0;
-fail:
-    sdsm_error_log("cannot start the service thread: %m");
-    return -errno;
+fail:;
+    int e = errno;
+    if (e == EINVAL) /* EPOLLEXCLUSIVE is Linux 4.5 and later */
+        sdsm_error_log("cannot start the service thread: epoll refused EPOLLEXCLUSIVE (%m); "
+                       "sdsm needs Linux 4.5 or later");
+    else
+        sdsm_error_log("cannot start the service thread: %m");
+    return -e;
 }
 
 void sdsm_net_shutdown(void)
