@@ -164,7 +164,10 @@ static void peer_lost(int r, const char *why)
 static void set_events(int r, int out)
 {
     peer_t *p = &N.peers[r];
-    struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = (uint64_t)(TAG_OUT + r)};
+    /* Edge-triggered like the socket's other items: a socket that broke
+     * while output waited (a peer gone after its BYE) reports EPOLLERR once,
+     * not on every epoll_wait. */
+    struct epoll_event ev = {.events = EPOLLOUT | EPOLLET, .data.u64 = (uint64_t)(TAG_OUT + r)};
     if (p->closed || p->ofd < 0)
         return;
     if (epoll_ctl(N.ep, out ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ofd, &ev))
