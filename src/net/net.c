@@ -348,8 +348,13 @@ static void flush_out(int r)
     }
     if (p->ooff == p->olen) {
         p->ooff = p->olen = 0;
-        p->want_out = 0;
-        set_events(r, 0);
+        /* Two threads can each hold an EPOLLOUT event of this peer (the
+         * service thread and a polling waiter, from two edges): the first
+         * one here found the output done and removed the item. */
+        if (p->want_out) {
+            p->want_out = 0;
+            set_events(r, 0);
+        }
     }
     pthread_mutex_unlock(&p->smtx);
 }
