@@ -64,7 +64,7 @@ _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every messa
 
 typedef struct peer {
     int             fd;
-    int             ofd;        /* dup of fd: its EPOLLOUT item (set_events), -1 if none */
+    int             ofd;        /* dup of fd: its EPOLLOUT item (set_events), -1 until needed */
     pthread_mutex_t smtx;       /* guards the output buffer and writes */
     uint8_t        *obuf;
     size_t          olen, ooff, ocap;
@@ -160,7 +160,9 @@ static void peer_lost(int r, const char *why)
 
 /* EPOLLEXCLUSIVE items cannot be modified, so a peer's EPOLLOUT interest is
  * an item of its own, on a duplicate of the socket, in the service thread's
- * instance only.  Caller holds the peer's smtx. */
+ * instance only.  The duplicate is made the first time output to that peer
+ * backs up: most peers never need one, and a rank already holds a socket
+ * per peer against the open-file limit.  Caller holds the peer's smtx. */
 static void set_events(int r, int out)
 {
     peer_t *p = &N.peers[r];
@@ -168,8 +170,10 @@ static void set_events(int r, int out)
      * while output waited (a peer gone after its BYE) reports EPOLLERR once,
      * not on every epoll_wait. */
     struct epoll_event ev = {.events = EPOLLOUT | EPOLLET, .data.u64 = (uint64_t)(TAG_OUT + r)};
-    if (p->closed || p->ofd < 0)
+    if (p->closed || p->fd < 0)
         return;
+    if (p->ofd < 0 && (p->ofd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+        sdsm_fatal("cannot duplicate rank %d's socket to wait for it to take more output: %m", r);
     if (epoll_ctl(N.ep, out ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ofd, &ev))
         sdsm_fatal("epoll_ctl (rank %d's socket, output): %m", r);
 }
@@ -808,8 +812,6 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
             continue;
         /* The leader's instance first: see PEER_EVENTS. */
         if (add_fd(N.lep, p->fd, r, PEER_EVENTS) || add_fd(N.ep, p->fd, r, PEER_EVENTS))
-            goto fail;
-        if ((p->ofd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0)) < 0)
             goto fail;
     }
     int rc = pthread_create(&N.thread, NULL, service_main, NULL);
