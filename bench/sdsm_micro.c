@@ -23,6 +23,22 @@
  *   sdsm_micro seqread MBYTES REPS     rank 1 sums a block of MBYTES homed at
  *                                      rank 0, 8 bytes at a time
  *
+ * sdsm_micro --paired fault|barrier|lock ...
+ *                                      the same, and after every batch
+ *                                      ranks 0 and 1 play a TCP loopback
+ *                                      ping-pong of as many round trips
+ *                                      (blocking sockets, TCP_NODELAY,
+ *                                      between the application threads of
+ *                                      these two processes): fault 8 B ->
+ *                                      4096 B with rank 1 asking, as in the
+ *                                      fault; barrier and lock 8 B -> 8 B
+ *                                      with rank 0 asking.  The asking rank
+ *                                      prints "sample pair <ns per round
+ *                                      trip>" after each batch's sample: a
+ *                                      reference measured by the same
+ *                                      processes on the same CPUs under the
+ *                                      same load, moments apart.
+ *
  * One warm-up batch is run first and not reported.  The measuring rank
  * prints one line per batch on stdout:
  *   sample <figure> <value>
@@ -39,11 +55,16 @@
  */
 #include <sdsm.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +102,89 @@ static void need_two(const char *what)
 {
     if (sdsm_nprocs() < 2)
         sdsm_abort(2, "%s needs at least 2 ranks", what);
+}
+
+/* --paired: the ping-pong socket between ranks 0 and 1 (-1: none). */
+static int g_pair = -1;
+
+static void pair_fail(const char *what)
+{
+    sdsm_abort(1, "--paired: %s: %s", what, strerror(errno));
+}
+
+/* Ranks 0 and 1 connect over loopback: rank 1 listens on a port the kernel
+ * picks and passes it to rank 0 through shared memory. */
+static void pair_open(void)
+{
+    int me = sdsm_rank();
+    volatile int *port = sdsm_alloc(sizeof(int), 0);
+    int ls = -1;
+    if (me == 1) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t al = sizeof a;
+        ls = socket(AF_INET, SOCK_STREAM, 0);
+        if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
+            getsockname(ls, (struct sockaddr *)&a, &al))
+            pair_fail("listen");
+        *port = ntohs(a.sin_port);
+    }
+    sdsm_barrier();
+    if (me == 0) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                .sin_port = htons((uint16_t)*port)};
+        g_pair = socket(AF_INET, SOCK_STREAM, 0);
+        if (g_pair < 0 || connect(g_pair, (struct sockaddr *)&a, sizeof a))
+            pair_fail("connect");
+    } else if (me == 1) {
+        g_pair = accept(ls, NULL, NULL);
+        if (g_pair < 0)
+            pair_fail("accept");
+        close(ls);
+    }
+    if (g_pair >= 0) {
+        int one = 1;
+        if (setsockopt(g_pair, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
+            pair_fail("TCP_NODELAY");
+    }
+    sdsm_barrier();
+}
+
+static void pair_io(int wr, char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = wr ? write(g_pair, buf, len) : read(g_pair, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            pair_fail(wr ? "write" : "read");
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+/* COUNT round trips of 8 B -> REP B, ASKER asking; the asker prints its
+ * time per round trip as "sample pair".  Nothing without --paired. */
+static void pair_pingpong(int asker, long count, size_t rep)
+{
+    static char buf[4096];
+    int me = sdsm_rank();
+    if (g_pair < 0)
+        return;
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < count; i++) {
+        if (me == asker) {
+            pair_io(1, buf, 8);
+            pair_io(0, buf, rep);
+        } else {
+            pair_io(0, buf, 8);
+            pair_io(1, buf, rep);
+        }
+    }
+    uint64_t t1 = now_ns();
+    if (me == asker) {
+        printf("sample pair %.1f\n", (double)(t1 - t0) / (double)count);
+        fflush(stdout);
+    }
 }
 
 /* Rank 0 dirties one byte of every page so that rank 1's copies are dropped
@@ -130,6 +234,8 @@ static void bench_fault(long pages, long batches, int full)
             }
         }
         sdsm_barrier();
+        if (b > 0 && me <= 1)
+            pair_pingpong(1, pages, 4096);
     }
     free(t);
 }
@@ -150,6 +256,8 @@ static void bench_barrier(long count, long batches)
             printf("sample barrier %.1f\n", (double)(t1 - t0) / (double)count);
             fflush(stdout);
         }
+        if (b > 0 && sdsm_rank() <= 1)
+            pair_pingpong(0, count, 8);
     }
 }
 
@@ -188,6 +296,8 @@ static void bench_lock(long count, long batches)
         if (sdsm_rank() == 0)
             timed_locks("lock", base, 1, count, b > 0);
         sdsm_barrier();
+        if (b > 0 && sdsm_rank() <= 1)
+            pair_pingpong(0, count, 8);
     }
 }
 
@@ -235,9 +345,20 @@ static void bench_seqread(long mbytes, long reps)
 int main(int argc, char **argv)
 {
     sdsm_init(&argc, &argv);
+    int paired = argc > 1 && strcmp(argv[1], "--paired") == 0;
+    if (paired) {
+        argc--;
+        argv++;
+    }
     g_argc = argc;
     g_argv = argv;
     const char *what = argc > 1 ? argv[1] : "";
+    if (paired) {
+        if (strcmp(what, "fault") && strcmp(what, "barrier") && strcmp(what, "lock"))
+            sdsm_abort(2, "--paired goes with fault, barrier or lock");
+        need_two("--paired");
+        pair_open();
+    }
     if (strcmp(what, "fault") == 0)
         bench_fault(arg(2, 2000), arg(3, 5), arg(4, 0) != 0);
     else if (strcmp(what, "barrier") == 0)
@@ -249,8 +370,11 @@ int main(int argc, char **argv)
     else if (strcmp(what, "seqread") == 0)
         bench_seqread(arg(2, 64), arg(3, 3));
     else
-        sdsm_abort(2, "usage: sdsm_micro fault N BATCHES [FULL] | barrier|lock|relock|seqread N BATCHES");
+        sdsm_abort(2, "usage: sdsm_micro [--paired] fault N BATCHES [FULL] | [--paired] barrier|lock N "
+                      "BATCHES | relock|seqread N BATCHES");
     int me = sdsm_rank();
+    if (g_pair >= 0)
+        close(g_pair);
     sdsm_finalize();
     /* After finalize: the service thread has been joined, so its switches count. */
     struct rusage ru;
