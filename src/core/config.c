@@ -83,7 +83,8 @@ static const var_t vars[] = {
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
      "microseconds a waiting thread polls before it sleeps (yielding between polls where the job "
-     "has more compute threads on the host than CPUs)"},
+     "has more compute threads on the host than CPUs; where a word's polls mostly time out, its "
+     "waiters sleep at once, probing now and then)"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
      "strided (0: one page per fault)"},

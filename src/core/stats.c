@@ -11,6 +11,8 @@
 
 sdsm_stats_t sdsm_stats;
 _Atomic int  sdsm_sleepers[SDSM_SLEEP_BUCKETS];
+_Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
+_Atomic unsigned sdsm_spin_probes;
 int (*sdsm_wait_progress)(void);
 int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
 _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
@@ -87,6 +89,9 @@ static const struct {
     [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
     [SDSM_ST_SERVICE_WAKES] = {"service thread woken", 0},
     [SDSM_ST_IBEC_KEYED] = {"ibec sections at once (keys)", 0},
+    [SDSM_ST_SPIN_WON] = {"polls answered", 0},
+    [SDSM_ST_SPIN_LOST] = {"polls timed out", 0},
+    [SDSM_ST_SPIN_SKIPPED] = {"polls skipped (not paying)", 0},
 };
 
 const char *sdsm_stats_name(int stat)

@@ -60,6 +60,9 @@ typedef enum sdsm_stat {
     SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
     SDSM_ST_SERVICE_WAKES,  /* the service thread woke with events to handle */
     SDSM_ST_IBEC_KEYED,     /* ibec: sections a rank runs at once with memory protection keys (0: one at a time) */
+    SDSM_ST_SPIN_WON,       /* waits whose polling saw the answer (core/wait.h) */
+    SDSM_ST_SPIN_LOST,      /* ...polled SDSM_SPIN_US in vain, then slept */
+    SDSM_ST_SPIN_SKIPPED,   /* ...slept at once: polling that word had not been paying */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

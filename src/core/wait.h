@@ -36,10 +36,15 @@
 #define SDSM_SLEEP_BUCKETS 64
 extern _Atomic int sdsm_sleepers[SDSM_SLEEP_BUCKETS];
 
-static inline _Atomic int *sdsm_sleepers_of(const void *w)
+static inline unsigned sdsm_sleep_bucket(const void *w)
 {
     uintptr_t a = (uintptr_t)w;
-    return &sdsm_sleepers[(a >> 2 ^ a >> 8) % SDSM_SLEEP_BUCKETS];
+    return (unsigned)((a >> 2 ^ a >> 8) % SDSM_SLEEP_BUCKETS);
+}
+
+static inline _Atomic int *sdsm_sleepers_of(const void *w)
+{
+    return &sdsm_sleepers[sdsm_sleep_bucket(w)];
 }
 /*
  * Installed by the transport: receive and handle whatever has arrived, if no
@@ -102,6 +107,47 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
         sdsm_wait_kick();
 }
 
+/*
+ * Polling that pays.  A poll that ends without the answer cost SDSM_SPIN_US
+ * of a CPU, and on a machine where every CPU is busy it is worse: the
+ * thread that is to answer may be queued behind the poller on its CPU (a
+ * woken thread is placed next to its waker), so the answer comes only after
+ * the poll has given up.  So polls are scored per word (hashed, as the
+ * sleepers): a poll that sees the word change takes SDSM_SPIN_LOST_COST / 2
+ * off the word's score, one that times out adds SDSM_SPIN_LOST_COST; while
+ * the score is SDSM_SPIN_OFF or more the waiter sleeps at once, except
+ * one wait in SDSM_SPIN_PROBE, which polls to find out whether polling
+ * pays again.  Polling goes on while at least 2 of 3 polls of a word win;
+ * one winning probe turns it back on.
+ */
+#define SDSM_SPIN_LOST_COST 16
+#define SDSM_SPIN_OFF       48
+#define SDSM_SPIN_PROBE     16
+extern _Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
+extern _Atomic unsigned sdsm_spin_probes;
+
+static inline int sdsm_spin_pays(_Atomic int *score)
+{
+    if (atomic_load_explicit(score, memory_order_relaxed) < SDSM_SPIN_OFF)
+        return 1;
+    if (atomic_fetch_add_explicit(&sdsm_spin_probes, 1, memory_order_relaxed) % SDSM_SPIN_PROBE == 0)
+        return 1;
+    sdsm_stat_add(SDSM_ST_SPIN_SKIPPED, 1);
+    return 0;
+}
+
+/* Lost or won; updates race harmlessly (a lost update is one poll's score). */
+static inline void sdsm_spin_scored(_Atomic int *score, int won)
+{
+    int s = atomic_load_explicit(score, memory_order_relaxed);
+    if (won)
+        s = s > SDSM_SPIN_LOST_COST / 2 ? s - SDSM_SPIN_LOST_COST / 2 : 0;
+    else if ((s += SDSM_SPIN_LOST_COST) > SDSM_SPIN_OFF + SDSM_SPIN_LOST_COST / 2 - 1)
+        s = SDSM_SPIN_OFF + SDSM_SPIN_LOST_COST / 2 - 1; /* one win turns polling back on */
+    atomic_store_explicit(score, s, memory_order_relaxed);
+    sdsm_stat_add(won ? SDSM_ST_SPIN_WON : SDSM_ST_SPIN_LOST, 1);
+}
+
 /* Block while *w == old.  Returns the new value. */
 static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
 {
@@ -111,13 +157,15 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
     void (*blocking)(void) = sdsm_wait_block_hook;
     if (blocking)
         blocking();
-    if (sdsm_cfg.spin_us > 0) {
+    _Atomic int *score = &sdsm_spin_score[sdsm_sleep_bucket(w)];
+    if (sdsm_cfg.spin_us > 0 && sdsm_spin_pays(score)) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
         do {
             if ((!sdsm_wait_progress || sdsm_wait_progress() <= 0) && sdsm_wait_yields)
                 sched_yield();
             v = atomic_load_explicit(w, memory_order_acquire);
         } while (v == old && sdsm_now_ns() < until);
+        sdsm_spin_scored(score, v != old);
         if (v != old)
             return v;
     }
