@@ -1,8 +1,13 @@
 /*
  * sched.c - run slots (see sched.h).
  *
- * free_slots counts the slots nobody holds; gen changes whenever a slot is
- * given up, and is the word ready threads sleep on (core/wait.h); blocks
+ * free_slots counts the slots nobody holds.  slot_gen changes whenever a
+ * slot is given up, and is the word ready threads sleep on; each slot given
+ * up wakes one of them (slot_sleepers says whether any sleeps), not all:
+ * with every ready thread woken, all but the one that takes the slot went
+ * back to sleep at once, two wasted switches each.  gen changes at the same
+ * time, for the threads in sdsm_comp_wait (they sleep on it through
+ * core/wait.h and all need to look).  blocks
  * counts the slots given up because their thread could not go on (what
  * sdsm_comp_wait waits for).  Everything is atomics and futexes: the hooks
  * run inside the fault handler.
@@ -26,6 +31,8 @@ static _Atomic int      holders, ready; /* holding a slot; waiting for one */
 static _Atomic int      comp_waiting;   /* in wait_turn (sdsm_comp_wait, a spin point) */
 static _Atomic int      all_created;
 static _Atomic uint32_t gen, blocks;
+static _Atomic uint32_t slot_gen;
+static _Atomic int      slot_sleepers;
 static int              nslots;
 
 /* Who holds a slot (thread ids), so that a thread kept waiting can see
@@ -96,6 +103,11 @@ static uint32_t give_up(int blocked)
     atomic_fetch_sub(&holders, 1);
     atomic_fetch_add(&free_slots, 1);
     uint32_t b = blocked ? atomic_fetch_add(&blocks, 1) + 1 : atomic_load(&blocks);
+    /* Dekker with take(): it counts itself in slot_sleepers, then the
+     * kernel re-checks slot_gen; we change slot_gen, then read the count. */
+    atomic_fetch_add(&slot_gen, 1);
+    if (atomic_load(&slot_sleepers) > 0)
+        syscall(SYS_futex, (uint32_t *)&slot_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     atomic_fetch_add(&gen, 1);
     sdsm_wake_all(&gen);
     return b;
@@ -108,7 +120,7 @@ static void take(int counted)
     int in_ready = counted, quiet = 0; /* quiet: timed waits in a row with no slot given up */
     sdsm_wait_save_t sv;
     for (;;) {
-        uint32_t g = atomic_load(&gen);
+        uint32_t g = atomic_load(&slot_gen);
         int f = atomic_load(&free_slots);
         int force = quiet >= 2 && stalled();
         while (f > 0 || force)
@@ -136,10 +148,10 @@ static void take(int counted)
         /* Timed: a wait that long without a slot given up is checked for
          * a stall (above). */
         struct timespec ts = {0, 50 * 1000 * 1000};
-        atomic_fetch_add(sdsm_sleepers_of(&gen), 1);
-        syscall(SYS_futex, (uint32_t *)&gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
-        atomic_fetch_sub(sdsm_sleepers_of(&gen), 1);
-        quiet = atomic_load(&gen) == g ? quiet + 1 : 0;
+        atomic_fetch_add(&slot_sleepers, 1);
+        syscall(SYS_futex, (uint32_t *)&slot_gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
+        atomic_fetch_sub(&slot_sleepers, 1);
+        quiet = atomic_load(&slot_gen) == g ? quiet + 1 : 0;
     }
 }
 
