@@ -42,6 +42,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "loopback.h"
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -57,50 +59,31 @@ static void die(const char *what)
 
 static void nodelay(int fd)
 {
-    int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
+    if (lb_nodelay(fd))
         die("setsockopt");
 }
 
+/* 0, or -1 if the peer closed. */
 static int read_full(int fd, void *buf, size_t len)
 {
-    char *p = buf;
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (n == 0) {
-            return -1;
-        } else if (errno != EINTR) {
-            die("read");
-        }
-    }
-    return 0;
+    int r = lb_io_full(fd, 0, buf, len);
+    if (r < 0)
+        die("read");
+    return r ? -1 : 0;
 }
 
 static void write_full(int fd, const void *buf, size_t len)
 {
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (n < 0 && errno != EINTR) {
-            die("write");
-        }
-    }
+    if (lb_io_full(fd, 1, (void *)buf, len))
+        die("write");
 }
 
 /* A connected loopback TCP pair: *parent_fd for us, the child runs serve(fd). */
 static pid_t fork_pair(int *parent_fd, void (*serve)(int fd, long a, long b), long a, long b)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t sl = sizeof sa;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 1) ||
-        getsockname(lfd, (struct sockaddr *)&sa, &sl))
+    struct sockaddr_in sa;
+    int lfd = lb_listen(&sa);
+    if (lfd < 0)
         die("listen");
     pid_t pid = fork();
     if (pid < 0)

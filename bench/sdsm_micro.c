@@ -55,18 +55,16 @@
  */
 #include <sdsm.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "loopback.h"
 
 #define MARK_BEGIN "/sdsm-micro-mark-begin"
 #define MARK_END   "/sdsm-micro-mark-end"
@@ -118,20 +116,17 @@ static void pair_open(void)
 {
     int me = sdsm_rank();
     volatile int *port = sdsm_alloc(sizeof(int), 0);
+    struct sockaddr_in a;
     int ls = -1;
     if (me == 1) {
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t al = sizeof a;
-        ls = socket(AF_INET, SOCK_STREAM, 0);
-        if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
-            getsockname(ls, (struct sockaddr *)&a, &al))
+        if ((ls = lb_listen(&a)) < 0)
             pair_fail("listen");
         *port = ntohs(a.sin_port);
     }
     sdsm_barrier();
     if (me == 0) {
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                                .sin_port = htons((uint16_t)*port)};
+        a = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                 .sin_port = htons((uint16_t)*port)};
         g_pair = socket(AF_INET, SOCK_STREAM, 0);
         if (g_pair < 0 || connect(g_pair, (struct sockaddr *)&a, sizeof a))
             pair_fail("connect");
@@ -141,29 +136,23 @@ static void pair_open(void)
             pair_fail("accept");
         close(ls);
     }
-    if (g_pair >= 0) {
-        int one = 1;
-        if (setsockopt(g_pair, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
-            pair_fail("TCP_NODELAY");
-    }
+    if (g_pair >= 0 && lb_nodelay(g_pair))
+        pair_fail("TCP_NODELAY");
     sdsm_barrier();
 }
 
 static void pair_io(int wr, char *buf, size_t len)
 {
-    while (len > 0) {
-        ssize_t n = wr ? write(g_pair, buf, len) : read(g_pair, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            pair_fail(wr ? "write" : "read");
-        buf += n;
-        len -= (size_t)n;
-    }
+    int r = lb_io_full(g_pair, wr, buf, len);
+    if (r > 0)
+        sdsm_abort(1, "--paired: the other rank closed the connection");
+    if (r < 0)
+        pair_fail(wr ? "write" : "read");
 }
 
 /* COUNT round trips of 8 B -> REP B, ASKER asking; the asker prints its
- * time per round trip as "sample pair".  Nothing without --paired. */
+ * time per round trip as "sample pair".  Nothing without --paired, nor at
+ * ranks other than 0 and 1 (no socket). */
 static void pair_pingpong(int asker, long count, size_t rep)
 {
     static char buf[4096];
@@ -234,7 +223,7 @@ static void bench_fault(long pages, long batches, int full)
             }
         }
         sdsm_barrier();
-        if (b > 0 && me <= 1)
+        if (b > 0)
             pair_pingpong(1, pages, 4096);
     }
     free(t);
@@ -256,7 +245,7 @@ static void bench_barrier(long count, long batches)
             printf("sample barrier %.1f\n", (double)(t1 - t0) / (double)count);
             fflush(stdout);
         }
-        if (b > 0 && sdsm_rank() <= 1)
+        if (b > 0)
             pair_pingpong(0, count, 8);
     }
 }
@@ -296,7 +285,7 @@ static void bench_lock(long count, long batches)
         if (sdsm_rank() == 0)
             timed_locks("lock", base, 1, count, b > 0);
         sdsm_barrier();
-        if (b > 0 && sdsm_rank() <= 1)
+        if (b > 0)
             pair_pingpong(0, count, 8);
     }
 }
