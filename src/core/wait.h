@@ -113,16 +113,18 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
  * thread that is to answer may be queued behind the poller on its CPU (a
  * woken thread is placed next to its waker), so the answer comes only after
  * the poll has given up.  So polls are scored per word (hashed, as the
- * sleepers): a poll that sees the word change takes SDSM_SPIN_LOST_COST / 2
- * off the word's score, one that times out adds SDSM_SPIN_LOST_COST; while
- * the score is SDSM_SPIN_OFF or more the waiter sleeps at once, except
- * one wait in SDSM_SPIN_PROBE, which polls to find out whether polling
- * pays again.  Polling goes on while at least 2 of 3 polls of a word win;
- * one winning probe turns it back on.
+ * sleepers): a poll that times out adds SDSM_SPIN_LOST to the word's score,
+ * one that sees the word change takes SDSM_SPIN_WON off; while the score is
+ * SDSM_SPIN_OFF or more the waiter sleeps at once, except one wait in
+ * SDSM_SPIN_PROBE, which polls to find out whether polling pays again.
+ * Polling goes on while at least 2 of 3 polls of a word win; the score
+ * stops one win above SDSM_SPIN_OFF, so one winning probe turns it back on.
  */
-#define SDSM_SPIN_LOST_COST 16
-#define SDSM_SPIN_OFF       48
-#define SDSM_SPIN_PROBE     16
+#define SDSM_SPIN_LOST  16
+#define SDSM_SPIN_WON   8
+#define SDSM_SPIN_OFF   48
+#define SDSM_SPIN_TOP   (SDSM_SPIN_OFF + SDSM_SPIN_WON - 1)
+#define SDSM_SPIN_PROBE 16
 extern _Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
 extern _Atomic unsigned sdsm_spin_probes;
 
@@ -140,10 +142,8 @@ static inline int sdsm_spin_pays(_Atomic int *score)
 static inline void sdsm_spin_scored(_Atomic int *score, int won)
 {
     int s = atomic_load_explicit(score, memory_order_relaxed);
-    if (won)
-        s = s > SDSM_SPIN_LOST_COST / 2 ? s - SDSM_SPIN_LOST_COST / 2 : 0;
-    else if ((s += SDSM_SPIN_LOST_COST) > SDSM_SPIN_OFF + SDSM_SPIN_LOST_COST / 2 - 1)
-        s = SDSM_SPIN_OFF + SDSM_SPIN_LOST_COST / 2 - 1; /* one win turns polling back on */
+    s = won ? (s > SDSM_SPIN_WON ? s - SDSM_SPIN_WON : 0)
+            : (s + SDSM_SPIN_LOST < SDSM_SPIN_TOP ? s + SDSM_SPIN_LOST : SDSM_SPIN_TOP);
     atomic_store_explicit(score, s, memory_order_relaxed);
     sdsm_stat_add(won ? SDSM_ST_SPIN_WON : SDSM_ST_SPIN_LOST, 1);
 }
@@ -157,8 +157,8 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
     void (*blocking)(void) = sdsm_wait_block_hook;
     if (blocking)
         blocking();
-    _Atomic int *score = &sdsm_spin_score[sdsm_sleep_bucket(w)];
-    if (sdsm_cfg.spin_us > 0 && sdsm_spin_pays(score)) {
+    _Atomic int *score = sdsm_cfg.spin_us > 0 ? &sdsm_spin_score[sdsm_sleep_bucket(w)] : NULL;
+    if (score && sdsm_spin_pays(score)) {
         uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
         do {
             if ((!sdsm_wait_progress || sdsm_wait_progress() <= 0) && sdsm_wait_yields)
