@@ -443,7 +443,7 @@ static void read_peer(int r)
             p->rlen += (size_t)n;
             if (!p->stalled)
                 parse(r);
-            if ((size_t)n < room) /* drained: epoll is level-triggered, no need to read EAGAIN */
+            if ((size_t)n < room) /* drained: a later byte is a new edge (PEER_EVENTS) */
                 return;
             continue;
         }
