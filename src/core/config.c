@@ -85,6 +85,10 @@ static const var_t vars[] = {
      "microseconds a waiting thread polls before it sleeps (yielding between polls where the job "
      "has more compute threads on the host than CPUs; where a word's polls mostly time out, its "
      "waiters sleep at once, probing now and then)"},
+    {"SDSM_SERVICE_ASIDE", T_LONG, OFF(service_aside), "2", -1, 1000000, NULL,
+     "the service thread stops watching the network while a thread waiting in the event loop "
+     "keeps serving others (a rank in a barrier serving pages): after that waiter woke for this "
+     "many batches of messages (0: at once; -1: never); frames then wake that waiter only"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
      "strided (0: one page per fault)"},

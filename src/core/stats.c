@@ -88,6 +88,7 @@ static const struct {
     [SDSM_ST_LEAD_WAITS] = {"waits in the event loop", 0},
     [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
     [SDSM_ST_SERVICE_WAKES] = {"service thread woken", 0},
+    [SDSM_ST_SERVICE_ASIDE] = {"service thread stepped aside", 0},
     [SDSM_ST_IBEC_KEYED] = {"ibec sections at once (keys)", 0},
     [SDSM_ST_SPIN_WON] = {"polls answered", 0},
     [SDSM_ST_SPIN_LOST] = {"polls timed out", 0},

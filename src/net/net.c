@@ -60,6 +60,7 @@ _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every messa
 #define TAG_LISTEN (-2)
 #define TAG_CTRL   (-3)
 #define TAG_KICK   (-4)
+#define TAG_EP     (-5)  /* the service thread's instance, in the leader's while it steps aside */
 #define TAG_OUT    (1 << 24)  /* + rank: that peer's socket can take more (EPOLLOUT) */
 
 typedef struct peer {
@@ -93,6 +94,9 @@ static struct {
     int               lep;         /* the leader's epoll instance (lead_wait) */
     int               kick_fd;     /* wakes the leader out of epoll_wait (lead_wait) */
     _Atomic int       led;         /* a thread is leading (lead_wait) */
+    _Atomic int       lead_serves; /* batches the current leader woke for and served */
+    _Atomic uint32_t  aside;       /* the service thread stepped aside (service_aside) */
+    int               aside_deferred; /* handle_aside let a report go (progress lock) */
     pthread_t         thread;
     pthread_mutex_t   qmtx;
     selfmsg_t        *qhead, *qtail;
@@ -652,13 +656,19 @@ static void kick_leader(void)
     (void)w;
 }
 
+static void handle_aside(int others);
+
 /* Progress lock held. */
 static void handle(const struct epoll_event *evs, int n)
 {
+        int ep_ready = 0, others = 0;
         for (int i = 0; i < n; i++) {
             int tag = (int)(int64_t)evs[i].data.u64;
+            others += tag != TAG_EP && tag != TAG_KICK;
             if (tag == TAG_WAKE)
                 drain_self();
+            else if (tag == TAG_EP)
+                ep_ready = 1;
             else if (tag == TAG_KICK)
                 kick_event();
             else if (tag == TAG_LISTEN)
@@ -670,6 +680,30 @@ static void handle(const struct epoll_event *evs, int n)
             else
                 read_peer(tag);
         }
+        if (ep_ready)
+            handle_aside(others);
+}
+
+/*
+ * The service thread's instance reported ready in the leader's (it is
+ * nested there while the service thread steps aside, see service_aside).
+ * Its peer items are on its ready list whenever a frame came, so beside a
+ * frame just read it mostly has nothing left: that report is let go once
+ * (the nested item is level-triggered, so a real one is reported again at
+ * the leader's next epoll_wait, which re-checks it first).  Progress lock
+ * held.
+ */
+static void handle_aside(int others)
+{
+    if (others && !N.aside_deferred) {
+        N.aside_deferred = 1;
+        return;
+    }
+    N.aside_deferred = 0;
+    struct epoll_event evs[64];
+    int n = epoll_wait(N.ep, evs, 64, 0);
+    if (n > 0)
+        handle(evs, n);
 }
 
 /* Progress lock just taken: handle what epoll_wait gave (n may be 0 or
@@ -714,6 +748,7 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
     if (!atomic_compare_exchange_strong(&N.led, &no, 1))
         return 0;
     sdsm_stat_add(SDSM_ST_LEAD_WAITS, 1);
+    atomic_store_explicit(&N.lead_serves, 0, memory_order_relaxed);
     struct epoll_event evs[64];
     int changed = 0, full = 0;
     while (!atomic_load(&N.stopping)) {
@@ -729,11 +764,56 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
         if (n < 0 && errno != EINTR)
             sdsm_fatal("epoll_wait: %m");
         full = n == 64;
+        if (n > 0)
+            atomic_fetch_add_explicit(&N.lead_serves, 1, memory_order_relaxed);
         pthread_mutex_lock(&N.progress);
         serve(evs, n);
     }
+    /* Dekker with service_aside: led, then aside; it stores aside, then
+     * reads led (seq_cst both). */
     atomic_store(&N.led, 0);
+    if (atomic_load(&N.aside)) {
+        atomic_store(&N.aside, 0);
+        syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
     return changed;
+}
+
+/*
+ * The service thread woke for a frame because the leader was awake: on a
+ * busy CPU the leader that sent a reply is often preempted by the thread
+ * the reply woke, before it is back in epoll_wait, and the next request
+ * then wakes this thread, a wake-up and a switch more per request than a
+ * ping-pong needs.  A leader that keeps serving (a rank waiting in a
+ * barrier while it serves pages) makes that happen at every other request.
+ * So while such a leader leads, this thread steps aside: it sleeps on a
+ * futex instead of in its epoll instance, which it nests in the leader's so
+ * that what only it watches (output backlog, the launcher, strangers) wakes
+ * the leader.  Frames arriving while the leader is awake then wake nobody;
+ * the leader finds them when it is back in epoll_wait.  The leader wakes
+ * this thread when it stops leading.  A leader that woke for fewer than
+ * SDSM_SERVICE_ASIDE batches is let be: a waiter that leaves at its first
+ * reply would only trade this wake-up for the one that calls us back.
+ * Progress lock not held.
+ */
+static void service_aside(void)
+{
+    long after = sdsm_cfg.service_aside; /* SDSM_SERVICE_ASIDE */
+    if (after < 0 || !atomic_load(&N.led) ||
+        atomic_load_explicit(&N.lead_serves, memory_order_relaxed) < after)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)(int64_t)TAG_EP};
+    if (epoll_ctl(N.lep, EPOLL_CTL_ADD, N.ep, &ev))
+        sdsm_fatal("epoll_ctl (the service thread's instance in the leader's): %m");
+    sdsm_stat_add(SDSM_ST_SERVICE_ASIDE, 1);
+    atomic_store(&N.aside, 1);
+    while (atomic_load(&N.aside) && atomic_load(&N.led) && !atomic_load(&N.stopping)) {
+        struct timespec ts = {1, 0};
+        syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+    }
+    atomic_store(&N.aside, 0);
+    if (epoll_ctl(N.lep, EPOLL_CTL_DEL, N.ep, NULL))
+        sdsm_fatal("epoll_ctl (the service thread's instance out of the leader's): %m");
 }
 
 static void *service_main(void *arg)
@@ -755,6 +835,8 @@ static void *service_main(void *arg)
          * even if a waiter holds the lock for a while. */
         pthread_mutex_lock(&N.progress);
         serve(evs, n);
+        if (n > 0)
+            service_aside();
     }
     return NULL;
 }
@@ -872,6 +954,8 @@ void sdsm_net_shutdown(void)
     sdsm_wait_progress = NULL;
     sdsm_wait_lead = NULL;
     atomic_store(&N.stopping, 1);
+    atomic_store(&N.aside, 0);
+    syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     pthread_mutex_lock(&N.progress); /* no waiter is inside a handler any more */
     pthread_mutex_unlock(&N.progress);
     uint64_t one = 1;
