@@ -148,8 +148,9 @@ static inline void sdsm_spin_scored(_Atomic int *score, int won)
     sdsm_stat_add(won ? SDSM_ST_SPIN_WON : SDSM_ST_SPIN_LOST, 1);
 }
 
-/* Block while *w == old.  Returns the new value. */
-static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
+/* Block while *w == old (may_lead: as the leader, in the event loop, if no
+ * other thread is).  Returns the new value. */
+static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, int may_lead)
 {
     uint32_t v = atomic_load_explicit(w, memory_order_acquire);
     if (v != old)
@@ -169,7 +170,7 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
         if (v != old)
             return v;
     }
-    int (*lead)(_Atomic uint32_t *, uint32_t) = sdsm_wait_lead;
+    int (*lead)(_Atomic uint32_t *, uint32_t) = may_lead ? sdsm_wait_lead : NULL;
     if (lead && lead(w, old))
         return atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
@@ -182,6 +183,21 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
         if (v != old)
             return v;
     }
+}
+
+/* Block while *w == old.  Returns the new value. */
+static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
+{
+    return sdsm_wait_change_as(w, old, 1);
+}
+
+/* The same for a word no frame from the network changes (the threads of a
+ * rank meeting among themselves): the thread does not lead, so that the one
+ * that waits for the network meanwhile (the last arrival, in the rank
+ * barrier) can, and its frames wake it rather than this thread. */
+static inline uint32_t sdsm_wait_change_local(_Atomic uint32_t *w, uint32_t old)
+{
+    return sdsm_wait_change_as(w, old, 0);
 }
 
 /* A counter of outstanding replies; the waiter sleeps until it reaches 0. */

@@ -275,13 +275,17 @@ int sdsm_thread_self_id(char *err, size_t errlen)
     return SDSM_ESTATE;
 }
 
-/* Wait until *gen moves past g, giving the run slot up meanwhile. */
+/* Wait until *gen moves past g, giving the run slot up meanwhile.  Only a
+ * thread of this rank moves it, so the waiter does not lead in the event
+ * loop (core/wait.h, sdsm_wait_change_local): the last arrival of a barrier
+ * of all compute threads waits for the rank barrier's release, and that
+ * frame should wake it, not a waiter here that would then wake it. */
 static void wait_gen(_Atomic uint32_t *gen, uint32_t g, int64_t id)
 {
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_GROUP, id);
     while (atomic_load(gen) == g)
-        sdsm_wait_change(gen, g);
+        sdsm_wait_change_local(gen, g);
     sdsm_wait_leave(&sv);
 }
 
