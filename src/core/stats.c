@@ -75,6 +75,7 @@ static const struct {
     [SDSM_ST_ZC_PAGES] = {"pages read zero-copy", 0},
     [SDSM_ST_ATOMICS_HOME] = {"atomics done at a remote home", 0},
     [SDSM_ST_RUN_FORCED] = {"run slots forced (holders stalled)", 0},
+    [SDSM_ST_RUN_HANDED] = {"barrier waiters handed to run slots", 0},
     [SDSM_ST_AHEAD_PAGES] = {"pages prefetched (auto)", 0},
     [SDSM_ST_AHEAD_USED] = {"prefetched (auto) used", 0},
     [SDSM_ST_AHEAD_WASTED] = {"prefetched (auto) unused", 0},

@@ -44,8 +44,9 @@ typedef enum sdsm_stat {
     SDSM_ST_PREFETCH_PAGES, /* pages asked for by sdsm_prefetch */
     SDSM_ST_PREFETCH_REQS,  /* the FETCH requests those took */
     SDSM_ST_ZC_PAGES,       /* pages fetched read straight from a same-host home's memory */
-    SDSM_ST_ATOMICS_HOME,
-    SDSM_ST_RUN_FORCED,     /* run slots taken beyond SDSM_RUN_THREADS: every holder slept outside sdsm */   /* atomic operations sent to another rank's home page */
+    SDSM_ST_ATOMICS_HOME,   /* atomic operations sent to another rank's home page */
+    SDSM_ST_RUN_FORCED,     /* run slots taken beyond SDSM_RUN_THREADS: every holder slept outside sdsm */
+    SDSM_ST_RUN_HANDED,     /* barrier waiters moved asleep to the run-slot queue (sched.c) */
     SDSM_ST_AHEAD_PAGES,    /* pages asked for ahead of read faults (automatic prefetch) */
     SDSM_ST_AHEAD_USED,     /* ...seen in use: waited for, or gone past by their stream */
     SDSM_ST_AHEAD_WASTED,   /* ...dropped before being seen in use (invalidated, freed, stale) */

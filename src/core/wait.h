@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -149,8 +150,10 @@ static inline void sdsm_spin_scored(_Atomic int *score, int won)
 }
 
 /* Block while *w == old (may_lead: as the leader, in the event loop, if no
- * other thread is).  Returns the new value. */
-static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, int may_lead)
+ * other thread is; nap: if not NULL, return after sleeping that long even
+ * if *w did not change).  Returns the new value. */
+static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, int may_lead,
+                                           const struct timespec *nap)
 {
     uint32_t v = atomic_load_explicit(w, memory_order_acquire);
     if (v != old)
@@ -177,10 +180,10 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
         /* Dekker with the waker: it stores *w then reads w's sleepers; we
          * count ourselves then let the kernel re-check *w.  (seq_cst both.) */
         atomic_fetch_add(sdsm_sleepers_of(w), 1);
-        syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, old, NULL, NULL, 0);
+        syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, old, nap, NULL, 0);
         atomic_fetch_sub(sdsm_sleepers_of(w), 1);
         v = atomic_load_explicit(w, memory_order_acquire);
-        if (v != old)
+        if (v != old || nap)
             return v;
     }
 }
@@ -188,16 +191,18 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
 /* Block while *w == old.  Returns the new value. */
 static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
 {
-    return sdsm_wait_change_as(w, old, 1);
+    return sdsm_wait_change_as(w, old, 1, NULL);
 }
 
 /* The same for a word no frame from the network changes (the threads of a
  * rank meeting among themselves): the thread does not lead, so that the one
  * that waits for the network meanwhile (the last arrival, in the rank
- * barrier) can, and its frames wake it rather than this thread. */
-static inline uint32_t sdsm_wait_change_local(_Atomic uint32_t *w, uint32_t old)
+ * barrier) can, and its frames wake it rather than this thread.  It sleeps
+ * at most *nap at a time (NULL: no limit); the caller loops. */
+static inline uint32_t sdsm_wait_change_local(_Atomic uint32_t *w, uint32_t old,
+                                              const struct timespec *nap)
 {
-    return sdsm_wait_change_as(w, old, 0);
+    return sdsm_wait_change_as(w, old, 0, nap);
 }
 
 /* A counter of outstanding replies; the waiter sleeps until it reaches 0. */

@@ -33,6 +33,7 @@ static _Atomic int      all_created;
 static _Atomic uint32_t gen, blocks;
 static _Atomic uint32_t slot_gen;
 static _Atomic int      slot_sleepers;
+static _Atomic int      parked;         /* handed over (sdsm_sched_hand_over), not woken yet */
 static int              nslots;
 
 /* Who holds a slot (thread ids), so that a thread kept waiting can see
@@ -106,7 +107,7 @@ static uint32_t give_up(int blocked)
     /* Dekker with take(): it counts itself in slot_sleepers, then the
      * kernel re-checks slot_gen; we change slot_gen, then read the count. */
     atomic_fetch_add(&slot_gen, 1);
-    if (atomic_load(&slot_sleepers) > 0)
+    if (atomic_load(&slot_sleepers) > 0 || atomic_load(&parked) > 0)
         syscall(SYS_futex, (uint32_t *)&slot_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     atomic_fetch_add(&gen, 1);
     sdsm_wake_all(&gen);
@@ -240,6 +241,34 @@ void sdsm_sched_spin_point(void)
         return;
     sdsm_stat_add(SDSM_ST_RUN_YIELDS, 1);
     wait_turn(1);
+}
+
+void sdsm_sched_hand_over(_Atomic uint32_t *w, uint32_t val, int n)
+{
+    if (n <= 0)
+        return;
+    /* Counted before they can wake: a slot given up from now on wakes one
+     * of them, and comp_wait sees them as able to run. */
+    atomic_fetch_add(&parked, n);
+    atomic_fetch_add(&ready, n);
+    sdsm_stat_add(SDSM_ST_RUN_HANDED, (uint64_t)n);
+    int now = atomic_load(&free_slots) - (compute && !has_slot && owe_slot);
+    if (now < 0)
+        now = 0;
+    if (now > n)
+        now = n;
+    /* Moved threads sleep on slot_gen as if in take(): whoever gives a
+     * slot up wakes one.  If *w moved again (it cannot while they sleep,
+     * as every thread must arrive first) all are woken instead. */
+    if (syscall(SYS_futex, (uint32_t *)w, FUTEX_CMP_REQUEUE_PRIVATE, now, (long)INT32_MAX,
+                (uint32_t *)&slot_gen, (long)val) < 0)
+        syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+void sdsm_sched_unpark(void)
+{
+    atomic_fetch_sub(&parked, 1);
+    atomic_fetch_sub(&ready, 1);
 }
 
 void sdsm_sched_expect(int n)

@@ -16,6 +16,9 @@
 #ifndef SDSM_THREAD_SCHED_H
 #define SDSM_THREAD_SCHED_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 /* Set the number of slots and install the wait hooks. */
 void sdsm_sched_init(int slots);
 int  sdsm_sched_slots(void);
@@ -43,6 +46,17 @@ void sdsm_sched_block(void);
 /* Every compute thread of the rank has been created (comp_wait's "none
  * runs" escape applies only then: a thread not yet created may still come). */
 void sdsm_sched_all_created(void);
+/* A barrier of this rank's compute threads is over: *w (already moved on
+ * to val) is the word its n waiters sleep on.  They are moved, asleep, to
+ * the queue of threads waiting for a slot (FUTEX_CMP_REQUEUE), as many
+ * woken now as slots are free beyond the one the caller takes back, the
+ * others by the slots given up later, one each: with fewer slots than
+ * threads, the rest would otherwise all wake only to find no slot and sleep
+ * again.  They count as ready until each calls sdsm_sched_unpark. */
+void sdsm_sched_hand_over(_Atomic uint32_t *w, uint32_t val, int n);
+/* A waiter that sdsm_sched_hand_over counted has woken (for whatever
+ * reason: it may not have been asleep when it was moved). */
+void sdsm_sched_unpark(void);
 /* True in a compute thread. */
 int  sdsm_sched_is_compute(void);
 

@@ -40,6 +40,8 @@ typedef struct cthread {
     int       local, group, state;
     void     *(*fn)(void *);
     void     *arg, *ret;
+    int       waiting;      /* in the barrier of all compute threads (under mtx) */
+    _Atomic int parked;     /* handed to the run-slot queue by that barrier's release */
 } cthread_t;
 
 typedef struct group {
@@ -284,9 +286,15 @@ static void wait_gen(_Atomic uint32_t *gen, uint32_t g, int64_t id)
 {
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_GROUP, id);
+    /* In naps: a waiter that the release handed to the run-slot queue
+     * asleep (sdsm_sched_hand_over) then still looks at least every 50 ms,
+     * as take() does, whether the slot holders are stalled. */
+    const struct timespec nap = {0, 50 * 1000 * 1000};
     while (atomic_load(gen) == g)
-        sdsm_wait_change_local(gen, g);
+        sdsm_wait_change_local(gen, g, &nap);
     sdsm_wait_leave(&sv);
+    if (self && atomic_exchange(&self->parked, 0))
+        sdsm_sched_unpark();
 }
 
 int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
@@ -301,6 +309,8 @@ int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
              T.created - T.alive == 1 ? "" : "s", T.per_rank);
     if (++T.arrived < T.per_rank) {
         check_missing("sdsm_barrier");
+        if (self)
+            self->waiting = 1;
         pthread_mutex_unlock(&T.mtx);
         wait_gen(&T.gen, g, -1);
         return 0;
@@ -310,9 +320,18 @@ int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
     int rc = rank_barrier();
     pthread_mutex_lock(&T.mtx);
     T.arrived = 0;
-    atomic_fetch_add(&T.gen, 1);
+    int n = 0;
+    for (int i = 0; i < T.per_rank; i++)
+        if (T.ct[i].waiting) {
+            T.ct[i].waiting = 0;
+            atomic_store(&T.ct[i].parked, 1);
+            n++;
+        }
+    uint32_t now = atomic_fetch_add(&T.gen, 1) + 1;
     pthread_mutex_unlock(&T.mtx);
-    sdsm_wake_all(&T.gen);
+    /* The waiters go to the run-slot queue asleep, not all awake at once
+     * (sched.h); with no scheduler in the way that wakes them all. */
+    sdsm_sched_hand_over(&T.gen, now, n);
     return rc;
 }
 
