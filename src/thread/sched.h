@@ -19,6 +19,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* Longest a thread waiting for a slot sleeps before it looks again whether
+ * the slot holders are stalled (take() in sched.c; a barrier's waiters,
+ * which its release may hand to the slot queue asleep, thread.c). */
+#define SDSM_SCHED_NAP_NS (50 * 1000 * 1000)
+
 /* Set the number of slots and install the wait hooks. */
 void sdsm_sched_init(int slots);
 int  sdsm_sched_slots(void);

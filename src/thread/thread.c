@@ -287,9 +287,9 @@ static void wait_gen(_Atomic uint32_t *gen, uint32_t g, int64_t id)
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_GROUP, id);
     /* In naps: a waiter that the release handed to the run-slot queue
-     * asleep (sdsm_sched_hand_over) then still looks at least every 50 ms,
-     * as take() does, whether the slot holders are stalled. */
-    const struct timespec nap = {0, 50 * 1000 * 1000};
+     * asleep (sdsm_sched_hand_over) then still looks as often as take()
+     * does whether the slot holders are stalled. */
+    const struct timespec nap = {0, SDSM_SCHED_NAP_NS};
     while (atomic_load(gen) == g)
         sdsm_wait_change_local(gen, g, &nap);
     sdsm_wait_leave(&sv);
@@ -330,7 +330,7 @@ int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
     uint32_t now = atomic_fetch_add(&T.gen, 1) + 1;
     pthread_mutex_unlock(&T.mtx);
     /* The waiters go to the run-slot queue asleep, not all awake at once
-     * (sched.h); with no scheduler in the way that wakes them all. */
+     * (sched.h). */
     sdsm_sched_hand_over(&T.gen, now, n);
     return rc;
 }
