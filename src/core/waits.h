@@ -21,7 +21,8 @@ typedef enum sdsm_wait_kind {
     SDSM_WAIT_LOCK,  /* id: the lock */
     SDSM_WAIT_COND,  /* id: the condition variable */
     SDSM_WAIT_PAGE,  /* id: the page (a fault waiting for its fetch) */
-    SDSM_WAIT_GROUP, /* compute threads of this rank: id the group, -1 sdsm_barrier's local part */
+    SDSM_WAIT_GROUP, /* compute threads of this rank: id the group, -1 sdsm_barrier's local part,
+                        -2 sdsm_thread_join */
     SDSM_WAIT_SLOT,  /* a compute thread waiting for a run slot (SDSM_RUN_THREADS) */
     SDSM_WAIT_NKINDS
 } sdsm_wait_kind_t;

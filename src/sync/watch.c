@@ -89,7 +89,9 @@ static void one_wait(void *arg, int thread, uint32_t kind, int64_t id, uint64_t 
         break;
     }
     case SDSM_WAIT_GROUP:
-        if (id < 0)
+        if (id == -2)
+            snprintf(what, sizeof what, "in sdsm_thread_join");
+        else if (id < 0)
             snprintf(what, sizeof what, "in sdsm_barrier, for the other compute threads of this rank");
         else
             snprintf(what, sizeof what, "in sdsm_group_barrier(%lld)", (long long)id);

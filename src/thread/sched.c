@@ -185,7 +185,16 @@ void sdsm_sched_init(int slots)
 }
 
 int sdsm_sched_slots(void) { return nslots; }
-void sdsm_sched_all_created(void) { atomic_store(&all_created, 1); }
+/* Wakes the threads in sdsm_comp_wait: "nobody can run" may hold from now
+ * on, and nothing else may ever change gen (the last thread created can be
+ * in comp_wait, every other one waiting, before its creator gets here). */
+void sdsm_sched_all_created(void)
+{
+    if (atomic_exchange(&all_created, 1))
+        return;
+    atomic_fetch_add(&gen, 1);
+    sdsm_wake_all(&gen);
+}
 void sdsm_sched_block(void) { on_block(); }
 int sdsm_sched_is_compute(void) { return compute; }
 
