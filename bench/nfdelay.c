@@ -2,7 +2,7 @@
  * nfdelay.c - a delaying NFQUEUE reader: adds a fixed one-way delay (and
  * optionally random loss) to the packets an iptables rule sends to its queue.
  *
- *   nfdelay --delay-us D [--queue N] [--loss PCT] [--seed S] [--no-rt]
+ *   nfdelay --delay-us D [--queue N] [--loss PCT] [--seed S] [--no-rt] [--spin]
  *
  * Used by tests/cluster/netprofile.sh in every emulated host's network
  * namespace, behind a rule such as
@@ -19,17 +19,28 @@
  * GSO packets included.  Each packet gets a deadline = arrival here + D;
  * the deadlines are in arrival order, so one batch verdict (accept every id
  * up to the last due one) releases the due packets in order.  Between
- * deadlines we sleep in ppoll with a 1 ns timer slack, waking a learned
- * wake-up latency early and spinning the rest; the process runs SCHED_FIFO
- * (unless --no-rt) so that a loaded CPU does not stretch the delay, as a
- * real network's would not be.  The queue's own cost (the kernel waking us
- * for each packet, our verdict) comes on top: about 10 us per round trip
- * on a 2-CPU virtual machine, measured by netprofile.sh's ping-pong.  A lost packet (--loss) gets its
- * DROP verdict on arrival.
+ * deadlines we sleep in ppoll with a 1 ns timer slack, the alarm set a
+ * learned wake-up latency early (a moving average of how late timed
+ * wake-ups were), and on waking release every packet due within that
+ * latency: a packet leaves on average at its deadline, early or late by the
+ * timer's jitter, as on a real network.  The reader costs the hosts no CPU
+ * beyond its wake-ups: a real network takes none of theirs, and every
+ * emulated host shares this machine's CPUs with it.  --spin is the precise
+ * and costly way: wake early, then busy-wait until the deadline, so no
+ * packet leaves early, at up to the learned latency of CPU per release (on
+ * a 2-CPU virtual machine with the lan profile that was 77 % of a CPU
+ * during a page-fetch loop, CPU the emulated hosts no longer had).  The
+ * process runs SCHED_FIFO (unless --no-rt) so that a loaded CPU does not
+ * stretch the delay, as a real network's would not be.  The queue's own
+ * cost (the kernel waking us for each packet, our verdict) comes on top:
+ * about 10 us per round trip on a 2-CPU virtual machine, measured by
+ * netprofile.sh's ping-pong.  A lost packet (--loss) gets its DROP verdict
+ * on arrival.
  *
  * Prints "nfdelay: queue N ready" on stdout once bound (the caller waits for
  * it), and at SIGTERM/SIGINT one line of counts on stderr: packets, dropped,
- * and how late the releases were (median and maximum beyond the deadline).
+ * how late the releases were (median and maximum beyond the deadline) and
+ * how many left early, by how much on average.
  *
  * Plain netlink, no library: the messages are the few in
  * <linux/netfilter/nfnetlink_queue.h>.
@@ -66,6 +77,7 @@ static uint32_t          g_head, g_tail; /* g_ring[g_head..g_tail) held, in id o
 static volatile sig_atomic_t g_stop;
 
 static uint64_t g_packets, g_dropped, g_late_max, g_late_sum, g_released;
+static uint64_t g_early, g_early_sum; /* released before their deadline (not --spin) */
 static uint64_t g_late[LATE_MAX];
 static uint32_t g_nlate;
 
@@ -281,13 +293,18 @@ static int take_packets(int fd, uint16_t queue, uint64_t delay_ns, double loss)
     }
 }
 
-/* Accepts every held packet whose deadline has passed, with one batch verdict. */
-static int release_due(int fd, uint16_t queue)
+/* Accepts, with one batch verdict, every held packet due before now +
+ * early_ns (0: only those whose deadline has passed). */
+static int release_due(int fd, uint16_t queue, uint64_t early_ns)
 {
     uint64_t t = now_ns();
     uint32_t last = g_head;
-    while (last != g_tail && g_ring[last % RING].due_ns <= t) {
-        uint64_t late = t - g_ring[last % RING].due_ns;
+    while (last != g_tail && g_ring[last % RING].due_ns <= t + early_ns) {
+        uint64_t due = g_ring[last % RING].due_ns, late = t > due ? t - due : 0;
+        if (due > t) {
+            g_early++;
+            g_early_sum += due - t;
+        }
         if (late > g_late_max)
             g_late_max = late;
         g_late[g_nlate++ % LATE_MAX] = late;
@@ -305,7 +322,8 @@ static int release_due(int fd, uint16_t queue)
 /* A timed sleep ends late by the timer's and the scheduler's wake-up time
  * (several microseconds on a virtual machine, as much as the delay itself
  * for the LAN profile).  We learn how late (a moving average of the timed
- * wake-ups) and set the alarm that much earlier, then spin the rest. */
+ * wake-ups) and set the alarm that much earlier; with --spin we then spin
+ * the rest. */
 #define SPIN_NS       2000u
 #define WAKE_LATE_MAX 40000u
 static uint64_t g_wake_late = 5000u;
@@ -344,16 +362,18 @@ static void report(uint16_t queue)
     qsort(g_late, n, sizeof g_late[0], cmp_u64);
     fprintf(stderr,
             "nfdelay: queue %u: %llu packets, %llu dropped, released late by median %.1f us, "
-            "mean %.1f us, max %.1f us\n",
+            "mean %.1f us, max %.1f us; %llu early, by %.1f us on average\n",
             queue, (unsigned long long)g_packets, (unsigned long long)g_dropped,
             n ? (double)g_late[n / 2] / 1e3 : 0.0,
             g_released ? (double)g_late_sum / (double)g_released / 1e3 : 0.0,
-            (double)g_late_max / 1e3);
+            (double)g_late_max / 1e3, (unsigned long long)g_early,
+            g_early ? (double)g_early_sum / (double)g_early / 1e3 : 0.0);
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: nfdelay --delay-us D [--queue N] [--loss PCT] [--seed S] [--no-rt]\n");
+    fprintf(stderr,
+            "usage: nfdelay --delay-us D [--queue N] [--loss PCT] [--seed S] [--no-rt] [--spin]\n");
     exit(2);
 }
 
@@ -361,7 +381,7 @@ int main(int argc, char **argv)
 {
     long delay_us = -1, queue = 0;
     double loss = 0;
-    int rt = 1;
+    int rt = 1, spin = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -375,6 +395,9 @@ int main(int argc, char **argv)
             g_rng = strtoull(v, &end, 0) | 1;
         } else if (strcmp(a, "--no-rt") == 0) {
             rt = 0;
+            continue;
+        } else if (strcmp(a, "--spin") == 0) {
+            spin = 1;
             continue;
         } else {
             usage();
@@ -409,10 +432,18 @@ int main(int argc, char **argv)
         struct timespec ts, *tp = NULL;
         if (g_head != g_tail) {
             uint64_t t = now_ns(), due = g_ring[g_head % RING].due_ns;
-            if (due > t && due - t <= g_wake_late + SPIN_NS) {
+            if (spin && due > t && due - t <= g_wake_late + SPIN_NS) {
                 /* closer than a wake-up would be late */
                 if (spin_until(fd, (uint16_t)queue, delay_ns, loss, due) ||
-                    release_due(fd, (uint16_t)queue)) {
+                    release_due(fd, (uint16_t)queue, 0)) {
+                    rc = 1;
+                    break;
+                }
+                continue;
+            }
+            if (!spin && due <= t + g_wake_late) {
+                /* a wake-up from now would come after it is due */
+                if (release_due(fd, (uint16_t)queue, g_wake_late)) {
                     rc = 1;
                     break;
                 }
@@ -437,7 +468,7 @@ int main(int argc, char **argv)
             rc = 1;
             break;
         }
-        if (release_due(fd, (uint16_t)queue)) {
+        if (release_due(fd, (uint16_t)queue, spin ? 0 : g_wake_late)) {
             rc = 1;
             break;
         }
