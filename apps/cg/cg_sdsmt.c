@@ -17,7 +17,10 @@
  * while its other threads fault on the same pages and wait for those
  * replies.  --touch 2: thread t of a rank touches the t-th 1/T of each
  * segment, so T streams are in flight at once; each restarts the prefetch,
- * so the pages come in more, smaller replies.  --touch 0: no touching, the
+ * so the pages come in more, smaller replies.  --touch 3: as 2, but each
+ * thread takes the next page not yet taken (a counter the rank's threads
+ * share), so T fetches stay in flight until the last page, however late
+ * some replies come.  --touch 0: no touching, the
  * faults of A p itself (one page each, T in flight).  Every row of A needs
  * almost every page of p, so no thread can compute A p before the pages
  * have come: what threads can overlap is fetches with fetches, and a
@@ -34,6 +37,7 @@
  */
 #include <sdsm.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,12 +81,28 @@ static void reduce(thr_t *s, const double *mine, double *out, int k)
     s->phase ^= 1;
 }
 
+/* --touch 3: the next page to touch, counted over all touch rounds (the
+ * threads of a rank share it; a round ends at a barrier of all threads). */
+static _Atomic long next_touch;
+
 /* Read one word per page of the other ranks' segments, in address order:
- * thread lt of a rank its 1/T of each (--touch 2), or the first thread all. */
-static void touch_others(int me, int lt)
+ * thread lt of a rank its 1/T of each (--touch 2), or the first thread all;
+ * with --touch 3 each thread takes the next untouched page in turn, so a
+ * thread whose page comes late holds up no fixed share of the others. */
+static void touch_others(int me, int lt, long round)
 {
     volatile double sink = 0;
     long npg = G.seg / PAGE_DOUBLES, plo = 0, phi = npg;
+    if (G.touch == 3) {
+        long per = npg * (G.np - 1), end = (round + 1) * per;
+        for (long k = atomic_load(&next_touch); k < end;)
+            if (atomic_compare_exchange_weak(&next_touch, &k, k + 1)) {
+                long i = k - round * per, r = i / npg;
+                sink += G.p[(r + (r >= me)) * G.seg + (i % npg) * PAGE_DOUBLES];
+                k = atomic_load(&next_touch);
+            }
+        return;
+    }
     if (G.touch == 2)
         app_block(npg, G.T, lt, &plo, &phi);
     else if (lt != 0)
@@ -138,6 +158,7 @@ static void *cg_thread(void *arg)
     for (long i = 0; i < m; i++)
         x[i] = 1.0;
     double part[NSLOT], tot[NSLOT];
+    long rounds = 0; /* touch rounds so far (--touch 3) */
     for (long it = 0; it < P->niter; it++) {
         for (long i = 0; i < m; i++) {
             z[i] = 0;
@@ -149,7 +170,7 @@ static void *cg_thread(void *arg)
         double rho = tot[0];
         for (long c = 0; c < P->cgit; c++) {
             if (G.touch)
-                touch_others(me, lt);
+                touch_others(me, lt, rounds++);
             cg_spmv(&a, G.p, q);
             part[0] = cg_dot(pm, q, m);
             reduce(&S, part, tot, 1);
@@ -173,7 +194,7 @@ static void *cg_thread(void *arg)
         memcpy(pm, z, (size_t)m * sizeof *z);
         sdsm_barrier();
         if (G.touch)
-            touch_others(me, lt);
+            touch_others(me, lt, rounds++);
         cg_spmv(&a, G.p, q);
         part[0] = cg_diff2(x, q, m);
         part[1] = cg_dot(x, z, m);
@@ -205,8 +226,8 @@ int main(int argc, char **argv)
     G.nt = sdsm_thread_count();
     G.T = app_sdsm_threads();
     long n = G.P.n;
-    if (G.touch < 0 || G.touch > 2)
-        sdsm_abort(2, "cg: --touch 0|1|2");
+    if (G.touch < 0 || G.touch > 3)
+        sdsm_abort(2, "cg: --touch 0|1|2|3");
     if (n < G.nt)
         sdsm_abort(2, "cg: --n must be >= the number of threads (ranks x threads)");
 
