@@ -20,7 +20,7 @@
 
 sdsm_region_t    sdsm_region;
 pthread_mutex_t  sdsm_page_stripes[SDSM_PAGE_STRIPES];
-_Atomic uint32_t sdsm_page_gen;
+_Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
 
 static const struct {
     const char *name;
@@ -74,10 +74,15 @@ void sdsm_page_set(uint32_t pg, sdsm_pstate_t to, int is_home, int protect)
         sdsm_page_protect(pg, 1, to);
 }
 
-void sdsm_page_wake(void)
+void sdsm_page_wake(uint32_t first, uint32_t n)
 {
-    atomic_fetch_add(&sdsm_page_gen, 1);
-    sdsm_wake_all(&sdsm_page_gen);
+    if (n > SDSM_PAGE_WAKE_BUCKETS)
+        n = SDSM_PAGE_WAKE_BUCKETS; /* every bucket once */
+    for (uint32_t i = 0; i < n; i++) {
+        _Atomic uint32_t *w = sdsm_page_gen_of(first + i);
+        atomic_fetch_add(w, 1);
+        sdsm_wake_all(w);
+    }
 }
 
 void sdsm_page_mark_dirty(uint32_t pg)

@@ -110,8 +110,18 @@ extern sdsm_region_adopt_t sdsm_region_adopt;
 #define SDSM_PAGE_LOCK_RUN 64
 #endif
 extern pthread_mutex_t sdsm_page_stripes[SDSM_PAGE_STRIPES];
-/* Bumped (and waiters woken) whenever a page leaves FETCHING. */
-extern _Atomic uint32_t sdsm_page_gen;
+/* Words a thread waiting for a page sleeps on, one per bucket of pages
+ * (pg % SDSM_PAGE_WAKE_BUCKETS): bumped, and their sleepers woken, when a
+ * page of the bucket leaves FETCHING or loses its PENDING flag.  Threads
+ * waiting for other pages (compute threads of one rank, each faulting on a
+ * page of its own) then sleep on: with one word for all, every reply woke
+ * every waiter, and all but one went back to sleep. */
+#define SDSM_PAGE_WAKE_BUCKETS 64
+extern _Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
+static inline _Atomic uint32_t *sdsm_page_gen_of(uint32_t pg)
+{
+    return &sdsm_page_gens[pg % SDSM_PAGE_WAKE_BUCKETS];
+}
 
 int  sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs);
 void sdsm_region_fini(void);
@@ -161,8 +171,9 @@ void sdsm_page_protect(uint32_t first, uint32_t n, sdsm_pstate_t st);
 /* Re-apply the protection the state calls for (repairs a stale mapping). */
 int  sdsm_page_prot(sdsm_pstate_t st);
 
-/* Wake every thread waiting for a page to leave FETCHING. */
-void sdsm_page_wake(void);
+/* Wake the threads waiting for pages first .. first + n - 1 (those of
+ * their buckets). */
+void sdsm_page_wake(uint32_t first, uint32_t n);
 
 /* Append pg to the dirty list (once per interval).  Stripe lock held. */
 void sdsm_page_mark_dirty(uint32_t pg);

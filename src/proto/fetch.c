@@ -475,9 +475,10 @@ int sdsm_home_fault(uint32_t pg, int is_write)
                 joined = 1;
                 asked += join_ahead(pg, home);
             }
-            uint32_t g = atomic_load(&sdsm_page_gen);
+            _Atomic uint32_t *gw = sdsm_page_gen_of(pg);
+            uint32_t g = atomic_load(gw);
             sdsm_page_unlock(pg);
-            sdsm_wait_change(&sdsm_page_gen, g);
+            sdsm_wait_change(gw, g);
             sdsm_page_lock(pg);
             waited = 1;
             continue;
@@ -641,7 +642,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
         sdsm_home_ahead_drop(pg);
         sdsm_page_unlock(pg);
-        sdsm_page_wake();
+        sdsm_page_wake(pg, 1);
         return 0;
     }
     if (h->type == SDSM_MSG_FETCH_REPZ) { /* checked on entry */
@@ -654,7 +655,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_page_unlock(pg);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, 1);
     sdsm_stat_add(SDSM_ST_BYTES_FETCHED, h->len - 8);
-    sdsm_page_wake();
+    sdsm_page_wake(pg, 1);
     return 0;
 }
 
@@ -757,7 +758,7 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, ngot);
     if (data) /* bytes that travelled: a zero-copy read counts only in its own row */
         sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * H.ps);
-    sdsm_page_wake();
+    sdsm_page_wake(first, count);
 }
 
 static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -834,7 +835,7 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (home == H.me) { /* we won the claim: the page is ours, and zero */
         sdsm_page_set(pg, SDSM_PG_INVALID, 1, 0);
         sdsm_page_unlock(pg);
-        sdsm_page_wake();
+        sdsm_page_wake(pg, 1);
         return 0;
     }
     uint32_t q[2] = {pg, 1};

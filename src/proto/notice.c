@@ -43,7 +43,7 @@ static int on_push(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
         sdsm_stat_add(SDSM_ST_PAGES_UPDATED, 1);
         sdsm_page_unlock(pg);
-        sdsm_page_wake();
+        sdsm_page_wake(pg, 1);
         return 0;
     }
     sdsm_page_unlock(pg);

@@ -275,8 +275,13 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
         p->flags &= (uint8_t)~SDSM_PGF_PENDING;
         sdsm_page_unlock(H.work[i]);
     }
-    if (npend)
-        sdsm_page_wake(); /* a system call only if a thread sleeps on it */
+    /* A system call only where a thread sleeps (every bucket once for
+     * many pages). */
+    if (npend >= SDSM_PAGE_WAKE_BUCKETS)
+        sdsm_page_wake(0, SDSM_PAGE_WAKE_BUCKETS);
+    else
+        for (uint32_t i = 0; i < npend; i++)
+            sdsm_page_wake(H.work[i], 1);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
