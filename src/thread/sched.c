@@ -57,8 +57,7 @@ static void note_holder(int on)
     }
 }
 
-/* Is the thread running or runnable (state R in /proc)? */
-static int runs(int tid)
+char sdsm_sched_task_state(int tid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
@@ -72,8 +71,11 @@ static int runs(int tid)
     for (char *c = buf; *c; c++)
         if (*c == ')')
             close = c; /* the name may hold a ')' itself */
-    return close && close[1] == ' ' && close[2] == 'R';
+    return close && close[1] == ' ' ? close[2] : 0;
 }
+
+/* Is the thread running or runnable (state R in /proc)? */
+static int runs(int tid) { return sdsm_sched_task_state(tid) == 'R'; }
 
 /*
  * Every holder of a slot sleeps outside sdsm (a thread waiting in sdsm has

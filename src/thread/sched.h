@@ -64,5 +64,8 @@ void sdsm_sched_hand_over(_Atomic uint32_t *w, uint32_t val, int n);
 void sdsm_sched_unpark(void);
 /* True in a compute thread. */
 int  sdsm_sched_is_compute(void);
+/* The state letter of thread tid of this process in /proc (R running or
+ * runnable, S asleep, ...); 0 if it cannot be read. */
+char sdsm_sched_task_state(int tid);
 
 #endif
