@@ -21,6 +21,7 @@
 sdsm_region_t    sdsm_region;
 pthread_mutex_t  sdsm_page_stripes[SDSM_PAGE_STRIPES];
 _Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
+_Atomic int      sdsm_page_waiters[SDSM_PAGE_WAKE_BUCKETS];
 
 static const struct {
     const char *name;
@@ -79,9 +80,12 @@ void sdsm_page_wake(uint32_t first, uint32_t n)
     if (n > SDSM_PAGE_WAKE_BUCKETS)
         n = SDSM_PAGE_WAKE_BUCKETS; /* every bucket once */
     for (uint32_t i = 0; i < n; i++) {
-        _Atomic uint32_t *w = sdsm_page_gen_of(first + i);
-        atomic_fetch_add(w, 1);
-        sdsm_wake_all(w);
+        uint32_t b = (first + i) % SDSM_PAGE_WAKE_BUCKETS;
+        /* Dekker with the waiter (fetch.c): it counts itself, then looks at
+         * the word; we change the word, then read the count (seq_cst). */
+        atomic_fetch_add(&sdsm_page_gens[b], 1);
+        if (atomic_load(&sdsm_page_waiters[b]) > 0)
+            sdsm_wake_all(&sdsm_page_gens[b]);
     }
 }
 

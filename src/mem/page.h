@@ -118,10 +118,12 @@ extern pthread_mutex_t sdsm_page_stripes[SDSM_PAGE_STRIPES];
  * every waiter, and all but one went back to sleep. */
 #define SDSM_PAGE_WAKE_BUCKETS 64
 extern _Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
-static inline _Atomic uint32_t *sdsm_page_gen_of(uint32_t pg)
-{
-    return &sdsm_page_gens[pg % SDSM_PAGE_WAKE_BUCKETS];
-}
+/* Threads waiting on each word (sleeping, leading or polling): a wake finds
+ * whether anyone waits on that very word, where the sleeper counts of
+ * core/wait.h, shared by all the words that hash alike, would also count a
+ * thread asleep on another word (64 words meet every hash bucket) and cost
+ * a futex call for nobody. */
+extern _Atomic int sdsm_page_waiters[SDSM_PAGE_WAKE_BUCKETS];
 
 int  sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs);
 void sdsm_region_fini(void);
