@@ -75,17 +75,35 @@ void sdsm_page_set(uint32_t pg, sdsm_pstate_t to, int is_home, int protect)
         sdsm_page_protect(pg, 1, to);
 }
 
+/*
+ * The waiter counts itself under pg's lock, where it saw the state it waits
+ * out; whoever changes that state does so under the same lock and calls
+ * sdsm_page_wake after it, so the wake finds the count (or the waiter finds
+ * the new state).  A bucket nobody waits on is then left alone: a run of
+ * pages fetched by a rank's only thread costs a load per bucket, no atomic
+ * write.
+ */
+void sdsm_page_wait(uint32_t pg)
+{
+    uint32_t b = pg % SDSM_PAGE_WAKE_BUCKETS;
+    atomic_fetch_add(&sdsm_page_waiters[b], 1);
+    uint32_t g = atomic_load(&sdsm_page_gens[b]);
+    sdsm_page_unlock(pg);
+    sdsm_wait_change(&sdsm_page_gens[b], g);
+    atomic_fetch_sub(&sdsm_page_waiters[b], 1);
+    sdsm_page_lock(pg);
+}
+
 void sdsm_page_wake(uint32_t first, uint32_t n)
 {
     if (n > SDSM_PAGE_WAKE_BUCKETS)
         n = SDSM_PAGE_WAKE_BUCKETS; /* every bucket once */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = (first + i) % SDSM_PAGE_WAKE_BUCKETS;
-        /* Dekker with the waiter (fetch.c): it counts itself, then looks at
-         * the word; we change the word, then read the count (seq_cst). */
-        atomic_fetch_add(&sdsm_page_gens[b], 1);
-        if (atomic_load(&sdsm_page_waiters[b]) > 0)
+        if (atomic_load(&sdsm_page_waiters[b]) > 0) {
+            atomic_fetch_add(&sdsm_page_gens[b], 1);
             sdsm_wake_all(&sdsm_page_gens[b]);
+        }
     }
 }
 

@@ -173,8 +173,12 @@ void sdsm_page_protect(uint32_t first, uint32_t n, sdsm_pstate_t st);
 /* Re-apply the protection the state calls for (repairs a stale mapping). */
 int  sdsm_page_prot(sdsm_pstate_t st);
 
-/* Wake the threads waiting for pages first .. first + n - 1 (those of
- * their buckets). */
+/* Page lock of pg held, its state one to wait out (FETCHING, a pending
+ * diff): sleep until a page of pg's bucket changes (sdsm_page_wake), then
+ * take the lock again; the caller looks at the state again. */
+void sdsm_page_wait(uint32_t pg);
+/* After changing, under their locks, the state of pages first .. first +
+ * n - 1: wake the threads waiting for them (those of their buckets). */
 void sdsm_page_wake(uint32_t first, uint32_t n);
 
 /* Append pg to the dirty list (once per interval).  Stripe lock held. */

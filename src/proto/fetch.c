@@ -475,13 +475,7 @@ int sdsm_home_fault(uint32_t pg, int is_write)
                 joined = 1;
                 asked += join_ahead(pg, home);
             }
-            uint32_t b = pg % SDSM_PAGE_WAKE_BUCKETS;
-            uint32_t g = atomic_load(&sdsm_page_gens[b]);
-            sdsm_page_unlock(pg);
-            atomic_fetch_add(&sdsm_page_waiters[b], 1); /* before the word is read again */
-            sdsm_wait_change(&sdsm_page_gens[b], g);
-            atomic_fetch_sub(&sdsm_page_waiters[b], 1);
-            sdsm_page_lock(pg);
+            sdsm_page_wait(pg);
             waited = 1;
             continue;
         }
