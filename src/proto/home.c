@@ -97,7 +97,8 @@ void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t
 {
     if (!b->len)
         return;
-    sdsm_rpc_expect(r, 1);
+    if (!(flags & SDSM_DIFF_NOACK))
+        sdsm_rpc_expect(r, 1);
     sdsm_net_send(home, SDSM_MSG_DIFF, flags, id, b->p, b->len, NULL, 0);
     b->len = 0;
 }

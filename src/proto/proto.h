@@ -11,6 +11,16 @@
 
 typedef enum { SDSM_SYNC_LOCK, SDSM_SYNC_BARRIER } sdsm_sync_kind_t;
 
+/*
+ * Set by the barrier around its release: the rank its arrival goes to next
+ * (the manager, or its parent in the tree; -1 when it handles it itself).
+ * That rank reads our diffs before our arrival on the same connection and
+ * applies them as it reads them, so a release need not wait for its
+ * acknowledgement: the diffs go without one (SDSM_DIFF_NOACK), and a
+ * barrier after writes to pages homed there costs one round trip less.
+ */
+extern int sdsm_release_via;
+
 typedef struct sdsm_proto_ops {
     const char *name;
     int (*init)(void); /* install message handlers; before the service thread starts */
