@@ -94,6 +94,7 @@ static const struct {
     [SDSM_ST_SPIN_WON] = {"polls answered", 0},
     [SDSM_ST_SPIN_LOST] = {"polls timed out", 0},
     [SDSM_ST_SPIN_SKIPPED] = {"polls skipped (not paying)", 0},
+    [SDSM_ST_READY_SLEEPS] = {"ready threads asleep for a slot", 0},
 };
 
 const char *sdsm_stats_name(int stat)

@@ -151,6 +151,7 @@ static void take(int counted)
         /* Timed: a wait that long without a slot given up is checked for
          * a stall (above). */
         struct timespec ts = {0, SDSM_SCHED_NAP_NS};
+        sdsm_stat_add(SDSM_ST_READY_SLEEPS, 1);
         atomic_fetch_add(&slot_sleepers, 1);
         syscall(SYS_futex, (uint32_t *)&slot_gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
         atomic_fetch_sub(&slot_sleepers, 1);
