@@ -160,10 +160,17 @@ profile_on() {
     mkdir -p "$state"
     echo "$name rate=$rate delay_us=$delay loss_pct=$loss" >"$state/profile"
     for h in $CLUSTER_HOSTS; do
+        # tbf drops a frame bigger than its burst: at least one whole frame
+        # of the link's MTU (someone may have raised it for jumbo frames).
+        local mtu b
+        mtu=$(ip netns exec "$(host_field "$h" NS)" cat /sys/class/net/eth0/mtu 2>/dev/null) || mtu=1500
+        case $mtu in '' | *[!0-9]*) mtu=1500 ;; esac
+        b=$burst
+        [ $((mtu + 14)) -le "$b" ] || b=$((mtu + 14))
         ip netns exec "$(host_field "$h" NS)" tc qdisc replace dev eth0 root \
-            tbf rate $rate burst $burst latency 20ms &&
+            tbf rate $rate burst $b latency 20ms &&
             tc qdisc replace dev "$(host_field "$h" VETH)" root \
-                tbf rate $rate burst $burst latency 20ms &&
+                tbf rate $rate burst $b latency 20ms &&
             start_reader "$h" $delay "$loss" ||
             { profile_off; die "$name: cannot set up host $h"; }
     done
