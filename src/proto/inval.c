@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "core/config.h"
+#include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/trace.h"
@@ -171,8 +172,12 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
     if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps)) {
-        if (ack)
-            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
+        /* Unacknowledged (a barrier's diffs to its manager, a diff sent
+         * early): the writer would never learn its writes were lost. */
+        if (!ack)
+            sdsm_fatal("rank %d sent an invalid diff batch (%u bytes): its writes cannot be applied",
+                       src, h->len);
+        sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
         return -EPROTO;
     }
     for (size_t off = 0; off < h->len;) {
