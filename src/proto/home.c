@@ -116,7 +116,7 @@ int sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *sta
     *payload = NULL;
     *len = 0;
     *stamp = 0;
-    return sdsm_home_release(SDSM_SYNC_LOCK, NULL, NULL);
+    return sdsm_home_release(SDSM_SYNC_LOCK, -1, NULL, NULL);
 }
 
 int sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len)

@@ -36,7 +36,7 @@ extern uint8_t *sdsm_home_twin2;
 int  sdsm_home_init(void);
 int  sdsm_home_fault(uint32_t pg, int is_write);
 void sdsm_home_prefetch(uint32_t first, uint32_t n);
-int  sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages);
+int  sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages);
 int  sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
 int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
 void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n);

@@ -581,9 +581,9 @@ static uint32_t settle_dirty(void)
     return left;
 }
 
-static int ibec_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
+static int ibec_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
 {
-    (void)kind;
+    (void)kind, (void)via;
     I.diffb_left = settle_dirty();
     if (pages) {
         *pages = I.work;

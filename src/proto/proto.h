@@ -11,16 +11,6 @@
 
 typedef enum { SDSM_SYNC_LOCK, SDSM_SYNC_BARRIER } sdsm_sync_kind_t;
 
-/*
- * Set by the barrier around its release: the rank its arrival goes to next
- * (the manager, or its parent in the tree; -1 when it handles it itself).
- * That rank reads our diffs before our arrival on the same connection and
- * applies them as it reads them, so a release need not wait for its
- * acknowledgement: the diffs go without one (SDSM_DIFF_NOACK), and a
- * barrier after writes to pages homed there costs one round trip less.
- */
-extern int sdsm_release_via;
-
 typedef struct sdsm_proto_ops {
     const char *name;
     int (*init)(void); /* install message handlers; before the service thread starts */
@@ -30,9 +20,14 @@ typedef struct sdsm_proto_ops {
      * Make this rank's writes since its last release visible.  LOCK: to any
      * rank that acquires after this returns.  BARRIER: to the homes; the
      * pages written are returned as write notices (*pages valid until the
-     * next release).  Blocks until the homes have acknowledged.
+     * next release).  Blocks until the homes have acknowledged, except
+     * via: the rank a barrier's arrival goes to next (the manager, or the
+     * tree parent; -1 for none).  That rank reads our diffs before our
+     * arrival on the same connection and applies them as it reads them, so
+     * they go unacknowledged (SDSM_DIFF_NOACK): a barrier after writes to
+     * pages homed there costs one round trip less.
      */
-    int (*release)(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n);
+    int (*release)(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *n);
     void (*acquire)(sdsm_sync_kind_t kind);
     /* Service thread, barrier completion: {u32 page, i32 writer (-1: several)}[n]. 0 or -EPROTO. */
     int (*barrier_done)(const uint8_t *pairs, uint32_t n);

@@ -205,19 +205,17 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
     return c;
 }
 
-int sdsm_release_via = -1;
-
 /* How a batch of diffs to home goes: eager (a lock release: the home
  * invalidates the other copies before it acknowledges), or unacknowledged
- * to the rank a barrier's arrival goes to next (sdsm_release_via). */
-static unsigned batch_flags(int eager, int home)
+ * to the rank a barrier's arrival goes to next (via, proto.h). */
+static unsigned batch_flags(int eager, int home, int via)
 {
     if (eager)
         return SDSM_DIFF_EAGER;
-    return home == sdsm_release_via ? SDSM_DIFF_NOACK : 0;
+    return home == via ? SDSM_DIFF_NOACK : 0;
 }
 
-int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *npages)
+int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
 {
     int eager = kind == SDSM_SYNC_LOCK;
     sdsm_home_claims_flush();
@@ -270,12 +268,12 @@ int sdsm_home_release(sdsm_sync_kind_t kind, const uint32_t **pages, uint32_t *n
             if (c[k].written)
                 H.notices[nn++] = pg;
             if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
-                sdsm_batch_send(&H.out[home], home, batch_flags(eager, home), &r, id);
+                sdsm_batch_send(&H.out[home], home, batch_flags(eager, home, via), &r, id);
         }
         i += m;
     }
     for (int h = 0; h < H.n; h++)
-        sdsm_batch_send(&H.out[h], h, batch_flags(eager, h), &r, id);
+        sdsm_batch_send(&H.out[h], h, batch_flags(eager, h, via), &r, id);
     /* The write buffer's early diffs of pages announced here (FLUSHED). */
     int wst = sdsm_wbuf_drain();
     /* The diffs are queued on their connections: a fetch sent from now on

@@ -401,9 +401,8 @@ static uint8_t *arrival(int tree, int manager, size_t *lenp)
     uint32_t n, me = (uint32_t)sdsm_net_rank(), root = (uint32_t)manager;
     /* Our arrival goes to this rank after the release's diffs, on the same
      * connection (a tree node's too, later, with its subtree's). */
-    sdsm_release_via = tree ? tree_parent((int)me, manager) : manager == (int)me ? -1 : manager;
-    sdsm_proto->release(SDSM_SYNC_BARRIER, &pages, &n);
-    sdsm_release_via = -1;
+    int via = tree ? tree_parent((int)me, manager) : manager == (int)me ? -1 : manager;
+    sdsm_proto->release(SDSM_SYNC_BARRIER, via, &pages, &n);
     pthread_mutex_lock(&pend_mtx);
     const sdsm_coll_t *call = sdsm_coll_current();
     size_t head = 4 + sizeof *call + (tree ? 8 : 4), each = tree ? 8 : 4;
