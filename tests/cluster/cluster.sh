@@ -11,6 +11,13 @@
 #   cluster.sh hide DIR HOST PATH
 #                            commands started on HOST through DIR/rsh see the
 #                            directory PATH empty (a program "not installed there")
+#   cluster.sh cpus DIR N|off
+#                            give every host N CPUs of its own, as real hosts
+#                            have: what starts on host hI from then on (through
+#                            DIR/rsh, or a login to its sshd) runs on CPUs
+#                            (I-1)*N .. I*N-1, counted modulo this machine's CPUs
+#                            (more hosts than CPUs: hosts share them in turn);
+#                            off (the default): every host may use every CPU
 #   cluster.sh reap          remove the clusters of runs whose owner has died
 #
 # Addresses: 10.77.N.0/24 with N allocated atomically per cluster, so that test
@@ -23,7 +30,8 @@
 # CLUSTER_NS_hI (namespace), CLUSTER_IP_hI, CLUSTER_VETH_hI (root-side link).
 # DIR/rsh HOST CMD... runs CMD the way ssh would (words joined, run by sh -c)
 # inside HOST's network namespace, keeping the working directory and the
-# environment; the command's host name (UTS namespace) is HOST.
+# environment; the command's host name (UTS namespace) is HOST; on the CPUs
+# DIR/cpus.HOST lists, if that file exists ("cpus").
 #
 # Every cluster has a state folder (CLUSTER_STATE, under $SDSM_CLUSTER_STATE or
 # /run/sdsm-cluster) that records what was made and the process that owns the
@@ -257,7 +265,7 @@ shift
 case $host in
 EOF
         for i in $(seq 1 "$k"); do
-            echo "h$i | $pre.$i) name=h$i ns=sdsm$n-h$i link=sdsm$n-h$i hide=$dir/hide.h$i ;;"
+            echo "h$i | $pre.$i) name=h$i ns=sdsm$n-h$i link=sdsm$n-h$i hide=$dir/hide.h$i cpus=$dir/cpus.h$i ;;"
         done
         cat <<'EOF'
 *) echo "ssh: Could not resolve hostname $host: Name or service not known" >&2; exit 255 ;;
@@ -270,13 +278,18 @@ fi
 # ip netns exec gives the command a mount namespace of its own (what the
 # hide list mounts is seen by it only); unshare gives it the host's name, so
 # that programs keying files by host name (Open MPI's session directories
-# in the shared /tmp) tell the hosts apart.
-exec ip netns exec "$ns" unshare --uts sh -c '
+# in the shared /tmp) tell the hosts apart; taskset the host's CPUs, if it
+# has CPUs of its own (cluster.sh cpus).
+cmd=$*
+pin=
+[ -s "$cpus" ] && read -r pin <"$cpus"
+if [ -n "$pin" ]; then set -- taskset -c "$pin"; else set --; fi
+exec "$@" ip netns exec "$ns" unshare --uts sh -c '
 hostname "$1" || exit 255
 if [ -s "$2" ]; then
     while read -r d; do mount -t tmpfs -o size=4k,mode=0755 hidden "$d" || exit 255; done <"$2"
 fi
-exec sh -c "$3"' sh "$name" "$hide" "$*"
+exec sh -c "$3"' sh "$name" "$hide" "$cmd"
 EOF
     } >"$dir/rsh.new"
     chmod 755 "$dir/rsh.new"
@@ -307,7 +320,7 @@ cmd_down() {
     # The state may have been reaped (owner gone) and its subnet given to
     # another cluster since: only tear down what is still this DIR's.
     [ "$(cat "$CLUSTER_STATE/dir" 2>/dev/null)" = "$CLUSTER_DIR" ] && teardown "$CLUSTER_STATE"
-    rm -f "$dir/env" "$dir/rsh" "$dir"/hide.h*
+    rm -f "$dir/env" "$dir/rsh" "$dir"/hide.h* "$dir"/cpus.h*
 }
 
 cmd_link() { # cmd_link DIR HOST up|down
@@ -419,6 +432,52 @@ EOF
     done
 }
 
+# allowed_cpus: the CPUs this script may run on, one per line (a container
+# may allow some only, and not from 0).
+allowed_cpus() {
+    local r a b
+    for r in $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' ' '); do
+        a=${r%-*} b=${r#*-}
+        seq "$a" "$b"
+    done
+}
+
+cmd_cpus() {
+    local dir=$1 n=$2 h i j pid list
+    local -a cpu
+    load_env "$dir"
+    check_live
+    command -v taskset >/dev/null || die "cpus: no taskset (install util-linux)"
+    mapfile -t cpu < <(allowed_cpus)
+    [ "${#cpu[@]}" -ge 1 ] || die "cpus: cannot read the CPUs allowed here (/proc/self/status)"
+    case $n in
+    off) ;;
+    '' | *[!0-9]*) die "cpus: N must be a number of CPUs per host or 'off', got '$n'" ;;
+    *) [ "$n" -ge 1 ] && [ "$n" -le "${#cpu[@]}" ] ||
+        die "cpus: N must be 1..${#cpu[@]} (the CPUs of this machine)" ;;
+    esac
+    i=0
+    for h in $CLUSTER_HOSTS; do
+        i=$((i + 1))
+        if [ "$n" = off ]; then
+            rm -f "$dir/cpus.$h"
+            list=$(IFS=,; echo "${cpu[*]}")
+        else
+            list=
+            for j in $(seq 0 $((n - 1))); do
+                list="$list,${cpu[$((((i - 1) * n + j) % ${#cpu[@]}))]}"
+            done
+            list=${list#,}
+            echo "$list" >"$dir/cpus.$h"
+        fi
+        # A running sshd: its next logins start where the host now runs.
+        [ -f "$dir/ssh/sshd.$h.pid" ] && [ -f "$CLUSTER_STATE/daemons" ] || continue
+        read -r pid <"$dir/ssh/sshd.$h.pid" || continue
+        grep -q "^$pid " "$CLUSTER_STATE/daemons" || continue
+        taskset -a -c -p "$list" "$pid" >/dev/null || die "cpus: cannot move $h's sshd ($pid)"
+    done
+}
+
 cmd_reap() {
     can_make_namespaces
     exec 9>"$STATE_ROOT/.lock"
@@ -427,7 +486,7 @@ cmd_reap() {
 }
 
 usage() {
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -441,6 +500,7 @@ cut) [ $# -eq 2 ] || usage; cmd_link "$1" "$2" down ;;
 heal) [ $# -eq 2 ] || usage; cmd_link "$1" "$2" up ;;
 sshd) [ $# -eq 1 ] || usage; cmd_sshd "$1" ;;
 hide) [ $# -eq 3 ] || usage; cmd_hide "$1" "$2" "$3" ;;
+cpus) [ $# -eq 2 ] || usage; cmd_cpus "$1" "$2" ;;
 reap) [ $# -eq 0 ] || usage; cmd_reap ;;
 -h | --help | help) usage ;;
 *) echo "cluster.sh: unknown command '$cmd'" >&2; usage ;;

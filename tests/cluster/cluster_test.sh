@@ -151,6 +151,31 @@ for _ in range(2):
     run "$D/rsh" h3 ls "$TMP/only-here"
     expect_out prog
     [ -e "$TMP/only-here/prog" ] || fail "hide changed the root namespace"
+    # cpus: every host on CPUs of its own, in turn when there are more hosts
+    # than CPUs; off: every CPU again.  Hosts hI and hJ share a CPU exactly
+    # when I - J is a multiple of the machine's CPUs.
+    local ncpu i j
+    local -a on
+    ncpu=$(nproc)
+    $CL cpus "$D" 1 || fail "cpus 1 failed"
+    for i in 1 2 3 4; do
+        run "$D/rsh" "h$i" "nproc; sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status"
+        [ "$(head -1 "$OUT")" = 1 ] || fail "cpus 1: h$i may run on $(head -1 "$OUT") CPUs"
+        on[i]=$(tail -1 "$OUT")
+        for j in $(seq 1 $((i - 1))); do
+            if [ $(((i - j) % ncpu)) = 0 ]; then
+                [ "${on[i]}" = "${on[j]}" ] || fail "cpus 1: h$j on CPU ${on[j]}, h$i on ${on[i]} ($ncpu CPUs)"
+            else
+                [ "${on[i]}" != "${on[j]}" ] || fail "cpus 1: h$j and h$i share CPU ${on[i]} ($ncpu CPUs)"
+            fi
+        done
+    done
+    $CL cpus "$D" off || fail "cpus off failed"
+    run "$D/rsh" h2 nproc
+    [ "$(cat "$OUT")" = "$ncpu" ] || fail "cpus off: h2 may run on $(cat "$OUT") of $ncpu CPUs"
+    run $CL cpus "$D" $((ncpu + 1))
+    expect_rc 1
+    expect_err "cpus: N must be 1..$ncpu"
     # Clusters made at once get subnets of their own.
     $CL up "$TMP/c2" 1 & $CL up "$TMP/c3" 1 & wait
     local ids
