@@ -99,6 +99,15 @@ def net_set(c, build, net):
     return p.stdout.strip(), None
 
 
+def cpus_set(c, n):
+    """Give every host n CPUs of its own (cluster.sh cpus; None: every host
+    every CPU again); raises ClusterError."""
+    p = subprocess.run([script("cluster.sh"), "cpus", c["dir"], "off" if n is None else str(n)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        raise ClusterError(f"cluster.sh cpus {c['dir']} {n or 'off'} failed:\n{p.stdout.strip()}")
+
+
 def net_off(c):
     """Remove any profile (leave a cluster given as DIR as it came)."""
     subprocess.run([script("netprofile.sh"), c["dir"], "off"],
