@@ -85,6 +85,10 @@ static const var_t vars[] = {
      "microseconds a waiting thread polls before it sleeps (yielding between polls where the job "
      "has more compute threads on the host than CPUs; where a word's polls mostly time out, its "
      "waiters sleep at once, probing now and then)"},
+    {"SDSM_HIDE_SPIN_US", T_LONG, OFF(hide_spin_us), "1000", 0, 1000000, NULL,
+     "SDSM_SPIN_US where a rank runs more compute threads than run slots (latency hiding): a "
+     "waiting thread polls this long, yielding between polls, so that the rank's CPU never "
+     "idles while its threads wait and a reply finds its waiter awake"},
     {"SDSM_SERVICE_ASIDE", T_LONG, OFF(service_aside), "2", -1, 1000000, NULL,
      "the service thread stops watching the network while a thread waiting in the event loop "
      "keeps serving others (a rank in a barrier serving pages): after that waiter woke for this "

@@ -50,6 +50,7 @@ typedef struct sdsm_config {
     long        barrier_kind;    /* sdsm_barrier_kind_t */
     long        timeout;         /* seconds allowed for set-up */
     long        spin_us;         /* microseconds a waiter spins before sleeping */
+    long        hide_spin_us;    /* the same where a rank has more compute threads than run slots */
     long        service_aside;   /* batches a leading waiter served before the service thread steps aside (-1: never) */
     long        prefetch;        /* most pages fetched ahead of read faults along a stream */
     long        write_ahead;     /* most home pages opened ahead of write faults along a stream */

@@ -72,6 +72,10 @@ extern void (*sdsm_wait_kick)(void);
  * a CPU each it polls without yielding (a yield to another job's busy
  * process gives that one a whole time slice, milliseconds). */
 extern int sdsm_wait_yields;
+/* Microseconds a waiter polls before it sleeps: SDSM_SPIN_US, or
+ * SDSM_HIDE_SPIN_US where the rank has more compute threads than run slots
+ * (set by the compute-thread table, thread.c). */
+extern long sdsm_wait_spin_us;
 /*
  * Installed by the compute-thread scheduler: the calling thread is about to
  * wait (for the network, a lock, a barrier...), so a compute thread gives up
@@ -161,9 +165,10 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
     void (*blocking)(void) = sdsm_wait_block_hook;
     if (blocking)
         blocking();
-    _Atomic int *score = sdsm_cfg.spin_us > 0 ? &sdsm_spin_score[sdsm_sleep_bucket(w)] : NULL;
+    long spin_us = sdsm_wait_spin_us;
+    _Atomic int *score = spin_us > 0 ? &sdsm_spin_score[sdsm_sleep_bucket(w)] : NULL;
     if (score && sdsm_spin_pays(score)) {
-        uint64_t until = sdsm_now_ns() + (uint64_t)sdsm_cfg.spin_us * 1000u;
+        uint64_t until = sdsm_now_ns() + (uint64_t)spin_us * 1000u;
         do {
             if ((!sdsm_wait_progress || sdsm_wait_progress() <= 0) && sdsm_wait_yields)
                 sched_yield();
