@@ -18,7 +18,7 @@ int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
 _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
 void (*sdsm_wait_kick)(void);
 int sdsm_wait_yields = 1;
-long sdsm_wait_spin_us = 50;
+_Atomic long sdsm_wait_spin_us = 50;
 void (*sdsm_wait_block_hook)(void);
 void (*sdsm_wait_resume_hook)(void);
 

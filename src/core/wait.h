@@ -74,8 +74,9 @@ extern void (*sdsm_wait_kick)(void);
 extern int sdsm_wait_yields;
 /* Microseconds a waiter polls before it sleeps: SDSM_SPIN_US, or
  * SDSM_HIDE_SPIN_US where the rank has more compute threads than run slots
- * (set by the compute-thread table, thread.c). */
-extern long sdsm_wait_spin_us;
+ * (set by the compute-thread table, thread.c, once the service thread
+ * already runs: hence atomic, read relaxed). */
+extern _Atomic long sdsm_wait_spin_us;
 /*
  * Installed by the compute-thread scheduler: the calling thread is about to
  * wait (for the network, a lock, a barrier...), so a compute thread gives up
@@ -165,7 +166,7 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
     void (*blocking)(void) = sdsm_wait_block_hook;
     if (blocking)
         blocking();
-    long spin_us = sdsm_wait_spin_us;
+    long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
     _Atomic int *score = spin_us > 0 ? &sdsm_spin_score[sdsm_sleep_bucket(w)] : NULL;
     if (score && sdsm_spin_pays(score)) {
         uint64_t until = sdsm_now_ns() + (uint64_t)spin_us * 1000u;
