@@ -20,7 +20,7 @@ BUILD=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/twohosts.sh"
 twohosts_up threads_hide_test
-$NP "$D" lan >"$TMP/np.log" 2>&1 || { cat "$TMP/np.log"; echo "FAIL: netprofile.sh lan"; exit 1; }
+twohosts_profile lan
 
 FAILED=0
 # polls NAME T [VAR=VALUE]: cg with T threads per rank; sets ANSWERED and TIMED_OUT.

@@ -17,7 +17,7 @@ BUILD=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/twohosts.sh"
 twohosts_up threads_prefetch_test
-$NP "$D" lan >"$TMP/np.log" 2>&1 || { cat "$TMP/np.log"; echo "FAIL: netprofile.sh lan"; exit 1; }
+twohosts_profile lan
 
 fetches() { # T: total FETCH messages of a cg run with T threads per rank
     SDSM_RUN_THREADS=1 "$BUILD/tools/sdsmrun/sdsmrun" -n 2 --hosts h1:1,h2:1 --rsh "$D/rsh" --stats \

@@ -6,7 +6,8 @@
 # it), brings two hosts up and arranges that at exit the profile is turned
 # off, the hosts taken down and TMP removed.  NAME names the test in the
 # skip message.  Exits 77 (skipped, with a message) without root,
-# namespaces or iptables.
+# namespaces or iptables.  twohosts_profile PROFILE sets a profile on both
+# hosts, or fails the test.
 
 NP="bash $HERE/netprofile.sh --build $BUILD"
 
@@ -26,4 +27,9 @@ twohosts_up() {
     bash "$HERE/cluster.sh" up "$D" 2
     local rc=$?
     [ $rc -eq 0 ] || exit $rc # 77: skipped by cluster.sh with its message
+}
+
+twohosts_profile() {
+    $NP "$D" "$1" >"$TMP/np.log" 2>&1 ||
+        { cat "$TMP/np.log"; echo "FAIL: netprofile.sh $1"; exit 1; }
 }
