@@ -73,9 +73,9 @@ extern void (*sdsm_wait_kick)(void);
  * process gives that one a whole time slice, milliseconds). */
 extern int sdsm_wait_yields;
 /* Microseconds a waiter polls before it sleeps: SDSM_SPIN_US, or
- * SDSM_HIDE_SPIN_US where the rank has more compute threads than run slots
- * (set by the compute-thread table, thread.c, once the service thread
- * already runs: hence atomic, read relaxed). */
+ * SDSM_HIDE_SPIN_US where the rank has more compute threads than run slots.
+ * Chosen in one place, by the compute-thread table at sdsm_init (thread.c),
+ * once the service thread already runs: hence atomic, read relaxed. */
 extern _Atomic long sdsm_wait_spin_us;
 /*
  * Installed by the compute-thread scheduler: the calling thread is about to

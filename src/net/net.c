@@ -854,7 +854,6 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.nprocs = s->nprocs;
     long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
     sdsm_wait_yields = s->local_nprocs <= 0 || (long)s->local_nprocs * threads > sdsm_cpus_here();
-    atomic_store(&sdsm_wait_spin_us, sdsm_cfg.spin_us);
     N.page_size = s->page_size;
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;
