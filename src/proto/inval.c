@@ -38,12 +38,14 @@ static void add_target(int r, uint32_t pg)
     H.tgt[r][H.tgt_n[r]++] = pg;
 }
 
-/* Collect and remove every copy holder of pg except the writer. */
-static void collect_copies(uint32_t pg, int writer)
+/* Collect and remove every copy holder of pg except the writer; whether
+ * there was one. */
+static int collect_copies(uint32_t pg, int writer)
 {
     sdsm_page_t *m = sdsm_page(pg);
+    int any = 0;
     if (!m->copyset)
-        return;
+        return 0;
     for (size_t w = 0; w < sdsm_region.copyset_words; w++) {
         uint64_t bits = m->copyset[w];
         while (bits) {
@@ -52,9 +54,11 @@ static void collect_copies(uint32_t pg, int writer)
             if (r != writer && r != H.me) {
                 add_target(r, pg);
                 m->copyset[w] &= ~(1ull << (r % 64));
+                any = 1;
             }
         }
     }
+    return any;
 }
 
 /* Forward mode (ibec): every other holder of pg gets the entry, keeps its copy. */
@@ -180,6 +184,9 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
         return -EPROTO;
     }
+    /* The id of the operation this diff may become (it does if it has
+     * copies to invalidate or older operations to wait for). */
+    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
     for (size_t off = 0; off < h->len;) {
         uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
         /* A home's own diffL was made from this very page: applying it
@@ -196,12 +203,21 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             sdsm_home_check_hook(pg, src);
         if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) {
             sdsm_page_lock(pg);
-            if (h->flags & SDSM_DIFF_FORWARD)
+            /* service thread: inflight is written only here and at completion */
+            uint32_t before = H.inflight[pg];
+            if (h->flags & SDSM_DIFF_FORWARD) {
                 forward_targets(pg, src, p + off, 8 + nb);
-            else
-                collect_copies(pg, src);
+            } else if (collect_copies(pg, src) || (before && pending_find(before))) {
+                /* In flight from the moment the copies leave the copyset,
+                 * under the same lock: a release at this home in between
+                 * would find nobody holding the page, announce nothing and
+                 * not wait for the invalidations (release.c's home_shared),
+                 * and a lock it then passes on would let a holder read its
+                 * old copy. */
+                H.inflight[pg] = id;
+            }
             sdsm_page_unlock(pg);
-            add_dep(H.inflight[pg]); /* service thread: written only here and at completion */
+            add_dep(before);
         }
         off += 8 + nb;
     }
@@ -226,7 +242,8 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
         if (!op) {
             if (!(op = calloc(1, sizeof *op)))
                 sdsm_fatal("out of memory");
-            *op = (pending_t){.next = H.pending, .id = ++H.next_id ? H.next_id : ++H.next_id,
+            H.next_id = id;
+            *op = (pending_t){.next = H.pending, .id = id,
                               .seq = h->seq, .src = src};
             H.pending = op;
             for (uint32_t i = 0; i < H.ndeps; i++) {
