@@ -3,7 +3,9 @@
 P ranks on its hosts, set a network profile, and remove what was made.
 
 A cluster is a dict: dir, rsh (DIR/rsh, sdsmrun's --rsh), subnet, hosts
-(h1..hK), owned (brought up here, so removed by down()), env (DIR/env).
+(h1..hK), owned (brought up here, so removed by down()), env (DIR/env),
+came (a cluster given as DIR: the network profile and the hosts' CPUs it
+came with, which net_off() and cpus_restore() put back).
 Standard library only; errors are ClusterError with a message for the user.
 """
 import os
@@ -72,7 +74,28 @@ def up(spec, prefix="bench-cluster."):
         raise ClusterError(f"--hosts {spec}: {spec}/env lacks CLUSTER_HOSTS or CLUSTER_SUBNET")
     d = os.path.abspath(spec)
     return dict(dir=d, rsh=os.path.join(d, "rsh"), subnet=env["CLUSTER_SUBNET"],
-                hosts=hosts, owned=owned, env=env)
+                hosts=hosts, owned=owned, env=env, came=None if owned else came_with(d, hosts))
+
+
+def came_with(d, hosts):
+    """What a cluster given as DIR is set to now: its network profile as
+    netprofile.sh's arguments (None: none) and its hosts' CPUs each (None:
+    all, as after "cluster.sh cpus DIR off")."""
+    p = subprocess.run([script("netprofile.sh"), d, "show"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    words = p.stdout.split() if p.returncode == 0 else []
+    profile = None
+    if words and words[0] in PROFILES[1:]:
+        kv = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+        loss = kv.get("loss_pct", "0")
+        profile = [words[0]] + (["--loss", loss] if loss not in ("", "0") else [])
+    cpus = None
+    try:
+        with open(os.path.join(d, "cpus." + hosts[0])) as f:
+            cpus = len([x for x in f.read().strip().split(",") if x]) or None
+    except OSError:
+        pass
+    return dict(profile=profile, cpus=cpus)
 
 
 def down(c):
@@ -108,7 +131,20 @@ def cpus_set(c, n):
         raise ClusterError(f"cluster.sh cpus {c['dir']} {n or 'off'} failed:\n{p.stdout.strip()}")
 
 
-def net_off(c):
-    """Remove any profile (leave a cluster given as DIR as it came)."""
-    subprocess.run([script("netprofile.sh"), c["dir"], "off"],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def net_off(c, build):
+    """Remove the profile this run set: a cluster given as DIR gets back the
+    one it came with (came), any other has none.  Returns an error message
+    or None."""
+    args = ((c.get("came") or {}).get("profile")) or ["off"]
+    p = subprocess.run([script("netprofile.sh"), c["dir"], "--build", build] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        return (f"could not set {c['dir']}'s network profile back to {' '.join(args)}:\n"
+                + p.stdout.strip())
+    return None
+
+
+def cpus_restore(c):
+    """Give the hosts the CPUs they came with (came; every CPU if none were
+    set, or for a cluster brought up here); raises ClusterError."""
+    cpus_set(c, (c.get("came") or {}).get("cpus"))
