@@ -6,11 +6,19 @@
  * one block per rank, homed at it, and the energy page homed at rank 0.
  * Thread id (sdsm_thread_id, rank-major) owns molecules app_block(n, P x T,
  * id), which lie inside its rank's block, and runs water_sdsm.c's step on
- * them: its own velocities, its own private force accumulator, the same
- * per-owner-block locks and energy lock (taken by local and remote threads
- * alike) and sdsm_barrier (every thread of every rank).  The threads of a
- * rank share its copy of the other ranks' positions: a page is fetched once
- * per rank, and the rank's own molecules do not travel between its threads.
+ * them: its own velocities, its own private force accumulator and
+ * sdsm_barrier (every thread of every rank).  The threads of a rank share
+ * its copy of the other ranks' positions: a page is fetched once per rank,
+ * and the rank's own molecules do not travel between its threads.
+ *
+ * What the threads of one process can do that processes cannot: combine
+ * their results in memory before they go to the shared data.  After the
+ * pair forces the rank's threads meet (sdsm_group_barrier) and split the
+ * owner blocks their accumulators reach between them; each adds its blocks'
+ * sums over all the rank's accumulators into the shared forces under the
+ * block's lock (16 + owner), so a block lock is taken once per rank and
+ * step, not once per thread.  Likewise one thread per rank adds the rank's
+ * potential and kinetic energies under the energy lock.
  *
  * As in water_sdsm.c the order of the locked sums depends on who gets the
  * locks first; the check (rank 0's main thread, after the join) compares
@@ -39,34 +47,84 @@ static struct {
     double   **pos, **frc; /* per rank, shared */
     double    *energy;    /* shared */
     double     t0, t1;
+    int        T;         /* compute threads per rank */
+    double   **acc;       /* per thread of this rank: its private force accumulator */
+    double    *pe, *ke;   /* per thread of this rank: its energies of the step */
 } G;
 
-/* Add acc's molecules [mlo, mlo + span) mod n into the shared forces, one
- * owner block at a time, each under its lock. */
-static void merge_forces(const double *acc, long mlo, long span)
+/* The molecules the pairs of rank me's threads reach: [*rlo, *rlo + return)
+ * mod n.  Each thread's accumulator is zero outside its own part of it. */
+static long rank_reach(int me, long *rlo)
+{
+    long n = G.n, lo, hi, reach = 0;
+    int nt = G.np * G.T;
+    app_block(n, nt, me * G.T, rlo, &hi);
+    for (int t = 0; t < G.T; t++) {
+        app_block(n, nt, me * G.T + t, &lo, &hi);
+        if (hi > lo) {
+            long end = (hi - 1 - *rlo) + water_npartners((int)n, (int)(hi - 1)) + 1;
+            reach = end > reach ? end : reach;
+        }
+    }
+    return reach < n ? reach : n;
+}
+
+/* Every compute thread of this rank has got here. */
+static void rank_meet(void)
+{
+    int rc = sdsm_group_barrier(0);
+    if (rc)
+        sdsm_abort(1, "water: sdsm_group_barrier: %s", sdsm_strerror(rc));
+}
+
+/* Add the sum of the rank's accumulators over its reach into the shared
+ * forces, one owner block at a time, each under its lock: thread lt of the
+ * rank takes the blocks lt, lt + T, ...  Called once all the rank's
+ * accumulators are complete (rank_meet). */
+static void merge_forces(int lt, long rlo, long reach)
 {
     long n = G.n;
-    for (long k = 0; k < span;) {
-        long j0 = (mlo + k) % n;
+    int seg = 0;
+    for (long k = 0; k < reach; seg++) {
+        long j0 = (rlo + k) % n;
         int o = G.owner[j0];
         long cnt = G.lo[o + 1] - j0;
-        if (cnt > span - k)
-            cnt = span - k;
+        if (cnt > reach - k)
+            cnt = reach - k;
+        k += cnt;
+        if (seg % G.T != lt)
+            continue;
         sdsm_lock(LOCK_BLOCK + o);
         double *dst = G.frc[o] + (size_t)(j0 - G.lo[o]) * WATER_NV;
-        const double *src = acc + (size_t)j0 * WATER_NV;
-        for (long e = 0; e < cnt * WATER_NV; e++)
-            dst[e] += src[e];
+        for (long e = 0; e < cnt * WATER_NV; e++) {
+            double sum = 0;
+            for (int t = 0; t < G.T; t++)
+                sum += G.acc[t][(size_t)j0 * WATER_NV + (size_t)e];
+            dst[e] += sum;
+        }
         sdsm_unlock(LOCK_BLOCK + o);
-        k += cnt;
     }
+}
+
+/* Thread 0 of the rank adds its threads' energies, in thread order, to
+ * *total under the energy lock (after rank_meet). */
+static void merge_energy(int lt, const double *part, double *total)
+{
+    if (lt != 0)
+        return;
+    double sum = 0;
+    for (int t = 0; t < G.T; t++)
+        sum += part[t];
+    sdsm_lock(LOCK_ENERGY);
+    *total += sum;
+    sdsm_unlock(LOCK_ENERGY);
 }
 
 static void *water_thread(void *arg)
 {
     (void)arg;
-    int id = sdsm_thread_id(), me = sdsm_rank(), n = G.n;
-    long mlo, mhi;
+    int id = sdsm_thread_id(), me = sdsm_rank(), n = G.n, lt = id % G.T;
+    long mlo, mhi, rlo;
     app_block(n, sdsm_thread_count(), id, &mlo, &mhi);
     long nown = mhi - mlo;
     double *x = G.pos[me] + (size_t)(mlo - G.lo[me]) * WATER_NV;
@@ -79,6 +137,8 @@ static void *water_thread(void *arg)
     long span = nown > 0 ? (mhi - 1 - mlo) + water_npartners(n, (int)(mhi - 1)) + 1 : 0;
     if (span > n)
         span = n;
+    long reach = rank_reach(me, &rlo);
+    G.acc[lt] = acc; /* the rank's other threads read it after the barrier below */
 
     for (long i = mlo; i < mhi; i++)
         water_init_mol(&G.p, (int)i, x + (size_t)(i - mlo) * WATER_NV,
@@ -112,10 +172,10 @@ static void *water_thread(void *arg)
                                  acc + (size_t)i * WATER_NV, acc + (size_t)j * WATER_NV);
             }
         }
-        merge_forces(acc, mlo, span);
-        sdsm_lock(LOCK_ENERGY);
-        G.energy[2 * s] += pe;
-        sdsm_unlock(LOCK_ENERGY);
+        G.pe[lt] = pe;
+        rank_meet();
+        merge_forces(lt, rlo, reach);
+        merge_energy(lt, G.pe, &G.energy[2 * s]);
         sdsm_barrier();
         /* own molecules: second kick, kinetic energy */
         for (long i = 0; i < nown; i++) {
@@ -124,9 +184,9 @@ static void *water_thread(void *arg)
                 water_kick(&G.p, vi, f + (size_t)i * WATER_NV);
             ke += water_kinetic(vi);
         }
-        sdsm_lock(LOCK_ENERGY);
-        G.energy[2 * s + 1] += ke;
-        sdsm_unlock(LOCK_ENERGY);
+        G.ke[lt] = ke;
+        rank_meet();
+        merge_energy(lt, G.ke, &G.energy[2 * s + 1]);
     }
     sdsm_barrier();
     if (id == 0)
@@ -200,6 +260,12 @@ int main(int argc, char **argv)
     for (int r = 0; r < np; r++)
         G.frc[r] = sdsm_calloc((size_t)(G.lo[r + 1] - G.lo[r]) * WATER_NV, sizeof(double), r);
     G.energy = sdsm_calloc(2 * (size_t)(steps + 1), sizeof(double), 0);
+    G.T = app_sdsm_threads();
+    G.acc = calloc((size_t)G.T, sizeof *G.acc);
+    G.pe = calloc((size_t)G.T, sizeof *G.pe);
+    G.ke = calloc((size_t)G.T, sizeof *G.ke);
+    if (!G.acc || !G.pe || !G.ke)
+        sdsm_abort(1, "water: out of memory");
     for (int r = 0; r < np; r++)
         for (long j = G.lo[r]; j < G.lo[r + 1]; j++)
             G.owner[j] = r;
@@ -217,6 +283,7 @@ int main(int argc, char **argv)
                    energy[2 * steps] + energy[2 * steps + 1], energy[0] + energy[1]);
         status = check(fail);
     }
+    free(G.acc), free(G.pe), free(G.ke);
     free(G.owner);
     free(G.pos);
     free(G.lo);
