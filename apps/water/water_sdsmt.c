@@ -275,8 +275,7 @@ int main(int argc, char **argv)
     int status = 0;
     if (me == 0) {
         const double *energy = G.energy;
-        app_header("water", "sdsmt", np, "n=%d steps=%d threads=%d", n, steps,
-                   app_sdsm_threads());
+        app_header("water", "sdsmt", np, "n=%d steps=%d threads=%d", n, steps, G.T);
         app_time(G.t1 - G.t0);
         app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)",
                    energy[2 * steps], energy[2 * steps + 1],
