@@ -18,6 +18,17 @@
  *                                        the client side: ping-pong with a
  *                                        rtt-serve at ADDR:PORT (IPv4), printed
  *                                        as rtt does
+ *   ref_micro xchg-serve PORT           a page exchange across hosts: both
+ *   ref_micro xchg-to ADDR PORT W N BATCHES
+ *                                        ends ask each other for pages at once
+ *                                        on one connection (24-byte request,
+ *                                        4120-byte reply, as rtt), each keeping
+ *                                        W requests in flight and answering the
+ *                                        other's, N pages each way per batch:
+ *                                        what W compute threads per host
+ *                                        fetching from each other could get at
+ *                                        best.  xchg-to prints ns per page it
+ *                                        received; xchg-serve as rtt-serve
  *
  * Like sdsm_micro: one warm-up batch, then one "sample <figure> <value>" line
  * per batch (ns per operation, or MB/s).  rtt also prints, at the end,
@@ -211,6 +222,102 @@ static void rtt_to(const char *addr, long port, long req, long rep, long count, 
     free(in);
 }
 
+/* --------------------------------------------------------------- xchg */
+
+#define XREQ 24
+#define XREP 4120
+
+/* One batch of the exchange: ask for n pages with w in flight, answer the
+ * n requests of the other end.  One thread, blocking socket: it reads
+ * whenever it has nothing to send, so neither end waits for the other. */
+static void xchg_batch(int fd, long w, long n, char *buf)
+{
+    long sent = 0, got = 0, served = 0;
+    while (got < n || served < n) {
+        for (; sent < n && sent - got < w; sent++) {
+            memset(buf, 'Q', XREQ);
+            write_full(fd, buf, XREQ);
+        }
+        if (read_full(fd, buf, XREQ))
+            die("xchg: peer closed");
+        if (buf[0] == 'Q') {
+            memset(buf, 'R', XREQ);
+            write_full(fd, buf, XREP);
+            served++;
+        } else if (buf[0] == 'R') {
+            if (read_full(fd, buf + XREQ, XREP - XREQ))
+                die("xchg: peer closed");
+            got++;
+        } else {
+            fprintf(stderr, "xchg: bad message\n");
+            exit(1);
+        }
+    }
+}
+
+static void xchg_serve(long port)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t sl = sizeof sa;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 4) ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl))
+        die("xchg-serve: listen");
+    printf("listening %u\n", ntohs(sa.sin_port));
+    fflush(stdout);
+    char *buf = calloc(1, XREP);
+    if (!buf)
+        die("calloc");
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR)
+                continue;
+            die("xchg-serve: accept");
+        }
+        nodelay(fd);
+        int32_t hello[3]; /* w, n, batches (the warm-up included) */
+        if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= 1024 &&
+            hello[1] > 0 && hello[2] > 0 && hello[2] <= 100001)
+            for (int32_t b = 0; b < hello[2]; b++)
+                xchg_batch(fd, hello[0], hello[1], buf);
+        close(fd);
+    }
+}
+
+static void xchg_to(const char *addr, long port, long w, long n, long batches)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        fprintf(stderr, "xchg-to: not an IPv4 address: %s\n", addr);
+        exit(2);
+    }
+    if (w < 1 || n < 1 || batches < 1 || w > 1024 || n > 1000000000 || batches > 100000) {
+        fprintf(stderr, "xchg-to: W 1..1024, N and BATCHES positive\n");
+        exit(2);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa))
+        die("xchg-to: connect");
+    nodelay(fd);
+    int32_t hello[3] = {(int32_t)w, (int32_t)n, (int32_t)batches + 1};
+    write_full(fd, hello, sizeof hello);
+    char *buf = calloc(1, XREP);
+    if (!buf)
+        die("calloc");
+    for (long b = 0; b <= batches; b++) {
+        uint64_t t0 = now_ns();
+        xchg_batch(fd, w, n, buf);
+        uint64_t t1 = now_ns();
+        if (b > 0)
+            printf("sample xchg_%ld %.1f\n", w, (double)(t1 - t0) / (double)n);
+    }
+    close(fd);
+    free(buf);
+}
+
 /* ----------------------------------------------------------- mprotect */
 
 static void bench_mprotect(long count, long batches)
@@ -295,13 +402,19 @@ int main(int argc, char **argv)
         bench_bw(a[0], a[1]);
     else if (strcmp(what, "rtt-serve") == 0 && argc == 5)
         rtt_serve(a[0], a[1], a[2]);
+    else if (strcmp(what, "xchg-serve") == 0 && argc == 3)
+        xchg_serve(a[0]);
+    else if (strcmp(what, "xchg-to") == 0 && argc == 7)
+        xchg_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0),
+                strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0));
     else if (strcmp(what, "rtt-to") == 0 && argc == 8)
         rtt_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0),
                strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0), strtol(argv[7], NULL, 0));
     else {
         fprintf(stderr, "usage: ref_micro rtt REQ REP COUNT BATCHES | mprotect COUNT BATCHES | "
                         "bw MBYTES BATCHES | rtt-serve PORT REQ REP | "
-                        "rtt-to ADDR PORT REQ REP COUNT BATCHES\n");
+                        "rtt-to ADDR PORT REQ REP COUNT BATCHES | xchg-serve PORT | "
+                        "xchg-to ADDR PORT W N BATCHES\n");
         return 2;
     }
     return 0;

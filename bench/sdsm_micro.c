@@ -22,6 +22,16 @@
  *                                      rank 0, which takes it again
  *   sdsm_micro seqread MBYTES REPS     rank 1 sums a block of MBYTES homed at
  *                                      rank 0, 8 bytes at a time
+ *   sdsm_micro xchg    PAGES BATCHES   run with sdsmrun -n 2 --threads T: both
+ *                                      ranks read PAGES pages homed at the
+ *                                      other at once, the T compute threads
+ *                                      of each taking the next page in turn
+ *                                      (T faults in flight each way, as
+ *                                      cg_sdsmt --touch 3); each home writes
+ *                                      its pages whole between batches.
+ *                                      Both ranks print ns per page fetched;
+ *                                      ref_micro xchg-to is the same exchange
+ *                                      on plain TCP
  *
  * sdsm_micro --paired fault|barrier|lock ...
  *                                      the same, and after every batch
@@ -56,6 +66,7 @@
 #include <sdsm.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +240,69 @@ static void bench_fault(long pages, long batches, int full)
     free(t);
 }
 
+/* xchg: what every compute thread shares. */
+static struct {
+    long          pages, batches, ps;
+    char         *blk;  /* 2 x pages, the first half homed at rank 0 */
+    _Atomic long  next; /* pages taken, over all batches */
+    uint64_t      t0;
+} X;
+
+static void *xchg_thread(void *arg)
+{
+    (void)arg;
+    int me = sdsm_rank(), lt = sdsm_thread_id() % (sdsm_thread_count() / sdsm_nprocs());
+    int nt = sdsm_thread_count() / sdsm_nprocs();
+    long ps = X.ps, pages = X.pages;
+    char *mine = X.blk + (long)me * pages * ps, *other = X.blk + (long)(1 - me) * pages * ps;
+    for (long b = 0; b <= X.batches; b++) {
+        long lo = lt * pages / nt, hi = (lt + 1) * pages / nt;
+        memset(mine + lo * ps, (char)(b + 1), (size_t)((hi - lo) * ps));
+        sdsm_barrier();
+        if (lt == 0)
+            X.t0 = now_ns();
+        long bad = 0, end = (b + 1) * pages;
+        for (long k = atomic_load(&X.next); k < end;)
+            if (atomic_compare_exchange_weak(&X.next, &k, k + 1)) {
+                long i = k - b * pages;
+                bad += other[i * ps + (i % ps)] != (char)(b + 1);
+                k = atomic_load(&X.next);
+            }
+        if (bad)
+            sdsm_abort(1, "xchg: %ld pages read stale in batch %ld", bad, b);
+        sdsm_group_barrier(0);
+        if (lt == 0 && b > 0) {
+            printf("sample xchg %.1f\n", (double)(now_ns() - X.t0) / (double)pages);
+            fflush(stdout);
+        }
+        sdsm_barrier(); /* nobody writes a page before the other rank has read it */
+    }
+    return NULL;
+}
+
+static void bench_xchg(long pages, long batches)
+{
+    need_two("xchg");
+    if (sdsm_nprocs() != 2)
+        sdsm_abort(2, "xchg: run it with 2 ranks");
+    X.pages = pages;
+    X.batches = batches;
+    X.ps = sysconf(_SC_PAGESIZE);
+    X.blk = sdsm_alloc((size_t)(2 * pages * X.ps), SDSM_HOME_BLOCK);
+    if (sdsm_home_of(X.blk) != 0 || sdsm_home_of(X.blk + pages * X.ps) != 1)
+        sdsm_abort(1, "xchg: the halves are not homed at ranks 0 and 1");
+    int nt = sdsm_thread_count() / sdsm_nprocs();
+    sdsm_thread_t *t = calloc((size_t)nt, sizeof *t);
+    if (!t)
+        sdsm_abort(1, "out of memory");
+    for (int k = 0; k < nt; k++)
+        if (sdsm_thread_create(&t[k], 0, xchg_thread, NULL))
+            sdsm_abort(1, "xchg: sdsm_thread_create failed");
+    for (int k = 0; k < nt; k++)
+        sdsm_thread_join(t[k], NULL);
+    free(t);
+}
+
 static void bench_barrier(long count, long batches)
 {
     for (long b = 0; b <= batches; b++) {
@@ -356,11 +430,13 @@ int main(int argc, char **argv)
         bench_lock(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "relock") == 0)
         bench_relock(arg(2, 500), arg(3, 5));
+    else if (strcmp(what, "xchg") == 0)
+        bench_xchg(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "seqread") == 0)
         bench_seqread(arg(2, 64), arg(3, 3));
     else
         sdsm_abort(2, "usage: sdsm_micro [--paired] fault N BATCHES [FULL] | [--paired] barrier|lock N "
-                      "BATCHES | relock|seqread N BATCHES");
+                      "BATCHES | relock|seqread|xchg N BATCHES");
     int me = sdsm_rank();
     if (g_pair >= 0)
         close(g_pair);
