@@ -23,8 +23,9 @@
  *                                        ends ask each other for pages at once
  *                                        on one connection (24-byte request,
  *                                        4120-byte reply, as rtt), each keeping
- *                                        W requests in flight and answering the
- *                                        other's, N pages each way per batch:
+ *                                        W requests in flight (1..16) and
+ *                                        answering the other's, N pages each
+ *                                        way per batch:
  *                                        what W compute threads per host
  *                                        fetching from each other could get at
  *                                        best.  xchg-to prints ns per page it
@@ -224,8 +225,10 @@ static void rtt_to(const char *addr, long port, long req, long rep, long count, 
 
 /* --------------------------------------------------------------- xchg */
 
-#define XREQ 24
-#define XREP 4120
+#define XREQ  24
+#define XREP  4120
+#define XMAXW 16 /* both ends may write replies at once: what is in flight must
+                    fit the socket buffers (16 x 4120 B well under 128 KiB) */
 
 /* One batch of the exchange: ask for n pages with w in flight, answer the
  * n requests of the other end.  One thread, blocking socket: it reads
@@ -279,7 +282,7 @@ static void xchg_serve(long port)
         }
         nodelay(fd);
         int32_t hello[3]; /* w, n, batches (the warm-up included) */
-        if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= 1024 &&
+        if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= XMAXW &&
             hello[1] > 0 && hello[2] > 0 && hello[2] <= 100001)
             for (int32_t b = 0; b < hello[2]; b++)
                 xchg_batch(fd, hello[0], hello[1], buf);
@@ -294,8 +297,8 @@ static void xchg_to(const char *addr, long port, long w, long n, long batches)
         fprintf(stderr, "xchg-to: not an IPv4 address: %s\n", addr);
         exit(2);
     }
-    if (w < 1 || n < 1 || batches < 1 || w > 1024 || n > 1000000000 || batches > 100000) {
-        fprintf(stderr, "xchg-to: W 1..1024, N and BATCHES positive\n");
+    if (w < 1 || n < 1 || batches < 1 || w > XMAXW || n > 1000000000 || batches > 100000) {
+        fprintf(stderr, "xchg-to: W 1..%d, N 1..1e9, BATCHES 1..100000\n", XMAXW);
         exit(2);
     }
     int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -285,6 +285,8 @@ static void bench_xchg(long pages, long batches)
     need_two("xchg");
     if (sdsm_nprocs() != 2)
         sdsm_abort(2, "xchg: run it with 2 ranks");
+    if (pages < 1 || pages > (1L << 20) || batches < 0)
+        sdsm_abort(2, "xchg: PAGES 1..%ld, BATCHES 0 or more", 1L << 20);
     X.pages = pages;
     X.batches = batches;
     X.ps = sysconf(_SC_PAGESIZE);
