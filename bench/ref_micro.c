@@ -165,10 +165,11 @@ static void bench_rtt(long req, long rep, long count, long batches)
                self.ru_nivcsw + child.ru_nivcsw);
 }
 
-/* rtt across hosts: the same ping-pong, server and client started apart
- * (each in its host's network namespace), so the path is the emulated
- * network's. */
-static void rtt_serve(long port, long req, long rep)
+/* The server side across hosts: listens on every address at port (0: any),
+ * prints "listening PORT", and runs serve(fd, a, b) for one connection
+ * after another. */
+static void serve_forever(long port, const char *what, void (*serve)(int fd, long a, long b),
+                          long a, long b)
 {
     int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
@@ -177,7 +178,7 @@ static void rtt_serve(long port, long req, long rep)
     if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 4) ||
         getsockname(lfd, (struct sockaddr *)&sa, &sl))
-        die("rtt-serve: listen");
+        die(what);
     printf("listening %u\n", ntohs(sa.sin_port));
     fflush(stdout);
     for (;;) {
@@ -185,25 +186,35 @@ static void rtt_serve(long port, long req, long rep)
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
-            die("rtt-serve: accept");
+            die(what);
         }
         nodelay(fd);
-        rtt_server(fd, req, rep);
+        serve(fd, a, b);
         close(fd);
     }
 }
 
-static void rtt_to(const char *addr, long port, long req, long rep, long count, long batches)
+/* The client side: a TCP_NODELAY connection to addr:port (IPv4). */
+static int connect_to(const char *addr, long port, const char *what)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-        fprintf(stderr, "rtt-to: not an IPv4 address: %s\n", addr);
+        fprintf(stderr, "%s: not an IPv4 address: %s\n", what, addr);
         exit(2);
     }
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa))
-        die("rtt-to: connect");
+        die(what);
     nodelay(fd);
+    return fd;
+}
+
+/* rtt across hosts: the same ping-pong, server and client started apart
+ * (each in its host's network namespace), so the path is the emulated
+ * network's. */
+static void rtt_to(const char *addr, long port, long req, long rep, long count, long batches)
+{
+    int fd = connect_to(addr, port, "rtt-to");
     char *out = calloc(1, (size_t)req), *in = calloc(1, (size_t)rep);
     if (!out || !in)
         die("calloc");
@@ -258,53 +269,29 @@ static void xchg_batch(int fd, long w, long n, char *buf)
     }
 }
 
-static void xchg_serve(long port)
+/* One xchg-to connection: its hello (w, n, batches with the warm-up), then
+ * the batches. */
+static void xchg_server(int fd, long unused_a, long unused_b)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_ANY)};
-    socklen_t sl = sizeof sa;
-    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-        bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 4) ||
-        getsockname(lfd, (struct sockaddr *)&sa, &sl))
-        die("xchg-serve: listen");
-    printf("listening %u\n", ntohs(sa.sin_port));
-    fflush(stdout);
+    (void)unused_a, (void)unused_b;
     char *buf = calloc(1, XREP);
     if (!buf)
         die("calloc");
-    for (;;) {
-        int fd = accept(lfd, NULL, NULL);
-        if (fd < 0) {
-            if (errno == EINTR)
-                continue;
-            die("xchg-serve: accept");
-        }
-        nodelay(fd);
-        int32_t hello[3]; /* w, n, batches (the warm-up included) */
-        if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= XMAXW &&
-            hello[1] > 0 && hello[2] > 0 && hello[2] <= 100001)
-            for (int32_t b = 0; b < hello[2]; b++)
-                xchg_batch(fd, hello[0], hello[1], buf);
-        close(fd);
-    }
+    int32_t hello[3];
+    if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= XMAXW &&
+        hello[1] > 0 && hello[2] > 0 && hello[2] <= 100001)
+        for (int32_t b = 0; b < hello[2]; b++)
+            xchg_batch(fd, hello[0], hello[1], buf);
+    free(buf);
 }
 
 static void xchg_to(const char *addr, long port, long w, long n, long batches)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-        fprintf(stderr, "xchg-to: not an IPv4 address: %s\n", addr);
-        exit(2);
-    }
     if (w < 1 || n < 1 || batches < 1 || w > XMAXW || n > 1000000000 || batches > 100000) {
         fprintf(stderr, "xchg-to: W 1..%d, N 1..1e9, BATCHES 1..100000\n", XMAXW);
         exit(2);
     }
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa))
-        die("xchg-to: connect");
-    nodelay(fd);
+    int fd = connect_to(addr, port, "xchg-to");
     int32_t hello[3] = {(int32_t)w, (int32_t)n, (int32_t)batches + 1};
     write_full(fd, hello, sizeof hello);
     char *buf = calloc(1, XREP);
@@ -404,9 +391,9 @@ int main(int argc, char **argv)
     else if (strcmp(what, "bw") == 0 && argc == 4)
         bench_bw(a[0], a[1]);
     else if (strcmp(what, "rtt-serve") == 0 && argc == 5)
-        rtt_serve(a[0], a[1], a[2]);
+        serve_forever(a[0], "rtt-serve", rtt_server, a[1], a[2]);
     else if (strcmp(what, "xchg-serve") == 0 && argc == 3)
-        xchg_serve(a[0]);
+        serve_forever(a[0], "xchg-serve", xchg_server, 0, 0);
     else if (strcmp(what, "xchg-to") == 0 && argc == 7)
         xchg_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0),
                 strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0));
