@@ -93,6 +93,12 @@ static const var_t vars[] = {
      "the service thread stops watching the network while a thread waiting in the event loop "
      "keeps serving others (a rank in a barrier serving pages): after that waiter woke for this "
      "many batches of messages (0: at once; -1: never); frames then wake that waiter only"},
+    {"SDSM_REQ_PIN", T_LONG, OFF(req_pin), "1", 0, 2, NULL,
+     "a thread that sends a request and waits for its reply (a fault, a lock, a barrier "
+     "arrival) takes the peer's socket from the service thread until its wait ends, so that a "
+     "reply arriving while the peer it woke holds its CPU wakes nobody and the sender finds it "
+     "when it waits: 1 where the rank's threads share CPUs or SDSM_SPIN_US is 0 (a sender "
+     "that polls on a CPU of its own sees its reply anyway); 2: always; 0: never"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
      "strided (0: one page per fault)"},

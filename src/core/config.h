@@ -52,6 +52,7 @@ typedef struct sdsm_config {
     long        spin_us;         /* microseconds a waiter spins before sleeping */
     long        hide_spin_us;    /* the same where a rank has more compute threads than run slots */
     long        service_aside;   /* batches a leading waiter served before the service thread steps aside (-1: never) */
+    long        req_pin;         /* a requester takes its peer's socket from the service thread until its wait ends */
     long        prefetch;        /* most pages fetched ahead of read faults along a stream */
     long        write_ahead;     /* most home pages opened ahead of write faults along a stream */
     long        home_hot;        /* intervals in a row a home page is written before it stays open */

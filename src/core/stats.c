@@ -17,6 +17,7 @@ int (*sdsm_wait_progress)(void);
 int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
 _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
 void (*sdsm_wait_kick)(void);
+void (*sdsm_wait_unpin)(void);
 int sdsm_wait_yields = 1;
 _Atomic long sdsm_wait_spin_us = 50;
 void (*sdsm_wait_block_hook)(void);
@@ -91,6 +92,7 @@ static const struct {
     [SDSM_ST_LEAD_KICKS] = {"event-loop waiters kicked", 0},
     [SDSM_ST_SERVICE_WAKES] = {"service thread woken", 0},
     [SDSM_ST_SERVICE_ASIDE] = {"service thread stepped aside", 0},
+    [SDSM_ST_REQ_PINS] = {"requests pinned to their waiter", 0},
     [SDSM_ST_IBEC_KEYED] = {"ibec sections at once (keys)", 0},
     [SDSM_ST_SPIN_WON] = {"polls answered", 0},
     [SDSM_ST_SPIN_LOST] = {"polls timed out", 0},

@@ -61,6 +61,7 @@ typedef enum sdsm_stat {
     SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
     SDSM_ST_SERVICE_WAKES,  /* the service thread woke with events to handle */
     SDSM_ST_SERVICE_ASIDE,  /* ...and stepped aside for a leader that serves (net.c) */
+    SDSM_ST_REQ_PINS,       /* requests whose peer's socket the sender took from the service thread (net.c) */
     SDSM_ST_IBEC_KEYED,     /* ibec: sections a rank runs at once with memory protection keys (0: one at a time) */
     SDSM_ST_SPIN_WON,       /* waits whose polling saw the answer (core/wait.h) */
     SDSM_ST_SPIN_LOST,      /* ...polled SDSM_SPIN_US in vain, then slept */

@@ -67,6 +67,17 @@ extern int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
  * of that word kicks it out of epoll_wait (sdsm_wait_kick). */
 extern _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
 extern void (*sdsm_wait_kick)(void);
+/* Installed by the transport: end the calling thread's request pins (see
+ * sdsm_net_pin): its wait is over, or it is about to sleep in futex(2),
+ * where no frame could wake it. */
+extern void (*sdsm_wait_unpin)(void);
+
+static inline void sdsm_wait_unpinned(void)
+{
+    void (*f)(void) = sdsm_wait_unpin;
+    if (f)
+        f();
+}
 /* Set by the transport: the host has fewer CPUs than the job's compute
  * threads there, so a polling waiter yields its CPU each time round; with
  * a CPU each it polls without yielding (a yield to another job's busy
@@ -161,8 +172,10 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
                                            const struct timespec *nap)
 {
     uint32_t v = atomic_load_explicit(w, memory_order_acquire);
-    if (v != old)
+    if (v != old) {
+        sdsm_wait_unpinned();
         return v;
+    }
     void (*blocking)(void) = sdsm_wait_block_hook;
     if (blocking)
         blocking();
@@ -176,11 +189,15 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
             v = atomic_load_explicit(w, memory_order_acquire);
         } while (v == old && sdsm_now_ns() < until);
         sdsm_spin_scored(score, v != old);
-        if (v != old)
+        if (v != old) {
+            sdsm_wait_unpinned();
             return v;
+        }
     }
     int (*lead)(_Atomic uint32_t *, uint32_t) = may_lead ? sdsm_wait_lead : NULL;
-    if (lead && lead(w, old))
+    int led = lead && lead(w, old);
+    sdsm_wait_unpinned(); /* before a futex sleep: a pinned socket would wake nobody */
+    if (led)
         return atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
         /* Dekker with the waker: it stores *w then reads w's sleepers; we

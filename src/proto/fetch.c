@@ -275,11 +275,14 @@ static uint32_t start_fetch(uint32_t pg, int home)
     set_fetching(pg, tag);
     if (home < 0) {
         uint32_t q[2] = {pg, claim_run(pg)};
-        sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
+        int mgr = sdsm_page_manager(pg, H.n);
+        sdsm_net_pin(mgr); /* the fault waits for the answer (net.c, request pins) */
+        sdsm_net_send(mgr, SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
         return 1;
     }
     int32_t stride = 1;
     uint32_t k = read_ahead(pg, home, tag, &stride);
+    sdsm_net_pin(home);
     if (stride == 1 || stride == -1 || k == 0) { /* a run: one reply message */
         uint32_t q[2] = {stride < 0 ? pg - k : pg, 1 + k};
         sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
@@ -440,7 +443,16 @@ static void open_mappings(uint32_t pg, const opened_t *o, int32_t stride)
             sdsm_page_unlock(o->pg[i]);
 }
 
+static int home_fault(uint32_t pg, int is_write);
+
 int sdsm_home_fault(uint32_t pg, int is_write)
+{
+    int rc = home_fault(pg, is_write);
+    sdsm_net_unpin(); /* if no wait ended the request pins (net.c) */
+    return rc;
+}
+
+static int home_fault(uint32_t pg, int is_write)
 {
     if (!sdsm_alloc_find(pg))
         return -1;

@@ -444,17 +444,23 @@ static int barrier_round(int manager)
      * the service thread (no lock is held here); a leaf of the tree has
      * nothing to wait for and sends it straight to its parent. */
     int first, parent = tree ? tree_parent(me, manager) : -1;
-    if (tree && parent >= 0 && !tree_children(me, manager, &first))
+    /* A leaf's release comes from the rank it sends its arrival to: that
+     * socket is pinned to this thread until its wait ends (net.c). */
+    if (tree && parent >= 0 && !tree_children(me, manager, &first)) {
+        sdsm_net_pin(parent);
         sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
-    else if (tree)
+    } else if (tree) {
         sdsm_net_post_local(SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
-    else if (manager == me)
+    } else if (manager == me) {
         sdsm_net_post_local(SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
-    else
+    } else {
+        sdsm_net_pin(manager);
         sdsm_net_send(manager, SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
+    }
     free(msg);
     while (atomic_load(&done_count) == before)
         sdsm_wait_change(&done_count, before);
+    sdsm_net_unpin();
     sdsm_wait_leave(&sv);
     return 0;
 }

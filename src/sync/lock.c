@@ -476,10 +476,13 @@ int sdsm_lock_acquire(int id)
     uint32_t req[2] = {w.id, sdsm_proto->lock_stamp(id)};
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, id);
-    if (ask)
+    if (ask) {
+        sdsm_net_pin(lock_manager(w.id)); /* the grant mostly comes from there (net.c, request pins) */
         send_to(lock_manager(w.id), SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
+    }
     while (!atomic_load(&w.granted))
         sdsm_wait_change(&w.granted, 0);
+    sdsm_net_unpin();
     sdsm_wait_leave(&sv);
     pthread_mutex_lock(&local_mtx);
     for (waiter_t **pp = &waiters; *pp; pp = &(*pp)->next)
