@@ -7,6 +7,16 @@
  *   ref_micro mprotect COUNT BATCHES     mprotect of one page of a memfd
  *                                        shared mapping, toggling PROT_NONE /
  *                                        PROT_READ (time per call)
+ *   ref_micro segv COUNT BATCHES         the least a remote read fault of a
+ *                                        user-level page-based DSM costs: the
+ *                                        rtt 8 -> 4096 ping-pong, started from
+ *                                        a SIGSEGV handler on a PROT_NONE page
+ *                                        of a memfd, the reply read into the
+ *                                        page through a writable mapping of
+ *                                        the same memfd, then one mprotect to
+ *                                        PROT_READ before the handler returns
+ *                                        (per fault; the PROT_NONE that arms
+ *                                        the next one is timed and left out)
  *   ref_micro bw MBYTES BATCHES          TCP loopback streaming: one process
  *                                        writes MBYTES in 1 MiB writes, the
  *                                        other reads (MB/s)
@@ -335,6 +345,74 @@ static void bench_mprotect(long count, long batches)
     close(mfd);
 }
 
+/* --------------------------------------------------------------- segv */
+
+static struct {
+    int            fd;
+    long           ps;
+    char          *view, *alias; /* PROT_NONE-armed page, its writable twin */
+    volatile long  faults;
+} SG;
+
+static void segv_handler(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)ctx;
+    if ((char *)si->si_addr < SG.view || (char *)si->si_addr >= SG.view + SG.ps)
+        _exit(3); /* not ours: a real crash */
+    uint64_t q = 0;
+    write_full(SG.fd, &q, sizeof q);
+    if (read_full(SG.fd, SG.alias, (size_t)SG.ps))
+        _exit(4);
+    if (mprotect(SG.view, (size_t)SG.ps, PROT_READ))
+        _exit(5);
+    SG.faults++;
+}
+
+static void bench_segv(long count, long batches)
+{
+    SG.ps = sysconf(_SC_PAGESIZE);
+    int mfd = memfd_create("ref-micro-segv", MFD_CLOEXEC);
+    if (mfd < 0 || ftruncate(mfd, SG.ps))
+        die("memfd");
+    SG.view = mmap(NULL, (size_t)SG.ps, PROT_NONE, MAP_SHARED, mfd, 0);
+    SG.alias = mmap(NULL, (size_t)SG.ps, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (SG.view == MAP_FAILED || SG.alias == MAP_FAILED)
+        die("mmap");
+    SG.alias[0] = 1; /* the page exists: the fault is the protection's only */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = segv_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, NULL))
+        die("sigaction");
+    pid_t pid = fork_pair(&SG.fd, rtt_server, 8, SG.ps);
+    for (long b = 0; b <= batches; b++) {
+        uint64_t armed = 0, t0 = now_ns();
+        for (long i = 0; i < count; i++) {
+            uint64_t a0 = now_ns();
+            if (mprotect(SG.view, (size_t)SG.ps, PROT_NONE))
+                die("mprotect");
+            armed += now_ns() - a0;
+            (void)*(volatile char *)SG.view; /* faults: one round trip */
+        }
+        uint64_t t1 = now_ns();
+        if (b > 0)
+            printf("sample segv %.1f\n", (double)(t1 - t0 - armed) / (double)count);
+    }
+    if (SG.faults != count * (batches + 1)) {
+        fprintf(stderr, "ref_micro segv: %ld faults handled, %ld expected\n", (long)SG.faults,
+                count * (batches + 1));
+        exit(1);
+    }
+    finish_child(SG.fd, pid);
+    signal(SIGSEGV, SIG_DFL);
+    munmap(SG.view, (size_t)SG.ps);
+    munmap(SG.alias, (size_t)SG.ps);
+    close(mfd);
+}
+
 /* ----------------------------------------------------------------- bw */
 
 #define CHUNK (1 << 20)
@@ -388,6 +466,8 @@ int main(int argc, char **argv)
         bench_rtt(a[0], a[1], a[2], a[3]);
     else if (strcmp(what, "mprotect") == 0 && argc == 4)
         bench_mprotect(a[0], a[1]);
+    else if (strcmp(what, "segv") == 0 && argc == 4)
+        bench_segv(a[0], a[1]);
     else if (strcmp(what, "bw") == 0 && argc == 4)
         bench_bw(a[0], a[1]);
     else if (strcmp(what, "rtt-serve") == 0 && argc == 5)
@@ -402,6 +482,7 @@ int main(int argc, char **argv)
                strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0), strtol(argv[7], NULL, 0));
     else {
         fprintf(stderr, "usage: ref_micro rtt REQ REP COUNT BATCHES | mprotect COUNT BATCHES | "
+                        "segv COUNT BATCHES | "
                         "bw MBYTES BATCHES | rtt-serve PORT REQ REP | "
                         "rtt-to ADDR PORT REQ REP COUNT BATCHES | xchg-serve PORT | "
                         "xchg-to ADDR PORT W N BATCHES\n");
