@@ -736,6 +736,12 @@ static int poll_progress(void)
     return n;
 }
 
+static int add_fd(int ep, int fd, int64_t tag, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)tag};
+    return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
 /*
  * Request pins.  A thread that sends a request and then waits for its reply
  * (a fault's FETCH, a lock request, a barrier arrival) cannot be asleep in
@@ -783,28 +789,19 @@ void sdsm_net_pin(int dst)
     sdsm_stat_add(SDSM_ST_REQ_PINS, 1);
 }
 
-static void unpin_all(void)
+void sdsm_net_unpin(void)
 {
     while (npinned > 0) {
         int r = pinned[--npinned];
         peer_t *p = &N.peers[r];
         pthread_mutex_lock(&p->pin_mtx);
-        if (--p->pins == 0 && !p->closed) {
-            /* Appended behind the leader's item, as at the start (see
-             * PEER_EVENTS); a frame that came meanwhile and is still unread
-             * makes the kernel report it here at once. */
-            struct epoll_event ev = {.events = PEER_EVENTS, .data.u64 = (uint64_t)r};
-            if (epoll_ctl(N.ep, EPOLL_CTL_ADD, p->fd, &ev) && errno != EEXIST)
-                sdsm_fatal("epoll_ctl (rank %d's socket back in the service thread's instance): %m", r);
-        }
+        /* Appended behind the leader's item, as at the start (see
+         * PEER_EVENTS); a frame that came meanwhile and is still unread
+         * makes the kernel report it here at once. */
+        if (--p->pins == 0 && !p->closed && add_fd(N.ep, p->fd, r, PEER_EVENTS) && errno != EEXIST)
+            sdsm_fatal("epoll_ctl (rank %d's socket back in the service thread's instance): %m", r);
         pthread_mutex_unlock(&p->pin_mtx);
     }
-}
-
-void sdsm_net_unpin(void)
-{
-    if (npinned)
-        unpin_all();
 }
 
 /*
@@ -919,12 +916,6 @@ static void *service_main(void *arg)
             service_aside();
     }
     return NULL;
-}
-
-static int add_fd(int ep, int fd, int64_t tag, uint32_t events)
-{
-    struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)tag};
-    return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
 int sdsm_net_start(const sdsm_net_setup_t *s)

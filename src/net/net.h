@@ -37,14 +37,14 @@ void sdsm_net_shutdown(void);
  * service thread like any other).  The payload is a then b.  Never blocks on
  * the network; never fails except for a dead peer, which stops the job.
  */
+void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
+                   size_t alen, const void *b, size_t blen);
 /* Before sending a request whose reply this thread will wait for: take
  * dst's socket out of the service thread's epoll instance until the wait
  * ends (net.c, "Request pins").  Application threads only; no-op elsewhere. */
 void sdsm_net_pin(int dst);
 /* End this thread's pins (also called by wait.h through sdsm_wait_unpin). */
 void sdsm_net_unpin(void);
-void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
-                   size_t alen, const void *b, size_t blen);
 /*
  * Send to ourselves and, when no other thread is handling messages, handle
  * it (and whatever else is queued for ourselves) at once in the calling
