@@ -5,7 +5,7 @@
 # before it sleeps in the event loop.  Pinned (SDSM_REQ_PIN=1, the default
 # where the ranks share a CPU), every fault pins its socket, and the reply
 # then must not wake rank 1's service thread: at most 2 % of rank 1's read
-# faults may (unpinned, 5-40 % did on the development machine; printed
+# faults may (unpinned, 5-50 % did on the development machine; printed
 # for comparison, not checked, as it depends on the scheduler).  Under
 # hlrc whatever SDSM_PROTOCOL says: under update the home pushes its pages
 # at the barrier, and the batches after the first do not fault.
