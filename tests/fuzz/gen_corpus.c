@@ -45,7 +45,11 @@ static void frame(buf_t *o, uint16_t type, uint16_t flags, const void *p, uint32
 static void save(const char *dir, const char *name, const buf_t *o)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/seed-%s", dir, name);
+    int n = snprintf(path, sizeof path, "%s/seed-%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        fprintf(stderr, "gen_corpus: output path too long: %s/seed-%s\n", dir, name);
+        exit(1);
+    }
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(o->b, 1, o->n, f) != o->n || fclose(f)) {
         perror(path);
