@@ -13,6 +13,32 @@ sdsm_stats_t sdsm_stats;
 _Atomic int  sdsm_sleepers[SDSM_SLEEP_BUCKETS];
 _Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
 _Atomic unsigned sdsm_spin_probes;
+_Atomic uint64_t sdsm_spin_held_until;
+_Atomic int      sdsm_spin_hold_level;
+_Atomic int      sdsm_spin_sleepy;
+static _Atomic uint64_t spin_last_stolen;
+
+/* Races between threads only lose a doubling or a halving. */
+void sdsm_spin_stolen(uint64_t now)
+{
+    int k = atomic_load_explicit(&sdsm_spin_hold_level, memory_order_relaxed);
+    uint64_t last = atomic_load_explicit(&spin_last_stolen, memory_order_relaxed);
+    if (k < SDSM_SPIN_HOLD_MAX && last && now - last < 4 * (SDSM_SPIN_HOLD_NS << k))
+        k++;
+    atomic_store_explicit(&sdsm_spin_hold_level, k, memory_order_relaxed);
+    atomic_store_explicit(&spin_last_stolen, now, memory_order_relaxed);
+    atomic_store_explicit(&sdsm_spin_held_until, now + (SDSM_SPIN_HOLD_NS << k),
+                          memory_order_relaxed);
+    sdsm_stat_add(SDSM_ST_SPIN_STOLEN, 1);
+}
+
+void sdsm_spin_kept(uint64_t now)
+{
+    int k = atomic_load_explicit(&sdsm_spin_hold_level, memory_order_relaxed);
+    uint64_t last = atomic_load_explicit(&spin_last_stolen, memory_order_relaxed);
+    if (k > 0 && now - last >= 4 * (SDSM_SPIN_HOLD_NS << k))
+        atomic_store_explicit(&sdsm_spin_hold_level, k - 1, memory_order_relaxed);
+}
 int (*sdsm_wait_progress)(void);
 int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
 _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
@@ -97,6 +123,7 @@ static const struct {
     [SDSM_ST_SPIN_WON] = {"polls answered", 0},
     [SDSM_ST_SPIN_LOST] = {"polls timed out", 0},
     [SDSM_ST_SPIN_SKIPPED] = {"polls skipped (not paying)", 0},
+    [SDSM_ST_SPIN_STOLEN] = {"polls that lost their CPU", 0},
     [SDSM_ST_READY_SLEEPS] = {"ready threads asleep for a slot", 0},
 };
 

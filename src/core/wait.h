@@ -136,23 +136,70 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
  * SDSM_SPIN_PROBE, which polls to find out whether polling pays again.
  * Polling goes on while at least 2 of 3 polls of a word win; the score
  * stops one win above SDSM_SPIN_OFF, so one winning probe turns it back on.
+ *
+ * A poll that loses its CPU for a time slice is worse than lost, even if it
+ * wins: another job's CPU-bound process was runnable on that CPU (a
+ * sched_yield hands it a whole slice; a busy-polling thread that used up
+ * its share is preempted for one), and the answer had to wait for the
+ * slice to end, milliseconds, where a sleeping waiter is woken at once.  A
+ * probe of one wait in SDSM_SPIN_PROBE then costs a slice each, which on a
+ * loaded machine doubled the fault's mean time.  So a poll round that
+ * served nothing and still took SDSM_SPIN_STOLEN_NS or more ends the poll,
+ * and no thread of the rank polls for a while after it (the hold,
+ * sdsm_spin_held_until): every wait sleeps at once, as with SDSM_SPIN_US=0,
+ * until the hold ends and a poll tries again.  A lone preemption (a daemon
+ * waking on a quiet machine) should cost little polling, a steady second
+ * job should cost few slices: so the hold starts at SDSM_SPIN_HOLD_NS,
+ * doubles with every poll that loses its CPU again within 4 holds (up to
+ * 2^SDSM_SPIN_HOLD_MAX times), and halves at the end of a poll when the
+ * last loss is older than that.
  */
 #define SDSM_SPIN_LOST  16
 #define SDSM_SPIN_WON   8
 #define SDSM_SPIN_OFF   48
 #define SDSM_SPIN_TOP   (SDSM_SPIN_OFF + SDSM_SPIN_WON - 1)
 #define SDSM_SPIN_PROBE 16
+#define SDSM_SPIN_STOLEN_NS 250000ull /* a poll round this long lost its CPU */
+#define SDSM_SPIN_HOLD_NS   5000000ull /* then nobody polls for this long, */
+#define SDSM_SPIN_HOLD_MAX  8          /* ... up to 2^8 times as long (1.28 s) */
 extern _Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
 extern _Atomic unsigned sdsm_spin_probes;
+extern _Atomic uint64_t sdsm_spin_held_until;
+extern _Atomic int      sdsm_spin_hold_level;
+/* A poll lost its CPU at now: hold polls off (see above). */
+void sdsm_spin_stolen(uint64_t now);
+/* A poll ended with its CPU at now: the hold halves if the last loss is
+ * old. */
+void sdsm_spin_kept(uint64_t now);
 
-static inline int sdsm_spin_pays(_Atomic int *score)
+/* Polls are held off (a poll lost its CPU lately, see above). */
+static inline int sdsm_spin_held(uint64_t now)
 {
+    return now < atomic_load_explicit(&sdsm_spin_held_until, memory_order_relaxed);
+}
+
+/* The rank's last wait slept at once (its polls were not paying or held
+ * off): the next is likely to as well, so its request is pinned (net.c).
+ * Written only when it changes, to keep the line shared between threads. */
+extern _Atomic int sdsm_spin_sleepy;
+
+static inline int sdsm_spin_decided(int poll)
+{
+    if (atomic_load_explicit(&sdsm_spin_sleepy, memory_order_relaxed) == poll)
+        atomic_store_explicit(&sdsm_spin_sleepy, !poll, memory_order_relaxed);
+    if (!poll)
+        sdsm_stat_add(SDSM_ST_SPIN_SKIPPED, 1);
+    return poll;
+}
+
+static inline int sdsm_spin_pays(_Atomic int *score, uint64_t now)
+{
+    if (sdsm_spin_held(now))
+        return sdsm_spin_decided(0);
     if (atomic_load_explicit(score, memory_order_relaxed) < SDSM_SPIN_OFF)
-        return 1;
-    if (atomic_fetch_add_explicit(&sdsm_spin_probes, 1, memory_order_relaxed) % SDSM_SPIN_PROBE == 0)
-        return 1;
-    sdsm_stat_add(SDSM_ST_SPIN_SKIPPED, 1);
-    return 0;
+        return sdsm_spin_decided(1);
+    return sdsm_spin_decided(atomic_fetch_add_explicit(&sdsm_spin_probes, 1, memory_order_relaxed) %
+                                 SDSM_SPIN_PROBE == 0);
 }
 
 /* Lost or won; updates race harmlessly (a lost update is one poll's score). */
@@ -181,14 +228,24 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
         blocking();
     long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
     _Atomic int *score = spin_us > 0 ? &sdsm_spin_score[sdsm_sleep_bucket(w)] : NULL;
-    if (score && sdsm_spin_pays(score)) {
-        uint64_t until = sdsm_now_ns() + (uint64_t)spin_us * 1000u;
+    uint64_t now = score ? sdsm_now_ns() : 0;
+    if (score && sdsm_spin_pays(score, now)) {
+        uint64_t until = now + (uint64_t)spin_us * 1000u, then;
+        int stolen = 0;
         do {
-            if ((!sdsm_wait_progress || sdsm_wait_progress() <= 0) && sdsm_wait_yields)
+            int served = sdsm_wait_progress ? sdsm_wait_progress() : 0;
+            if (served <= 0 && sdsm_wait_yields)
                 sched_yield();
             v = atomic_load_explicit(w, memory_order_acquire);
-        } while (v == old && sdsm_now_ns() < until);
-        sdsm_spin_scored(score, v != old);
+            then = now;
+            now = sdsm_now_ns();
+            stolen = served <= 0 && now - then >= SDSM_SPIN_STOLEN_NS;
+        } while (v == old && now < until && !stolen);
+        if (stolen)
+            sdsm_spin_stolen(now);
+        else if (atomic_load_explicit(&sdsm_spin_hold_level, memory_order_relaxed) > 0)
+            sdsm_spin_kept(now);
+        sdsm_spin_scored(score, v != old && !stolen);
         if (v != old) {
             sdsm_wait_unpinned();
             return v;

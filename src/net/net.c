@@ -772,9 +772,13 @@ void sdsm_net_pin(int dst)
      * reply while it polls, and the two epoll_ctl calls only cost (fault
      * on 2 CPUs at the default poll: 37 -> 56 us); where it shares its CPU
      * or sleeps at once, the peer it wakes takes that CPU (1 CPU: 36 -> 32
-     * us, switches 4.2 -> 2.4 per fault, as the ping-pong's). */
+     * us, switches 4.2 -> 2.4 per fault, as the ping-pong's); and where
+     * the rank's last wait slept at once (its polls were not paying, or
+     * were held off because one lost its CPU, see wait.h), this one is
+     * likely to as well. */
     if (sdsm_cfg.req_pin == 1 && !sdsm_wait_yields &&
-        atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed) > 0)
+        atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed) > 0 &&
+        !atomic_load_explicit(&sdsm_spin_sleepy, memory_order_relaxed))
         return;
     peer_t *p = &N.peers[dst];
     if (p->fd < 0)

@@ -1,0 +1,119 @@
+/*
+ * test_spin.c - the poll hold of core/wait.h, driven directly (no launcher,
+ * no transport): a poll that loses its CPU for a time slice stops the
+ * rank's polling for a while, the hold doubles while losses keep coming and
+ * halves once they stop, and the rank's next request is pinned while its
+ * waits sleep at once (sdsm_spin_sleepy).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "check.h"
+#include "core/stats.h"
+#include "core/wait.h"
+
+#define MS 1000000ull
+
+static uint64_t st(sdsm_stat_t s) { return atomic_load(&sdsm_stats.v[s]); }
+
+static void reset(void)
+{
+    atomic_store(&sdsm_spin_held_until, 0);
+    atomic_store(&sdsm_spin_hold_level, 0);
+    atomic_store(&sdsm_spin_sleepy, 0);
+    for (int i = 0; i < SDSM_SLEEP_BUCKETS; i++)
+        atomic_store(&sdsm_spin_score[i], 0);
+}
+
+/* The hold's length from the policy alone, on made-up clock values. */
+static void hold_grows_and_decays(void)
+{
+    reset();
+    uint64_t t = 1000 * MS;
+    sdsm_spin_stolen(t);
+    CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, 0);
+    CHECK_U(atomic_load(&sdsm_spin_held_until), ==, t + SDSM_SPIN_HOLD_NS);
+    CHECK(sdsm_spin_held(t + SDSM_SPIN_HOLD_NS - 1));
+    CHECK(!sdsm_spin_held(t + SDSM_SPIN_HOLD_NS));
+    /* Losses one hold apart: the hold doubles each time, up to the top. */
+    for (int k = 1; k <= SDSM_SPIN_HOLD_MAX + 2; k++) {
+        t += SDSM_SPIN_HOLD_NS << (k - 1 < SDSM_SPIN_HOLD_MAX ? k - 1 : SDSM_SPIN_HOLD_MAX);
+        sdsm_spin_stolen(t);
+        int want = k < SDSM_SPIN_HOLD_MAX ? k : SDSM_SPIN_HOLD_MAX;
+        CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, want);
+        CHECK_U(atomic_load(&sdsm_spin_held_until), ==, t + (SDSM_SPIN_HOLD_NS << want));
+    }
+    /* A poll that kept its CPU soon after the last loss changes nothing... */
+    sdsm_spin_kept(t + (SDSM_SPIN_HOLD_NS << SDSM_SPIN_HOLD_MAX));
+    CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, SDSM_SPIN_HOLD_MAX);
+    /* ...one 4 holds after it halves the hold, and so on down to the start. */
+    uint64_t u = t;
+    for (int k = SDSM_SPIN_HOLD_MAX; k > 0; k--) {
+        u += 4 * (SDSM_SPIN_HOLD_NS << k);
+        sdsm_spin_kept(u);
+        CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, k - 1);
+    }
+    /* A lone loss long after starts again at the shortest hold. */
+    sdsm_spin_stolen(u + 1000 * MS);
+    CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, 0);
+}
+
+static _Atomic uint32_t word;
+
+/* A poll round that takes 2 ms without serving anything: the poller lost
+ * its CPU that long. */
+static int slow_progress(void)
+{
+    nanosleep(&(struct timespec){0, 2 * MS}, NULL);
+    return 0;
+}
+
+static void *changer(void *arg)
+{
+    (void)arg;
+    nanosleep(&(struct timespec){0, 30 * MS}, NULL);
+    atomic_store(&word, 1);
+    sdsm_wake_all(&word);
+    return NULL;
+}
+
+/* A real wait whose poll loses its CPU: the poll ends at once (not after
+ * SDSM_SPIN_US), the wait sleeps and is woken, polls are held off and the
+ * next wait sleeps at once. */
+static void lost_poll_holds(void)
+{
+    reset();
+    atomic_store(&word, 0);
+    atomic_store(&sdsm_wait_spin_us, 1000000); /* a 1 s poll, unless cut short */
+    int (*saved)(void) = sdsm_wait_progress;
+    sdsm_wait_progress = slow_progress;
+    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN), skipped0 = st(SDSM_ST_SPIN_SKIPPED);
+    pthread_t th;
+    pthread_create(&th, NULL, changer, NULL);
+    uint64_t t0 = sdsm_now_ns();
+    uint32_t v = sdsm_wait_change_local(&word, 0, NULL);
+    uint64_t took = sdsm_now_ns() - t0;
+    pthread_join(th, NULL);
+    CHECK_U(v, ==, 1);
+    CHECK_U(st(SDSM_ST_SPIN_STOLEN) - stolen0, ==, 1);
+    CHECK_U(took, <, 900 * MS); /* woken by the change, not at the end of the poll */
+    CHECK(sdsm_spin_held(sdsm_now_ns()) || took > 5 * MS);
+    /* The next wait in the hold sleeps at once and marks the rank sleepy. */
+    atomic_store(&sdsm_spin_held_until, sdsm_now_ns() + 1000 * MS);
+    CHECK(!sdsm_spin_pays(&sdsm_spin_score[0], sdsm_now_ns()));
+    CHECK_I(atomic_load(&sdsm_spin_sleepy), ==, 1);
+    CHECK_U(st(SDSM_ST_SPIN_SKIPPED) - skipped0, ==, 1);
+    /* Once the hold is over, a wait polls again and the rank is not sleepy. */
+    atomic_store(&sdsm_spin_held_until, 0);
+    CHECK(sdsm_spin_pays(&sdsm_spin_score[0], sdsm_now_ns()));
+    CHECK_I(atomic_load(&sdsm_spin_sleepy), ==, 0);
+    sdsm_wait_progress = saved;
+}
+
+int main(void)
+{
+    ck_run("hold grows and decays", hold_grows_and_decays);
+    ck_run("a poll that loses its CPU holds polls off", lost_poll_holds);
+    return ck_done("spin");
+}
