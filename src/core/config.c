@@ -84,7 +84,8 @@ static const var_t vars[] = {
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,
      "microseconds a waiting thread polls before it sleeps (yielding between polls where the job "
      "has more compute threads on the host than CPUs; where a word's polls mostly time out, its "
-     "waiters sleep at once, probing now and then)"},
+     "waiters sleep at once, probing now and then; where a poll loses its CPU to another process "
+     "for 250 us or more, the rank stops polling for 5 ms to 1.28 s)"},
     {"SDSM_HIDE_SPIN_US", T_LONG, OFF(hide_spin_us), "1000", 0, 1000000, NULL,
      "SDSM_SPIN_US where a rank runs more compute threads than run slots (latency hiding): a "
      "waiting thread polls this long, yielding between polls, so that the rank's CPU never "
@@ -97,8 +98,10 @@ static const var_t vars[] = {
      "a thread that sends a request and waits for its reply (a fault, a lock, a barrier "
      "arrival) takes the peer's socket from the service thread until its wait ends, so that a "
      "reply arriving while the peer it woke holds its CPU wakes nobody and the sender finds it "
-     "when it waits: 1 where the rank's threads share CPUs or SDSM_SPIN_US is 0 (a sender "
-     "that polls on a CPU of its own sees its reply anyway); 2: always; 0: never"},
+     "when it waits: 1 where it pays: where the sender will not poll (the rank's threads share "
+     "CPUs, SDSM_SPIN_US is 0, or its last wait slept at once) and replies have been waking "
+     "the service thread (more than 1 in 8 of the unpinned ones, measured as it runs); 2: "
+     "always; 0: never"},
     {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
      "strided (0: one page per fault)"},

@@ -6,7 +6,10 @@
 #include "stats.h"
 #include "wait.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 sdsm_stats_t sdsm_stats;
@@ -18,8 +21,46 @@ _Atomic int      sdsm_spin_hold_level;
 _Atomic int      sdsm_spin_sleepy;
 static _Atomic uint64_t spin_last_stolen;
 
-/* Races between threads only lose a doubling or a halving. */
+_Atomic int sdsm_wait_local_threads;
+
+static int foreign_load(uint64_t now)
+{
+    static _Atomic uint64_t checked;
+    static _Atomic int      last;
+    uint64_t at = atomic_load_explicit(&checked, memory_order_relaxed);
+    if (at && now - at < 10000000ull)
+        return atomic_load_explicit(&last, memory_order_relaxed);
+    int running = -1, fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[128];
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        double a, b, c;
+        if (n > 0) {
+            buf[n] = '\0';
+            if (sscanf(buf, "%lf %lf %lf %d/", &a, &b, &c, &running) != 4)
+                running = -1;
+        }
+    }
+    int ours = atomic_load_explicit(&sdsm_wait_local_threads, memory_order_relaxed);
+    if (ours <= 0)
+        ours = sdsm_cpus_here();
+    int yes = running < 0 || running > ours; /* unknown: as before this check */
+    atomic_store_explicit(&last, yes, memory_order_relaxed);
+    atomic_store_explicit(&checked, now, memory_order_relaxed);
+    return yes;
+}
+
+int (*sdsm_spin_foreign)(uint64_t now) = foreign_load;
+
 void sdsm_spin_stolen(uint64_t now)
+{
+    if (sdsm_spin_foreign(now))
+        sdsm_spin_hold(now);
+}
+
+/* Races between threads only lose a doubling or a halving. */
+void sdsm_spin_hold(uint64_t now)
 {
     int k = atomic_load_explicit(&sdsm_spin_hold_level, memory_order_relaxed);
     uint64_t last = atomic_load_explicit(&spin_last_stolen, memory_order_relaxed);
@@ -123,7 +164,7 @@ static const struct {
     [SDSM_ST_SPIN_WON] = {"polls answered", 0},
     [SDSM_ST_SPIN_LOST] = {"polls timed out", 0},
     [SDSM_ST_SPIN_SKIPPED] = {"polls skipped (not paying)", 0},
-    [SDSM_ST_SPIN_STOLEN] = {"polls that lost their CPU", 0},
+    [SDSM_ST_SPIN_STOLEN] = {"polls that lost their CPU to another job", 0},
     [SDSM_ST_READY_SLEEPS] = {"ready threads asleep for a slot", 0},
 };
 

@@ -66,7 +66,7 @@ typedef enum sdsm_stat {
     SDSM_ST_SPIN_WON,       /* waits whose polling saw the answer (core/wait.h) */
     SDSM_ST_SPIN_LOST,      /* ...polled SDSM_SPIN_US in vain, then slept */
     SDSM_ST_SPIN_SKIPPED,   /* ...slept at once: polling that word had not been paying */
-    SDSM_ST_SPIN_STOLEN,    /* polls that lost their CPU for a time slice (core/wait.h) */
+    SDSM_ST_SPIN_STOLEN,    /* polls that lost their CPU to another job (core/wait.h) */
     SDSM_ST_READY_SLEEPS,   /* compute threads that slept waiting for a run slot (sched.c, take) */
     SDSM_ST_COUNT
 } sdsm_stat_t;

@@ -145,7 +145,8 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
  * probe of one wait in SDSM_SPIN_PROBE then costs a slice each, which on a
  * loaded machine doubled the fault's mean time.  So a poll round that
  * served nothing and still took SDSM_SPIN_STOLEN_NS or more ends the poll,
- * and no thread of the rank polls for a while after it (the hold,
+ * and if another job took the CPU (sdsm_spin_foreign, below), no thread of
+ * the rank polls for a while after it (the hold,
  * sdsm_spin_held_until): every wait sleeps at once, as with SDSM_SPIN_US=0,
  * until the hold ends and a poll tries again.  A lone preemption (a daemon
  * waking on a quiet machine) should cost little polling, a steady second
@@ -166,8 +167,20 @@ extern _Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
 extern _Atomic unsigned sdsm_spin_probes;
 extern _Atomic uint64_t sdsm_spin_held_until;
 extern _Atomic int      sdsm_spin_hold_level;
-/* A poll lost its CPU at now: hold polls off (see above). */
+/* A poll lost its CPU at now: hold polls off (see above) if another job
+ * took it (sdsm_spin_foreign).  sdsm_spin_hold: hold them off. */
 void sdsm_spin_stolen(uint64_t now);
+void sdsm_spin_hold(uint64_t now);
+/* Did another job take the CPU?  Only a yield or a preemption in favour of
+ * another job is a CPU lost: where the job's own ranks outnumber the CPUs,
+ * a yield is meant to give the CPU to one of them, and stopping the polls
+ * there made sor and laplace 20-26 % slower at P=4 and 8 on 2 CPUs.  So
+ * this asks the kernel how many threads are runnable (/proc/loadavg) and
+ * says yes when there are more than the job's compute threads on this host
+ * (sdsm_wait_local_threads; the CPUs here if not known), at most once per
+ * 10 ms.  A pointer, so that a test can stand in for the kernel. */
+extern int (*sdsm_spin_foreign)(uint64_t now);
+extern _Atomic int sdsm_wait_local_threads;
 /* A poll ended with its CPU at now: the hold halves if the last loss is
  * old. */
 void sdsm_spin_kept(uint64_t now);

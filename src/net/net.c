@@ -80,6 +80,7 @@ typedef struct peer {
     int64_t         heard_ms;   /* when bytes last came in, as of a tick (progress lock) */
     pthread_mutex_t pin_mtx;    /* guards pins and the item in the service thread's instance */
     int             pins;       /* requesters that took this socket out of it (sdsm_net_pin) */
+    _Atomic int     unpinned;   /* requesters that chose not to, waiting for a reply */
 } peer_t;
 
 typedef struct selfmsg {
@@ -117,6 +118,14 @@ static __thread int in_service;
 /* The peers whose sockets this thread pinned (sdsm_net_pin). */
 #define PIN_MAX 8
 static __thread int pinned[PIN_MAX], npinned;
+/* Whether request pins pay (SDSM_REQ_PIN=1, see sdsm_net_pin). */
+#define PIN_WOKE  8   /* a frame from a peer this rank waits for, read by the service thread */
+#define PIN_ON    8   /* pins from this score on... */
+#define PIN_TOP   64
+#define PIN_PROBE 16  /* ...except one request in this many, which measures */
+static _Atomic int      pin_score;
+static _Atomic unsigned pin_probes;
+static __thread int     unpinned_to = -1; /* the peer of this thread's unpinned request */
 /* This thread holds the progress lock and runs the self-messages queued
  * meanwhile before it lets go (drain_queue), so those need no wake-up. */
 static __thread int holding;
@@ -426,6 +435,14 @@ static void parse(int r)
 static void read_peer(int r)
 {
     peer_t *p = &N.peers[r];
+    /* The service thread woke for a peer that a thread of this rank sent an
+     * unpinned request to and waits for: most likely its reply, which a pin
+     * would have kept for the waiter (sdsm_net_pin). */
+    if (in_service && atomic_load_explicit(&p->unpinned, memory_order_relaxed) > 0) {
+        int sc = atomic_load_explicit(&pin_score, memory_order_relaxed);
+        atomic_store_explicit(&pin_score, sc + PIN_WOKE < PIN_TOP ? sc + PIN_WOKE : PIN_TOP,
+                              memory_order_relaxed);
+    }
     for (;;) {
         if (p->roff > 0 && p->rcap - p->rlen < 65536) {
             memmove(p->rbuf, p->rbuf + p->roff, p->rlen - p->roff);
@@ -780,6 +797,31 @@ void sdsm_net_pin(int dst)
         atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed) > 0 &&
         !atomic_load_explicit(&sdsm_spin_sleepy, memory_order_relaxed))
         return;
+    /* And only where replies do find their waiters awake: where the peer
+     * that the request wakes runs on another CPU (another host, or a CPU
+     * of its own here), the sender is asleep long before the reply comes,
+     * and the pin is two epoll_ctl calls for nothing (ranks bound to a CPU
+     * each, each CPU shared with another job's busy process: fault 1.30 ->
+     * 1.40 x the ping-pong).  So while a thread waits for the reply to a
+     * request it did not pin, a frame from that peer that the service
+     * thread reads (read_peer) scores PIN_WOKE, every unpinned request
+     * takes 1 off, and requests are pinned while the score is PIN_ON or
+     * more - while more than 1 reply in 8 woke the service thread - except
+     * one in PIN_PROBE, which goes unpinned to find out whether pins still
+     * pay. */
+    if (sdsm_cfg.req_pin == 1) {
+        int sc = atomic_load_explicit(&pin_score, memory_order_relaxed);
+        if (sc < PIN_ON ||
+            atomic_fetch_add_explicit(&pin_probes, 1, memory_order_relaxed) % PIN_PROBE == 0) {
+            if (sc > 0)
+                atomic_store_explicit(&pin_score, sc - 1, memory_order_relaxed);
+            if (unpinned_to >= 0)
+                atomic_fetch_sub(&N.peers[unpinned_to].unpinned, 1);
+            unpinned_to = dst;
+            atomic_fetch_add(&N.peers[dst].unpinned, 1);
+            return;
+        }
+    }
     peer_t *p = &N.peers[dst];
     if (p->fd < 0)
         return;
@@ -795,6 +837,10 @@ void sdsm_net_pin(int dst)
 
 void sdsm_net_unpin(void)
 {
+    if (unpinned_to >= 0) {
+        atomic_fetch_sub(&N.peers[unpinned_to].unpinned, 1);
+        unpinned_to = -1;
+    }
     while (npinned > 0) {
         int r = pinned[--npinned];
         peer_t *p = &N.peers[r];
@@ -929,6 +975,8 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.nprocs = s->nprocs;
     long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
     sdsm_wait_yields = s->local_nprocs <= 0 || (long)s->local_nprocs * threads > sdsm_cpus_here();
+    atomic_store(&sdsm_wait_local_threads,
+                 s->local_nprocs > 0 ? (int)((long)s->local_nprocs * threads) : 0);
     N.page_size = s->page_size;
     N.listen_fd = s->listen_fd;
     N.ctrl_fd = s->ctrl_fd;

@@ -3,7 +3,8 @@
  * no transport): a poll that loses its CPU for a time slice stops the
  * rank's polling for a while, the hold doubles while losses keep coming and
  * halves once they stop, and the rank's next request is pinned while its
- * waits sleep at once (sdsm_spin_sleepy).
+ * waits sleep at once (sdsm_spin_sleepy); a CPU lost to the job's own
+ * threads holds nothing off.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +32,7 @@ static void hold_grows_and_decays(void)
 {
     reset();
     uint64_t t = 1000 * MS;
-    sdsm_spin_stolen(t);
+    sdsm_spin_hold(t);
     CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, 0);
     CHECK_U(atomic_load(&sdsm_spin_held_until), ==, t + SDSM_SPIN_HOLD_NS);
     CHECK(sdsm_spin_held(t + SDSM_SPIN_HOLD_NS - 1));
@@ -39,7 +40,7 @@ static void hold_grows_and_decays(void)
     /* Losses one hold apart: the hold doubles each time, up to the top. */
     for (int k = 1; k <= SDSM_SPIN_HOLD_MAX + 2; k++) {
         t += SDSM_SPIN_HOLD_NS << (k - 1 < SDSM_SPIN_HOLD_MAX ? k - 1 : SDSM_SPIN_HOLD_MAX);
-        sdsm_spin_stolen(t);
+        sdsm_spin_hold(t);
         int want = k < SDSM_SPIN_HOLD_MAX ? k : SDSM_SPIN_HOLD_MAX;
         CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, want);
         CHECK_U(atomic_load(&sdsm_spin_held_until), ==, t + (SDSM_SPIN_HOLD_NS << want));
@@ -55,7 +56,7 @@ static void hold_grows_and_decays(void)
         CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, k - 1);
     }
     /* A lone loss long after starts again at the shortest hold. */
-    sdsm_spin_stolen(u + 1000 * MS);
+    sdsm_spin_hold(u + 1000 * MS);
     CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, 0);
 }
 
@@ -68,6 +69,9 @@ static int slow_progress(void)
     nanosleep(&(struct timespec){0, 2 * MS}, NULL);
     return 0;
 }
+
+static int yes(uint64_t now) { (void)now; return 1; }
+static int no(uint64_t now) { (void)now; return 0; }
 
 static void *changer(void *arg)
 {
@@ -84,6 +88,7 @@ static void *changer(void *arg)
 static void lost_poll_holds(void)
 {
     reset();
+    sdsm_spin_foreign = yes; /* another job is there */
     atomic_store(&word, 0);
     atomic_store(&sdsm_wait_spin_us, 1000000); /* a 1 s poll, unless cut short */
     int (*saved)(void) = sdsm_wait_progress;
@@ -111,9 +116,32 @@ static void lost_poll_holds(void)
     sdsm_wait_progress = saved;
 }
 
+/* The same lost poll where no other job is runnable (the job's own ranks
+ * took the CPU): the poll ends, but nothing is held off. */
+static void own_job_no_hold(void)
+{
+    reset();
+    sdsm_spin_foreign = no;
+    atomic_store(&word, 0);
+    atomic_store(&sdsm_wait_spin_us, 1000000);
+    int (*saved)(void) = sdsm_wait_progress;
+    sdsm_wait_progress = slow_progress;
+    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN);
+    pthread_t th;
+    pthread_create(&th, NULL, changer, NULL);
+    uint32_t v = sdsm_wait_change_local(&word, 0, NULL);
+    pthread_join(th, NULL);
+    CHECK_U(v, ==, 1);
+    CHECK_U(st(SDSM_ST_SPIN_STOLEN) - stolen0, ==, 0);
+    CHECK(!sdsm_spin_held(sdsm_now_ns()));
+    CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, 0);
+    sdsm_wait_progress = saved;
+}
+
 int main(void)
 {
     ck_run("hold grows and decays", hold_grows_and_decays);
     ck_run("a poll that loses its CPU holds polls off", lost_poll_holds);
+    ck_run("not when the job's own threads took it", own_job_no_hold);
     return ck_done("spin");
 }
