@@ -87,6 +87,7 @@ void (*sdsm_wait_kick)(void);
 void (*sdsm_wait_unpin)(void);
 int sdsm_wait_yields = 1;
 _Atomic long sdsm_wait_spin_us = 50;
+_Atomic int sdsm_wait_hiding;
 void (*sdsm_wait_block_hook)(void);
 void (*sdsm_wait_resume_hook)(void);
 

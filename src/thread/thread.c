@@ -80,6 +80,7 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
      * wait for the network.  They poll longer, so that the rank's CPU does
      * not go idle between their replies: waking an idle CPU, and a thread
      * asleep on it, can cost more than the round trip being hidden. */
+    atomic_store(&sdsm_wait_hiding, T.per_rank > slots);
     atomic_store(&sdsm_wait_spin_us,
                  T.per_rank > slots ? sdsm_cfg.hide_spin_us : sdsm_cfg.spin_us);
     sdsm_sched_init(slots);

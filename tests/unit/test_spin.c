@@ -138,10 +138,34 @@ static void own_job_no_hold(void)
     sdsm_wait_progress = saved;
 }
 
+/* Where the rank hides latency, a long poll round is its own compute
+ * threads at work: no hold, even with another job about. */
+static void hiding_no_hold(void)
+{
+    reset();
+    sdsm_spin_foreign = yes;
+    atomic_store(&sdsm_wait_hiding, 1);
+    atomic_store(&word, 0);
+    atomic_store(&sdsm_wait_spin_us, 1000000);
+    int (*saved)(void) = sdsm_wait_progress;
+    sdsm_wait_progress = slow_progress;
+    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN);
+    pthread_t th;
+    pthread_create(&th, NULL, changer, NULL);
+    uint32_t v = sdsm_wait_change_local(&word, 0, NULL);
+    pthread_join(th, NULL);
+    CHECK_U(v, ==, 1);
+    CHECK_U(st(SDSM_ST_SPIN_STOLEN) - stolen0, ==, 0);
+    CHECK(!sdsm_spin_held(sdsm_now_ns()));
+    atomic_store(&sdsm_wait_hiding, 0);
+    sdsm_wait_progress = saved;
+}
+
 int main(void)
 {
     ck_run("hold grows and decays", hold_grows_and_decays);
     ck_run("a poll that loses its CPU holds polls off", lost_poll_holds);
     ck_run("not when the job's own threads took it", own_job_no_hold);
+    ck_run("not where the rank hides latency", hiding_no_hold);
     return ck_done("spin");
 }
