@@ -7,9 +7,12 @@
 # service thread: at most 2 % of rank 1's read faults may (unpinned, 5-50 %
 # did on the development machine; printed for comparison, not checked, as
 # it depends on the scheduler).  Where it pays (SDSM_REQ_PIN=1, the
-# default), rank 1 must find out that pins pay here from the replies that
-# woke its service thread: at least 3 in 4 faults pinned (one in 16 goes
-# unpinned to measure), at most 10 % of them woke it.  Under
+# default), rank 1 must find out from the replies that woke its service
+# thread that pins pay here, and pin: where unpinned replies woke it for 1
+# fault in 10 or more, it must wake at most half as often as unpinned
+# (about 1 in 14 of the development machine's, 1 in 6 to 1 in 13 with a
+# busy process on the same CPU, where fewer replies find their waiter
+# awake and fewer requests are pinned).  Under
 # hlrc whatever SDSM_PROTOCOL says: under update the home pushes its pages
 # at the barrier, and the batches after the first do not fault.
 run=$1 micro=$2
@@ -27,12 +30,38 @@ for pin in 0 1 2; do
     pins=$(field "$out" "requests pinned to their waiter" 1)
     echo "SDSM_REQ_PIN=$pin: rank 1: read faults $faults, requests pinned $pins, service thread woken $woken"
     case "$faults$woken$pins" in *[!0-9]* | '') printf '%s\n' "$out"; echo "req_pin.sh: no statistics"; exit 1 ;; esac
-    if [ $pin = 1 ]; then
-        [ $((pins * 4)) -ge $((faults * 3)) ] || { echo "req_pin.sh: SDSM_REQ_PIN=1: $pins pins for $faults faults"; exit 1; }
-        [ $((woken * 10)) -le "$faults" ] || { echo "req_pin.sh: SDSM_REQ_PIN=1: the service thread woke $woken times for $faults faults"; exit 1; }
+    [ $pin = 0 ] && woken0=$woken
+    if [ $pin = 1 ] && [ $((woken0 * 10)) -ge "$faults" ]; then
+        [ "$pins" -ge 1 ] && [ $((woken * 2)) -le "$woken0" ] ||
+            { echo "req_pin.sh: SDSM_REQ_PIN=1: the service thread woke $woken times ($woken0 unpinned), $pins pins"; exit 1; }
     fi
 done
 [ "$faults" -ge 1500 ] || { echo "req_pin.sh: only $faults read faults"; exit 1; }
 [ "$pins" -ge "$faults" ] || { echo "req_pin.sh: $pins pins for $faults faults"; exit 1; }
 [ $((woken * 50)) -le "$faults" ] || { echo "req_pin.sh: the service thread woke $woken times for $faults pinned faults"; exit 1; }
+# Where pins do not pay: each rank on a CPU of its own (taskset by rank),
+# so rank 1 is asleep long before its reply comes and the reply wakes the
+# service thread almost never.  SDSM_REQ_PIN=1 must find that out and pin
+# at most half the faults (0-120 of 1,500 on the development machine, also
+# with other tests running; pinning always, as before the measuring, pinned
+# every one).
+# The first two CPUs this test may use ("0-3,8" -> 0 1).
+set -- $(taskset -pc $$ 2>/dev/null | sed 's/.*: *//' | tr ',' '\n' |
+    awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2)
+if [ $# = 2 ]; then
+    cpus="$1 $2"
+    out=$(SDSM_REQ_PIN=1 SDSM_SPIN_US=0 SDSM_PREFETCH=0 CPU0=$1 CPU1=$2 "$run" -n 2 --protocol hlrc \
+        --stats --timeout 60 sh -c 'if [ "$SDSM_RANK" = 0 ]; then c=$CPU0; else c=$CPU1; fi; exec taskset -c "$c" "$@"' \
+        sh "$micro" fault 500 2 2>&1)
+    st=$?
+    [ $st = 0 ] || { printf '%s\n' "$out"; echo "req_pin.sh: a CPU each: status $st"; exit 1; }
+    faults=$(field "$out" "read faults" 1)
+    pins=$(field "$out" "requests pinned to their waiter" 1)
+    woken=$(field "$out" "service thread woken" 1)
+    echo "a CPU each (CPUs $cpus), SDSM_REQ_PIN=1: rank 1: read faults $faults, requests pinned $pins, service thread woken $woken"
+    case "$faults$pins" in *[!0-9]* | '') printf '%s\n' "$out"; echo "req_pin.sh: no statistics"; exit 1 ;; esac
+    [ $((pins * 2)) -le "$faults" ] || { echo "req_pin.sh: a CPU each: $pins pins for $faults faults, where pins do not pay"; exit 1; }
+else
+    echo "req_pin.sh: one CPU only: the CPU-each part skipped"
+fi
 echo "req_pin.sh: PASS"
