@@ -20,16 +20,25 @@ command -v taskset >/dev/null || { echo "req_pin.sh: no taskset: skipped"; exit 
 field() { # field OUTPUT LABEL COLUMN: the statistics line LABEL, rank column
     printf '%s\n' "$1" | awk -v l="$2" -v c="$3" 'index($0, l) == 1 { n = split($0, f, /  +/); print f[c + 2]; exit }'
 }
-for pin in 0 1 2; do
-    out=$(SDSM_REQ_PIN=$pin SDSM_SPIN_US=0 SDSM_PREFETCH=0 taskset -c 0 \
-        "$run" -n 2 --protocol hlrc --stats --timeout 60 "$micro" fault 500 2 2>&1)
+# faults FOR PIN CMD...: rank 1's 1,500 faults on pages of rank 0 at
+# SDSM_SPIN_US=0 and SDSM_REQ_PIN=PIN, the ranks started through CMD (a
+# wrapper that execs its arguments); sets faults, pins and woken (rank 1's
+# read faults, requests pinned, service thread wake-ups); FOR names the run.
+faults() {
+    label=$1 pin=$2
+    shift 2
+    out=$(SDSM_REQ_PIN=$pin SDSM_SPIN_US=0 SDSM_PREFETCH=0 "$run" -n 2 --protocol hlrc --stats \
+        --timeout 60 "$@" "$micro" fault 500 2 2>&1)
     st=$?
-    [ $st = 0 ] || { printf '%s\n' "$out"; echo "req_pin.sh: SDSM_REQ_PIN=$pin: status $st"; exit 1; }
+    [ $st = 0 ] || { printf '%s\n' "$out"; echo "req_pin.sh: $label: status $st"; exit 1; }
     faults=$(field "$out" "read faults" 1)
     woken=$(field "$out" "service thread woken" 1)
     pins=$(field "$out" "requests pinned to their waiter" 1)
-    echo "SDSM_REQ_PIN=$pin: rank 1: read faults $faults, requests pinned $pins, service thread woken $woken"
+    echo "$label: rank 1: read faults $faults, requests pinned $pins, service thread woken $woken"
     case "$faults$woken$pins" in *[!0-9]* | '') printf '%s\n' "$out"; echo "req_pin.sh: no statistics"; exit 1 ;; esac
+}
+for pin in 0 1 2; do
+    faults "SDSM_REQ_PIN=$pin" $pin taskset -c 0
     [ $pin = 0 ] && woken0=$woken
     if [ $pin = 1 ] && [ $((woken0 * 10)) -ge "$faults" ]; then
         [ "$pins" -ge 1 ] && [ $((woken * 2)) -le "$woken0" ] ||
@@ -49,17 +58,9 @@ done
 set -- $(taskset -pc $$ 2>/dev/null | sed 's/.*: *//' | tr ',' '\n' |
     awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2)
 if [ $# = 2 ]; then
-    cpus="$1 $2"
-    out=$(SDSM_REQ_PIN=1 SDSM_SPIN_US=0 SDSM_PREFETCH=0 CPU0=$1 CPU1=$2 "$run" -n 2 --protocol hlrc \
-        --stats --timeout 60 sh -c 'if [ "$SDSM_RANK" = 0 ]; then c=$CPU0; else c=$CPU1; fi; exec taskset -c "$c" "$@"' \
-        sh "$micro" fault 500 2 2>&1)
-    st=$?
-    [ $st = 0 ] || { printf '%s\n' "$out"; echo "req_pin.sh: a CPU each: status $st"; exit 1; }
-    faults=$(field "$out" "read faults" 1)
-    pins=$(field "$out" "requests pinned to their waiter" 1)
-    woken=$(field "$out" "service thread woken" 1)
-    echo "a CPU each (CPUs $cpus), SDSM_REQ_PIN=1: rank 1: read faults $faults, requests pinned $pins, service thread woken $woken"
-    case "$faults$pins" in *[!0-9]* | '') printf '%s\n' "$out"; echo "req_pin.sh: no statistics"; exit 1 ;; esac
+    export CPU0=$1 CPU1=$2
+    faults "a CPU each (CPUs $1 $2), SDSM_REQ_PIN=1" 1 \
+        sh -c 'if [ "$SDSM_RANK" = 0 ]; then c=$CPU0; else c=$CPU1; fi; exec taskset -c "$c" "$@"' sh
     [ $((pins * 2)) -le "$faults" ] || { echo "req_pin.sh: a CPU each: $pins pins for $faults faults, where pins do not pay"; exit 1; }
 else
     echo "req_pin.sh: one CPU only: the CPU-each part skipped"

@@ -82,26 +82,40 @@ static void *changer(void *arg)
     return NULL;
 }
 
-/* A real wait whose poll loses its CPU: the poll ends at once (not after
- * SDSM_SPIN_US), the wait sleeps and is woken, polls are held off and the
- * next wait sleeps at once. */
-static void lost_poll_holds(void)
+/* One wait of up to 1 s of polling whose every poll round takes 2 ms
+ * (lost its CPU), ended by changer after 30 ms; foreign stands in for the
+ * kernel's answer to "another job?", hiding for the rank hiding latency.
+ * Returns the polls held off for it (the statistic's growth); *took: how
+ * long the wait took. */
+static uint64_t lose_a_poll(int (*foreign)(uint64_t), int hiding, uint64_t *took)
 {
     reset();
-    sdsm_spin_foreign = yes; /* another job is there */
+    sdsm_spin_foreign = foreign;
+    atomic_store(&sdsm_wait_hiding, hiding);
     atomic_store(&word, 0);
     atomic_store(&sdsm_wait_spin_us, 1000000); /* a 1 s poll, unless cut short */
     int (*saved)(void) = sdsm_wait_progress;
     sdsm_wait_progress = slow_progress;
-    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN), skipped0 = st(SDSM_ST_SPIN_SKIPPED);
+    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN);
     pthread_t th;
     pthread_create(&th, NULL, changer, NULL);
     uint64_t t0 = sdsm_now_ns();
     uint32_t v = sdsm_wait_change_local(&word, 0, NULL);
-    uint64_t took = sdsm_now_ns() - t0;
+    *took = sdsm_now_ns() - t0;
     pthread_join(th, NULL);
     CHECK_U(v, ==, 1);
-    CHECK_U(st(SDSM_ST_SPIN_STOLEN) - stolen0, ==, 1);
+    sdsm_wait_progress = saved;
+    atomic_store(&sdsm_wait_hiding, 0);
+    return st(SDSM_ST_SPIN_STOLEN) - stolen0;
+}
+
+/* A real wait whose poll loses its CPU to another job: the poll ends at
+ * once (not after SDSM_SPIN_US), the wait sleeps and is woken, polls are
+ * held off and the next wait sleeps at once. */
+static void lost_poll_holds(void)
+{
+    uint64_t took, skipped0 = st(SDSM_ST_SPIN_SKIPPED);
+    CHECK_U(lose_a_poll(yes, 0, &took), ==, 1);
     CHECK_U(took, <, 900 * MS); /* woken by the change, not at the end of the poll */
     CHECK(sdsm_spin_held(sdsm_now_ns()) || took > 5 * MS);
     /* The next wait in the hold sleeps at once and marks the rank sleepy. */
@@ -113,52 +127,25 @@ static void lost_poll_holds(void)
     atomic_store(&sdsm_spin_held_until, 0);
     CHECK(sdsm_spin_pays(&sdsm_spin_score[0], sdsm_now_ns()));
     CHECK_I(atomic_load(&sdsm_spin_sleepy), ==, 0);
-    sdsm_wait_progress = saved;
 }
 
 /* The same lost poll where no other job is runnable (the job's own ranks
- * took the CPU): the poll ends, but nothing is held off. */
+ * took the CPU): nothing is held off. */
 static void own_job_no_hold(void)
 {
-    reset();
-    sdsm_spin_foreign = no;
-    atomic_store(&word, 0);
-    atomic_store(&sdsm_wait_spin_us, 1000000);
-    int (*saved)(void) = sdsm_wait_progress;
-    sdsm_wait_progress = slow_progress;
-    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN);
-    pthread_t th;
-    pthread_create(&th, NULL, changer, NULL);
-    uint32_t v = sdsm_wait_change_local(&word, 0, NULL);
-    pthread_join(th, NULL);
-    CHECK_U(v, ==, 1);
-    CHECK_U(st(SDSM_ST_SPIN_STOLEN) - stolen0, ==, 0);
+    uint64_t took;
+    CHECK_U(lose_a_poll(no, 0, &took), ==, 0);
     CHECK(!sdsm_spin_held(sdsm_now_ns()));
     CHECK_I(atomic_load(&sdsm_spin_hold_level), ==, 0);
-    sdsm_wait_progress = saved;
 }
 
 /* Where the rank hides latency, a long poll round is its own compute
  * threads at work: no hold, even with another job about. */
 static void hiding_no_hold(void)
 {
-    reset();
-    sdsm_spin_foreign = yes;
-    atomic_store(&sdsm_wait_hiding, 1);
-    atomic_store(&word, 0);
-    atomic_store(&sdsm_wait_spin_us, 1000000);
-    int (*saved)(void) = sdsm_wait_progress;
-    sdsm_wait_progress = slow_progress;
-    uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN);
-    pthread_t th;
-    pthread_create(&th, NULL, changer, NULL);
-    uint32_t v = sdsm_wait_change_local(&word, 0, NULL);
-    pthread_join(th, NULL);
-    CHECK_U(v, ==, 1);
-    CHECK_U(st(SDSM_ST_SPIN_STOLEN) - stolen0, ==, 0);
+    uint64_t took;
+    CHECK_U(lose_a_poll(yes, 1, &took), ==, 0);
     CHECK(!sdsm_spin_held(sdsm_now_ns()));
-    atomic_store(&sdsm_wait_hiding, 0);
-    sdsm_wait_progress = saved;
 }
 
 int main(void)
