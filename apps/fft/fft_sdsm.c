@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     fft_prob p;
     if (fft_prob_init(&p, nx, ny, nz, iters))
         sdsm_abort(2, "fft: nx, ny, nz must be powers of two and iters >= 1");
-    if (np > nz || np > ny)
+    if (np < 1 || np > nz || np > ny) /* np >= 1: for gcc's allocation-size check too */
         sdsm_abort(2, "fft: needs at least one z plane and one y row per rank (nz=%d ny=%d, %d ranks)", nz, ny, np);
 
     size_t X = (size_t)nx;

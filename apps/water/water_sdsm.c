@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     int fail = (int)app_opt_long(argc, argv, "fail", 0);
     if (n < 2 || steps < 1)
         sdsm_abort(2, "water: needs n >= 2 and steps >= 1");
-    if (np > n)
+    if (np < 1 || np > n) /* np >= 1 also tells gcc that the allocations below are sane */
         sdsm_abort(2, "water: more ranks (%d) than molecules (%d)", np, n);
     water_prob p;
     water_prob_init(&p, n, steps);
