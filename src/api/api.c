@@ -178,7 +178,8 @@ int sdsm_init(int *argc, char ***argv)
         sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
     sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
                            .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
-                           .page_size = sdsm_cfg.page_size, .local_nprocs = boot.local_nprocs};
+                           .page_size = sdsm_cfg.page_size, .local_nprocs = boot.local_nprocs,
+                           .cpu_sharers = boot.cpu_sharers};
     if (sdsm_cfg.trace_dir) /* before the service thread, so it is traced from its start */
         sdsm_trace_init(sdsm_cfg.trace_dir, boot.rank, boot.nprocs, sdsm_cfg.trace_interval_ms,
                         sdsm_cfg.trace_buffer, sdsm_msg_name);
@@ -188,7 +189,7 @@ int sdsm_init(int *argc, char ***argv)
     if (sdsm_fault_install(sdsm_proto->fault))
         return report("sdsm_init", SDSM_ESYS, "could not install the fault handler");
     sdsm_thread_init(boot.rank, boot.nprocs, (int)sdsm_cfg.threads, (int)sdsm_cfg.run_threads,
-                     boot.local_nprocs);
+                     boot.cpu_sharers);
     sdsm_watch_start();
     addr_mismatch[0] = '\0';
     if ((rc = check_addresses()))

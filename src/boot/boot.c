@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
@@ -127,6 +128,19 @@ static int iface_addr(struct in_addr *out)
     return 0;
 }
 
+/* 1 + the lowest CPU this process may run on, for sdsm_ctrl_addr_t's cpu1
+ * (0 if the kernel does not say). */
+static uint16_t lowest_cpu1(void)
+{
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof s, &s))
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && c < 65534; c++)
+        if (CPU_ISSET(c, &s))
+            return (uint16_t)(c + 1);
+    return 0;
+}
+
 static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
 {
     /* Non-blocking: the acceptor polls it together with the handshakes in flight. */
@@ -142,7 +156,7 @@ static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
     }
     out->ipv4 = a.sin_addr.s_addr;
     out->port = a.sin_port;
-    out->pad = 0;
+    out->cpu1 = lowest_cpu1();
     return fd;
 }
 
@@ -247,9 +261,16 @@ static int link_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t dea
 {
     int rc;
     b->local_nprocs = 0; /* ranks sharing this host listen on its one address */
+    b->cpu_sharers = 0;
+    uint16_t mine = table[b->rank].cpu1;
     for (int r = 0; r < b->nprocs; r++) {
         b->same_host[r] = table[r].ipv4 == table[b->rank].ipv4;
         b->local_nprocs += b->same_host[r];
+        /* A launcher that binds each rank to CPUs of its own (Slurm's
+         * --cpu-bind, numactl, taskset per rank) gives them different
+         * lowest CPUs; ranks started on one set (sdsmrun, taskset -c 0
+         * sdsmrun) have the same.  Not told (PMI-2 carries no cpu1): shared. */
+        b->cpu_sharers += b->same_host[r] && (!mine || !table[r].cpu1 || table[r].cpu1 == mine);
     }
     if ((rc = connect_peers(b, table, deadline)))
         return rc;
@@ -390,7 +411,7 @@ int sdsm_boot_start(sdsm_boot_t *b)
         if ((rc = launcher_without_pmi()))
             return rc;
         b->rank = 0;
-        b->nprocs = b->local_nprocs = 1;
+        b->nprocs = b->local_nprocs = b->cpu_sharers = 1;
         return 0;
     }
     b->rank = (int)sdsm_cfg.rank;

@@ -20,6 +20,7 @@
 typedef struct sdsm_boot {
     int  rank, nprocs;
     int  local_nprocs; /* ranks on this host (same listening address), this one included */
+    int  cpu_sharers;  /* of those, the ones that run on this rank's CPUs (link_peers) */
     int *peer_fds;   /* nprocs entries, -1 at rank; NULL for a job of one */
     uint8_t *same_host; /* nprocs entries: 1 where that rank listens on this rank's address
                            (so runs on this host); NULL for a job of one */

@@ -136,7 +136,8 @@ static const var_t vars[] = {
      "compute threads each rank runs (sdsm_thread_create; sdsm_thread_count() is ranks x this)"},
     {"SDSM_RUN_THREADS", T_LONG, OFF(run_threads), "0", 0, 4096, NULL,
      "most compute threads of a rank running at once; a thread waiting for a page, lock, barrier "
-     "or condition gives up its slot (0: the host's CPUs divided by its ranks)"},
+     "or condition gives up its slot (0: the CPUs the rank may run on divided by the ranks of the "
+     "host that run on them; ranks bound to CPUs of their own count alone)"},
     {"SDSM_HANG_REPORT", T_LONG, OFF(hang_report), "60", 0, 86400, NULL,
      "seconds a blocking call may wait before rank 0 prints what every rank is waiting for "
      "(again every period while it lasts; the job goes on) (0: never)"},

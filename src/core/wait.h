@@ -78,8 +78,9 @@ static inline void sdsm_wait_unpinned(void)
     if (f)
         f();
 }
-/* Set by the transport: the host has fewer CPUs than the job's compute
- * threads there, so a polling waiter yields its CPU each time round; with
+/* Set by the transport: the CPUs this rank may run on are fewer than the
+ * compute threads of the ranks that run on them (boot.c's cpu_sharers), so
+ * a polling waiter yields its CPU each time round; with
  * a CPU each it polls without yielding (a yield to another job's busy
  * process gives that one a whole time slice, milliseconds). */
 extern int sdsm_wait_yields;

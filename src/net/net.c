@@ -974,7 +974,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     N.rank = s->rank;
     N.nprocs = s->nprocs;
     long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
-    sdsm_wait_yields = s->local_nprocs <= 0 || (long)s->local_nprocs * threads > sdsm_cpus_here();
+    sdsm_wait_yields = s->cpu_sharers <= 0 || (long)s->cpu_sharers * threads > sdsm_cpus_here();
     atomic_store(&sdsm_wait_local_threads,
                  s->local_nprocs > 0 ? (int)((long)s->local_nprocs * threads) : 0);
     N.page_size = s->page_size;

@@ -25,6 +25,7 @@ typedef struct sdsm_net_setup {
     int        ctrl_fd;   /* launcher link (EOF = launcher gone); -1 if none */
     size_t     page_size;
     int        local_nprocs; /* ranks on this host, this one included (0: unknown) */
+    int        cpu_sharers;  /* of those, the ones that run on this rank's CPUs (0: unknown) */
 } sdsm_net_setup_t;
 
 int  sdsm_net_start(const sdsm_net_setup_t *s);

@@ -45,7 +45,9 @@ typedef enum sdsm_ctrl_type {
 typedef struct sdsm_ctrl_addr {
     uint32_t ipv4;  /* network byte order */
     uint16_t port;  /* network byte order */
-    uint16_t pad;
+    uint16_t cpu1;  /* 1 + the lowest CPU this rank may run on (0: not told); ranks of one
+                       host with the same value are taken to share their CPUs, ranks with
+                       different ones to be bound to CPUs of their own (boot.c) */
 } sdsm_ctrl_addr_t;
 
 typedef struct sdsm_ctrl_register {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/fatal.h"
+#include "core/log.h"
 #include "core/trace.h"
 #include "core/wait.h"
 #include "core/waits.h"
@@ -71,11 +72,13 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
     T.groups = calloc((size_t)T.per_rank, sizeof *T.groups);
     if (!T.ct || !T.groups)
         sdsm_stop_job(1, "sdsm_init", "out of memory for the compute-thread table");
-    if (slots <= 0) {
+    if (slots <= 0) { /* the CPUs this rank may use, shared with the ranks that may too */
         slots = sdsm_cpus_here() / (ranks_here > 0 ? ranks_here : 1);
         if (slots < 1)
             slots = 1;
     }
+    sdsm_debug("%d run slot(s) for %d compute thread(s); %d CPU(s) here, shared by %d rank(s)",
+               slots, per_rank > 0 ? per_rank : 1, sdsm_cpus_here(), ranks_here);
     /* Latency hiding (seed 001): while one thread computes, the others
      * wait for the network.  They poll longer, so that the rank's CPU does
      * not go idle between their replies: waking an idle CPU, and a thread

@@ -14,7 +14,8 @@
 #include <stddef.h>
 
 /* Called once the job is up: per_rank compute threads per rank (SDSM_THREADS),
- * slots run at once (SDSM_RUN_THREADS, 0: CPUs / ranks_here). */
+ * slots run at once (SDSM_RUN_THREADS, 0: CPUs / ranks_here, the ranks of this
+ * host that run on its CPUs, this one included). */
 void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_here);
 
 int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, char *err, size_t errlen);

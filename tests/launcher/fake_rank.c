@@ -81,7 +81,7 @@ static int listen_any(sdsm_ctrl_addr_t *me)
         die(1, "listen: %m");
     me->ipv4 = a.sin_addr.s_addr;
     me->port = a.sin_port;
-    me->pad = 0;
+    me->cpu1 = 0;
     return fd;
 }
 
