@@ -1,7 +1,9 @@
 /*
  * stats.c - counters and the end-of-run table.  The table has one row per
  * counter and one column per rank so that 8 or 16 ranks still fit a
- * terminal; message rows are printed only for types that were used.
+ * terminal; message rows are printed only for types that were used.  Also
+ * the shared state that core/wait.h declares (sleepers, poll scores, the
+ * poll hold and its policy, the transport's hooks).
  */
 #include "stats.h"
 #include "wait.h"

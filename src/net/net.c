@@ -759,6 +759,54 @@ static int add_fd(int ep, int fd, int64_t tag, uint32_t events)
     return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* This thread's unpinned request (if any) no longer waits for its reply. */
+static void unpinned_done(void)
+{
+    if (unpinned_to >= 0) {
+        atomic_fetch_sub(&N.peers[unpinned_to].unpinned, 1);
+        unpinned_to = -1;
+    }
+}
+
+/*
+ * SDSM_REQ_PIN=1: does a pin of a request to dst pay?  Where the sender has
+ * a CPU of its own and polls, it mostly sees its reply while it polls, and
+ * the two epoll_ctl calls only cost (fault on 2 CPUs at the default poll:
+ * 37 -> 56 us); where it shares its CPU or sleeps at once, the peer it wakes
+ * takes that CPU (1 CPU: 36 -> 32 us, switches 4.2 -> 2.4 per fault, as the
+ * ping-pong's); and where the rank's last wait slept at once (its polls
+ * were not paying, or were held off because one lost its CPU, see wait.h),
+ * this one is likely to as well.
+ *
+ * And only where replies do find their waiters awake: where the peer that
+ * the request wakes runs on another CPU (another host, or a CPU of its own
+ * here), the sender is asleep long before the reply comes, and the pin is
+ * two epoll_ctl calls for nothing (ranks bound to a CPU each, each CPU
+ * shared with another job's busy process: fault 1.30 -> 1.40 x the
+ * ping-pong).  So while a thread waits for the reply to a request it did
+ * not pin, a frame from that peer that the service thread reads
+ * (read_peer) scores PIN_WOKE, every unpinned request takes 1 off, and
+ * requests are pinned while the score is PIN_ON or more - while more than
+ * 1 reply in 8 woke the service thread - except one in PIN_PROBE, which
+ * goes unpinned to find out whether pins still pay.
+ */
+static int pin_pays(int dst)
+{
+    if (!sdsm_wait_yields && atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed) > 0 &&
+        !atomic_load_explicit(&sdsm_spin_sleepy, memory_order_relaxed))
+        return 0;
+    int sc = atomic_load_explicit(&pin_score, memory_order_relaxed);
+    if (sc >= PIN_ON &&
+        atomic_fetch_add_explicit(&pin_probes, 1, memory_order_relaxed) % PIN_PROBE != 0)
+        return 1;
+    if (sc > 0)
+        atomic_store_explicit(&pin_score, sc - 1, memory_order_relaxed);
+    unpinned_done();
+    unpinned_to = dst;
+    atomic_fetch_add(&N.peers[dst].unpinned, 1);
+    return 0;
+}
+
 /*
  * Request pins.  A thread that sends a request and then waits for its reply
  * (a fault's FETCH, a lock request, a barrier arrival) cannot be asleep in
@@ -777,7 +825,7 @@ static int add_fd(int ep, int fd, int64_t tag, uint32_t events)
  * instance only while a thread of this rank is about to lead or leads: a
  * request from that peer meanwhile is served by the leader.  A poll of a
  * thread that pinned looks in the leader's instance when nobody leads
- * (poll_progress).  SDSM_REQ_PIN: 1 (default) where it pays (below), 2
+ * (poll_progress).  SDSM_REQ_PIN: 1 (default) where it pays (pin_pays), 2
  * always, 0 never.
  */
 void sdsm_net_pin(int dst)
@@ -785,43 +833,8 @@ void sdsm_net_pin(int dst)
     if (!sdsm_cfg.req_pin || !N.started || in_service || holding || dst == N.rank ||
         npinned == PIN_MAX || atomic_load(&N.stopping))
         return;
-    /* Where the sender has a CPU of its own and polls, it mostly sees its
-     * reply while it polls, and the two epoll_ctl calls only cost (fault
-     * on 2 CPUs at the default poll: 37 -> 56 us); where it shares its CPU
-     * or sleeps at once, the peer it wakes takes that CPU (1 CPU: 36 -> 32
-     * us, switches 4.2 -> 2.4 per fault, as the ping-pong's); and where
-     * the rank's last wait slept at once (its polls were not paying, or
-     * were held off because one lost its CPU, see wait.h), this one is
-     * likely to as well. */
-    if (sdsm_cfg.req_pin == 1 && !sdsm_wait_yields &&
-        atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed) > 0 &&
-        !atomic_load_explicit(&sdsm_spin_sleepy, memory_order_relaxed))
+    if (sdsm_cfg.req_pin == 1 && !pin_pays(dst))
         return;
-    /* And only where replies do find their waiters awake: where the peer
-     * that the request wakes runs on another CPU (another host, or a CPU
-     * of its own here), the sender is asleep long before the reply comes,
-     * and the pin is two epoll_ctl calls for nothing (ranks bound to a CPU
-     * each, each CPU shared with another job's busy process: fault 1.30 ->
-     * 1.40 x the ping-pong).  So while a thread waits for the reply to a
-     * request it did not pin, a frame from that peer that the service
-     * thread reads (read_peer) scores PIN_WOKE, every unpinned request
-     * takes 1 off, and requests are pinned while the score is PIN_ON or
-     * more - while more than 1 reply in 8 woke the service thread - except
-     * one in PIN_PROBE, which goes unpinned to find out whether pins still
-     * pay. */
-    if (sdsm_cfg.req_pin == 1) {
-        int sc = atomic_load_explicit(&pin_score, memory_order_relaxed);
-        if (sc < PIN_ON ||
-            atomic_fetch_add_explicit(&pin_probes, 1, memory_order_relaxed) % PIN_PROBE == 0) {
-            if (sc > 0)
-                atomic_store_explicit(&pin_score, sc - 1, memory_order_relaxed);
-            if (unpinned_to >= 0)
-                atomic_fetch_sub(&N.peers[unpinned_to].unpinned, 1);
-            unpinned_to = dst;
-            atomic_fetch_add(&N.peers[dst].unpinned, 1);
-            return;
-        }
-    }
     peer_t *p = &N.peers[dst];
     if (p->fd < 0)
         return;
@@ -837,10 +850,7 @@ void sdsm_net_pin(int dst)
 
 void sdsm_net_unpin(void)
 {
-    if (unpinned_to >= 0) {
-        atomic_fetch_sub(&N.peers[unpinned_to].unpinned, 1);
-        unpinned_to = -1;
-    }
+    unpinned_done();
     while (npinned > 0) {
         int r = pinned[--npinned];
         peer_t *p = &N.peers[r];

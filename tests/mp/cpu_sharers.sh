@@ -3,7 +3,7 @@
 # a rank's CPUs (boot.c, link_peers): for the default run slots and for
 # whether a polling waiter yields.  Ranks started on one CPU set share it
 # (sdsmrun alone; taskset -c 0 sdsmrun); ranks that a launcher binds to
-# CPUs of their own (here a taskset per rank, by SDSM_RANK) do not, and
+# CPUs of their own (here a taskset per rank, bind_rank.sh) do not, and
 # must each see 1 rank on their CPUs, not 2.  Read from the debug line
 # "N run slot(s) ... shared by K rank(s)" of every rank.
 run=$1 prog=$2
@@ -25,13 +25,8 @@ check() { # check LABEL WANT CMD...
 }
 check "sdsmrun alone" "2 2 " env
 check "taskset -c 0 sdsmrun" "2 2 " taskset -c 0
-# The first two CPUs this test may use ("0-3,8" -> 0 1).
-set -- $(taskset -pc $$ 2>/dev/null | sed 's/.*: *//' | tr ',' '\n' |
-    awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2)
-if [ $# = 2 ]; then
-    export CPU0=$1 CPU1=$2
-    check "a CPU each ($1, $2)" "1 1 " \
-        sh -c 'if [ "$SDSM_RANK" = 0 ]; then c=$CPU0; else c=$CPU1; fi; exec taskset -c "$c" "$@"' sh
+if [ "$(nproc)" -ge 2 ]; then
+    check "a CPU each" "1 1 " "$(dirname "$0")/bind_rank.sh"
 else
     echo "cpu_sharers.sh: one CPU only: the bound case skipped"
 fi

@@ -48,19 +48,14 @@ done
 [ "$faults" -ge 1500 ] || { echo "req_pin.sh: only $faults read faults"; exit 1; }
 [ "$pins" -ge "$faults" ] || { echo "req_pin.sh: $pins pins for $faults faults"; exit 1; }
 [ $((woken * 50)) -le "$faults" ] || { echo "req_pin.sh: the service thread woke $woken times for $faults pinned faults"; exit 1; }
-# Where pins do not pay: each rank on a CPU of its own (taskset by rank),
+# Where pins do not pay: each rank on a CPU of its own (bind_rank.sh),
 # so rank 1 is asleep long before its reply comes and the reply wakes the
 # service thread almost never.  SDSM_REQ_PIN=1 must find that out and pin
 # at most half the faults (0-120 of 1,500 on the development machine, also
 # with other tests running; pinning always, as before the measuring, pinned
 # every one).
-# The first two CPUs this test may use ("0-3,8" -> 0 1).
-set -- $(taskset -pc $$ 2>/dev/null | sed 's/.*: *//' | tr ',' '\n' |
-    awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2)
-if [ $# = 2 ]; then
-    export CPU0=$1 CPU1=$2
-    faults "a CPU each (CPUs $1 $2), SDSM_REQ_PIN=1" 1 \
-        sh -c 'if [ "$SDSM_RANK" = 0 ]; then c=$CPU0; else c=$CPU1; fi; exec taskset -c "$c" "$@"' sh
+if [ "$(nproc)" -ge 2 ]; then
+    faults "a CPU each, SDSM_REQ_PIN=1" 1 "$(dirname "$0")/bind_rank.sh"
     [ $((pins * 2)) -le "$faults" ] || { echo "req_pin.sh: a CPU each: $pins pins for $faults faults, where pins do not pay"; exit 1; }
 else
     echo "req_pin.sh: one CPU only: the CPU-each part skipped"
