@@ -312,15 +312,20 @@ static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 /* Caching: hand lock id to rank `to` (this rank's threads are done with it
  * and its writes are flushed), tell the manager, and ask again if threads
- * of this rank still wait. */
+ * of this rank still wait.  The manager hears of the pass before `to` gets
+ * the lock: passes are made by whichever thread releases, outside
+ * local_mtx, and a note sent after the grant could reach the manager after
+ * the note of this rank's next pass of the lock (it can come round again
+ * while this thread is preempted between the two sends), which the manager
+ * would take for this one's and reject (passed()). */
 static void pass_on(uint32_t id, int to, int again)
 {
     int m = lock_manager(id);
-    sdsm_net_send(to, SDSM_MSG_LOCK_GRANT, 0, 0, &id, 4, NULL, 0);
     if (to != m) { /* a manager that gets the lock learns it from the grant */
         uint32_t note[2] = {id, (uint32_t)to};
         send_to(m, SDSM_MSG_LOCK_PASSED, note, 8, NULL, 0);
     }
+    sdsm_net_send(to, SDSM_MSG_LOCK_GRANT, 0, 0, &id, 4, NULL, 0);
     if (again) {
         uint32_t req[2] = {id, 0};
         send_to(m, SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
