@@ -37,27 +37,41 @@ faults() {
     echo "$label: rank 1: read faults $faults, requests pinned $pins, service thread woken $woken"
     case "$faults$woken$pins" in *[!0-9]* | '') printf '%s\n' "$out"; echo "req_pin.sh: no statistics"; exit 1 ;; esac
 }
-for pin in 0 1 2; do
-    faults "SDSM_REQ_PIN=$pin" $pin taskset -c 0
-    [ $pin = 0 ] && woken0=$woken
-    if [ $pin = 1 ] && [ $((woken0 * 10)) -ge "$faults" ]; then
-        [ "$pins" -ge 1 ] && [ $((woken * 2)) -le "$woken0" ] ||
-            { echo "req_pin.sh: SDSM_REQ_PIN=1: the service thread woke $woken times ($woken0 unpinned), $pins pins"; exit 1; }
+# measure: one round of all the runs below; prints why and returns 1 when
+# a check fails.
+measure() {
+    for pin in 0 1 2; do
+        faults "SDSM_REQ_PIN=$pin" $pin taskset -c 0
+        [ $pin = 0 ] && woken0=$woken
+        if [ $pin = 1 ] && [ $((woken0 * 10)) -ge "$faults" ]; then
+            [ "$pins" -ge 1 ] && [ $((woken * 2)) -le "$woken0" ] ||
+                { echo "req_pin.sh: SDSM_REQ_PIN=1: the service thread woke $woken times ($woken0 unpinned), $pins pins"; return 1; }
+        fi
+    done
+    [ "$faults" -ge 1500 ] || { echo "req_pin.sh: only $faults read faults"; return 1; }
+    [ "$pins" -ge "$faults" ] || { echo "req_pin.sh: $pins pins for $faults faults"; return 1; }
+    [ $((woken * 50)) -le "$faults" ] || { echo "req_pin.sh: the service thread woke $woken times for $faults pinned faults"; return 1; }
+    # Where pins do not pay: each rank on a CPU of its own (bind_rank.sh),
+    # so rank 1 is asleep long before its reply comes and the reply wakes the
+    # service thread almost never.  SDSM_REQ_PIN=1 must find that out and pin
+    # at most half the faults (0-120 of 1,500 on the development machine, also
+    # with other tests running; pinning always, as before the measuring, pinned
+    # every one).
+    if [ "$(nproc)" -ge 2 ]; then
+        faults "a CPU each, SDSM_REQ_PIN=1" 1 "$(dirname "$0")/bind_rank.sh"
+        [ $((pins * 2)) -le "$faults" ] || { echo "req_pin.sh: a CPU each: $pins pins for $faults faults, where pins do not pay"; return 1; }
+    else
+        echo "req_pin.sh: one CPU only: the CPU-each part skipped"
     fi
+}
+# The counts depend on where the scheduler puts the ranks, and another
+# job on the machine can move them for a whole run: a round that fails is
+# measured again, up to 3 rounds, and all 3 must fail for the test to fail
+# (a wrong pin decision fails every round).
+round=1
+until measure; do
+    [ $round -lt 3 ] || { echo "req_pin.sh: FAIL in 3 rounds of 3"; exit 1; }
+    round=$((round + 1))
+    echo "req_pin.sh: round $round"
 done
-[ "$faults" -ge 1500 ] || { echo "req_pin.sh: only $faults read faults"; exit 1; }
-[ "$pins" -ge "$faults" ] || { echo "req_pin.sh: $pins pins for $faults faults"; exit 1; }
-[ $((woken * 50)) -le "$faults" ] || { echo "req_pin.sh: the service thread woke $woken times for $faults pinned faults"; exit 1; }
-# Where pins do not pay: each rank on a CPU of its own (bind_rank.sh),
-# so rank 1 is asleep long before its reply comes and the reply wakes the
-# service thread almost never.  SDSM_REQ_PIN=1 must find that out and pin
-# at most half the faults (0-120 of 1,500 on the development machine, also
-# with other tests running; pinning always, as before the measuring, pinned
-# every one).
-if [ "$(nproc)" -ge 2 ]; then
-    faults "a CPU each, SDSM_REQ_PIN=1" 1 "$(dirname "$0")/bind_rank.sh"
-    [ $((pins * 2)) -le "$faults" ] || { echo "req_pin.sh: a CPU each: $pins pins for $faults faults, where pins do not pay"; exit 1; }
-else
-    echo "req_pin.sh: one CPU only: the CPU-each part skipped"
-fi
 echo "req_pin.sh: PASS"
