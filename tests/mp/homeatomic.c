@@ -12,21 +12,36 @@
 #define MP_NAME "homeatomic"
 #include "mp.h"
 
+#include <errno.h>
+
 enum { AOP_LOAD, AOP_STORE, AOP_XCHG, AOP_CAS, AOP_ADD, AOP_SUB, AOP_AND, AOP_OR };
 int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
                      uint64_t *old);
 
+/* As the OpenMP runtime calls it (omp/atomic.c, rt_home_atomic): -EAGAIN
+ * asks again.  The home refuses while it does not know it is the home
+ * yet: a first-touch page's manager may tell another rank who won the
+ * claim before its answer reaches the winner. */
+static int home_op(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                   uint64_t *old)
+{
+    int rc, tries = 0;
+    while ((rc = sdsm__omp_atomic(addr, size, op, val, expected, old)) == -EAGAIN && ++tries < 10000)
+        mp_sleep_ms(0);
+    return rc;
+}
+
 static void add_double(double *d, double x)
 {
     uint64_t old, want, seen;
-    if (sdsm__omp_atomic(d, 8, AOP_LOAD, 0, 0, &old) != 1)
+    if (home_op(d, 8, AOP_LOAD, 0, 0, &old) != 1)
         sdsm_abort(1, "homeatomic: rank %d: load refused", sdsm_rank());
     for (;;) {
         double v;
         memcpy(&v, &old, 8);
         v += x;
         memcpy(&want, &v, 8);
-        int ok = sdsm__omp_atomic(d, 8, AOP_CAS, want, old, &seen);
+        int ok = home_op(d, 8, AOP_CAS, want, old, &seen);
         if (ok == 1)
             return;
         MP_ASSERT(ok == 0, "compare-exchange status %d", ok);
@@ -57,8 +72,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < iters; i++) {
         long *targets[3] = {&c0[7], &cl[100], &ft[3]};
         for (int t = 0; t < 3; t++) {
-            MP_ASSERT(sdsm__omp_atomic(targets[t], 8, AOP_ADD, (uint64_t)(me + 1), 0, &old) == 1,
-                      "fetch-add refused");
+            int rc = home_op(targets[t], 8, AOP_ADD, (uint64_t)(me + 1), 0, &old);
+            MP_ASSERT(rc == 1, "fetch-add on counter %d at iteration %d refused: %d", t, i, rc);
             /* Its own operation is visible to its own plain read at once
              * (its copy, if it holds one, got the result; else it fetches
              * the home's, which may be newer still). */
@@ -67,14 +82,14 @@ int main(int argc, char **argv)
                       "result %ld", t, seen, (long)old + me + 1);
         }
         add_double(&d[5], 0.5);
-        MP_ASSERT(sdsm__omp_atomic(&bits[me % 1024], 4, AOP_OR, 1u << (i % 32), 0, &old) == 1, "or");
+        MP_ASSERT(home_op(&bits[me % 1024], 4, AOP_OR, 1u << (i % 32), 0, &old) == 1, "or");
     }
     /* A page this rank also writes plainly (twinned): the operation's bytes
      * must not travel back home in this rank's diff (rounds, so that a
      * diff carrying them would be caught overwriting newer values). */
     for (int round = 1; round <= 20; round++) {
         c0[9 + me % 8] = round;
-        MP_ASSERT(sdsm__omp_atomic(&c0[8], 8, AOP_ADD, 5, 0, &old) == 1, "add");
+        MP_ASSERT(home_op(&c0[8], 8, AOP_ADD, 5, 0, &old) == 1, "add");
         c0[9 + me % 8] = -round;
         sdsm_barrier();
         MP_CHECK("twinned c0", 8, 5L * n * round, c0[8]);
@@ -91,7 +106,7 @@ int main(int argc, char **argv)
     if (me == 0)
         c0[20] = -1;
     sdsm_barrier();
-    MP_ASSERT(sdsm__omp_atomic(&c0[20], 8, AOP_XCHG, (uint64_t)me, 0, &old) == 1, "xchg");
+    MP_ASSERT(home_op(&c0[20], 8, AOP_XCHG, (uint64_t)me, 0, &old) == 1, "xchg");
     c0[32 + me] = (long)old;
     sdsm_barrier();
     if (me == 0) {
