@@ -12,7 +12,9 @@
  *    later reads see its own operation;
  *  - the page goes on the caller's dirty list as written and flushed, so
  *    the caller's next release announces it (barrier notices; at a lock
- *    release, the home invalidates the other copies).  The caller, not the
+ *    release, the home invalidates the other copies), even when it is a
+ *    home page the caller keeps writable: the runtime view's writes are
+ *    invisible to the written-page tracking (release.c).  The caller, not the
  *    home, announces: its release is the one ordered after the operation.
  * hlrc and update only: ibec binds writes to locks, and its callers keep
  * the lock-based path.
@@ -23,6 +25,7 @@
 
 #include "core/config.h"
 #include "core/stats.h"
+#include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
 #include "net/msg.h"
@@ -136,9 +139,47 @@ static void note_local(uint32_t pg, unsigned off, unsigned size, uint64_t now, i
         if (m->flags & SDSM_PGF_TWIN)
             memcpy(sdsm_page_twin(pg) + off, &now, size);
     }
-    if (m->state != SDSM_PG_READ_WRITE)
+    /* FLUSHED: announced by the next release whatever the page's state.
+     * At the home the operation wrote through the runtime view, which the
+     * kernel's written-page tracking does not see: a home page kept
+     * writable (hot, or of an announced block) would otherwise go
+     * unannounced, and other ranks would keep their old copies (a
+     * reduction losing the home rank's part). */
+    if (m->state != SDSM_PG_READ_WRITE || home == H.me)
         m->flags |= SDSM_PGF_FLUSHED;
     sdsm_page_mark_dirty(pg);
+}
+
+/*
+ * Operations of this rank's threads on one word take turns, from the
+ * request to the note of the result (a gate per word, hashed): the home
+ * applies them in some order, and each caller writes the value its own
+ * operation left into the rank's copy.  Two replies noted in the other
+ * order left the copy with the older value - missing one thread's part of
+ * a reduction - which the rank then kept as its own write at the barrier.
+ * Only same-word operations of one rank wait: the home serializes them
+ * anyway, others still overlap their round trips.
+ */
+#define GATES 64
+static _Atomic uint32_t gates[GATES];
+
+static _Atomic uint32_t *gate_enter(const void *addr)
+{
+    uintptr_t w = (uintptr_t)addr >> 3;
+    _Atomic uint32_t *g = &gates[(w ^ w >> 6 ^ w >> 12) % GATES];
+    for (;;) {
+        uint32_t v = 0;
+        if (atomic_compare_exchange_weak(g, &v, 1))
+            return g;
+        if (v)
+            sdsm_wait_change(g, v);
+    }
+}
+
+static void gate_leave(_Atomic uint32_t *g)
+{
+    atomic_store(g, 0);
+    sdsm_wake_all(g);
 }
 
 /* The page's home, read under its lock (a first-touch claim sets it). */
@@ -169,24 +210,31 @@ int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint
     if (home == H.me) {
         sdsm_page_lock(pg);
         ok = apply(sdsm_page_rt(pg) + off, size, op, val, expected, old);
-    } else {
-        wire_atomic_t q = {pg, (uint16_t)off, (uint8_t)size, (uint8_t)op, val, expected};
-        wire_atomic_rep_t rep = {0, -EIO};
-        sdsm_rpc_t r = {.buf = &rep, .cap = sizeof rep};
-        uint32_t id = sdsm_rpc_open(&r, 1);
-        sdsm_net_send(home, SDSM_MSG_ATOMIC, 0, id, &q, sizeof q, NULL, 0);
-        sdsm_rpc_wait(&r);
-        sdsm_rpc_close(id);
-        if (r.status || rep.status < 0)
-            return -EAGAIN;
-        sdsm_stat_add(SDSM_ST_ATOMICS_HOME, 1);
-        *old = rep.old;
-        ok = rep.status;
-        sdsm_page_lock(pg);
+        if (modifies(op, ok))
+            note_local(pg, off, size, result(op, *old, val, ok), home);
+        sdsm_page_unlock(pg);
+        return ok;
     }
+    wire_atomic_t q = {pg, (uint16_t)off, (uint8_t)size, (uint8_t)op, val, expected};
+    wire_atomic_rep_t rep = {0, -EIO};
+    sdsm_rpc_t r = {.buf = &rep, .cap = sizeof rep};
+    _Atomic uint32_t *gate = gate_enter(addr);
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    sdsm_net_send(home, SDSM_MSG_ATOMIC, 0, id, &q, sizeof q, NULL, 0);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    if (r.status || rep.status < 0) {
+        gate_leave(gate);
+        return -EAGAIN;
+    }
+    sdsm_stat_add(SDSM_ST_ATOMICS_HOME, 1);
+    *old = rep.old;
+    ok = rep.status;
+    sdsm_page_lock(pg);
     if (modifies(op, ok))
         note_local(pg, off, size, result(op, *old, val, ok), home);
     sdsm_page_unlock(pg);
+    gate_leave(gate);
     return ok;
 }
 

@@ -164,7 +164,11 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
     chunk_page_t c = {0, 0, 0, 0};
     sdsm_page_t *p = sdsm_page(pg);
     int home = sdsm_page_home(pg);
-    p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
+    /* FLUSHED on a home page kept writable: written through the runtime
+     * view (an atomic done here, sdsm_home_note_rt_write), which the
+     * kernel's written-page tracking cannot see. */
+    int flushed = (p->flags & SDSM_PGF_FLUSHED) != 0;
+    p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
     if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
         /* Nobody else holds this home page: nothing to announce, and it
          * stays writable, so the next interval's writes cost no fault.
@@ -180,7 +184,7 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
          * unwritten page of main's variables, announced at every release,
          * made every other rank fetch it again after each of rank 0's
          * unlocks), and kept on the dirty list. */
-        int announce = written != 0;
+        int announce = written != 0 || flushed;
         sdsm_stat_add(announce ? SDSM_ST_HOT_KEPT : SDSM_ST_HOT_CLEAN, 1);
         c.notice = eager && announce;
         c.written = announce;
@@ -197,8 +201,7 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
          * copy, needs no notice: whoever fetches it later gets it whole.
          * (Copysets change under the page lock, which we hold.) */
         c.written = home != H.me || home_shared(pg);
-    } else if (p->flags & SDSM_PGF_FLUSHED) {
-        p->flags &= (uint8_t)~SDSM_PGF_FLUSHED;
+    } else if (flushed) {
         c.notice = eager && home >= 0;
         c.written = 1;
     }
