@@ -164,7 +164,8 @@ static size_t thread_stack_size(void)
  * shared memory (homed at rank 0, never write-protected there, like main's
  * stack), at addresses no other rank uses.  gcc's copyin reads the
  * master's copy by address in every thread, and copyprivate hands out the
- * addresses of the single thread's (the master's) variables.
+ * addresses of the single thread's (the master's) variables.  Only the
+ * runtime's few frames run on that stack; it has no guard of its own.
  */
 static void make_master_stack(void)
 {
