@@ -415,15 +415,38 @@ int sdsm_barrier(void)
     return rank_barrier();
 }
 
-int sdsm_thread_create(sdsm_thread_t *t, int group, void *(*fn)(void *), void *arg)
+static int thread_create(sdsm_thread_t *t, int group, void *(*fn)(void *), void *arg, void *stack,
+                         size_t stack_len)
 {
-    REQUIRE_RUNNING("sdsm_thread_create");
     char err[512];
-    int h = -1, rc = sdsm_thread_start(&h, group, fn, arg, err, sizeof err);
+    int h = -1, rc = sdsm_thread_start(&h, group, fn, arg, stack, stack_len, err, sizeof err);
     if (rc)
         return report("sdsm_thread_create", rc, "%s", err);
     *t = (sdsm_thread_t)h;
     return 0;
+}
+
+int sdsm_thread_create(sdsm_thread_t *t, int group, void *(*fn)(void *), void *arg)
+{
+    REQUIRE_RUNNING("sdsm_thread_create");
+    return thread_create(t, group, fn, arg, NULL, 0);
+}
+
+/*
+ * For libsdsm-omp only (not in sdsm.h): sdsm_thread_create on the caller's
+ * [stack, stack + len), where the C library also puts the thread's TLS.  The
+ * OpenMP master runs on shared memory there, so that the other ranks can
+ * read its threadprivate variables (copyin, copyprivate) by address.
+ */
+SDSM_API int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack,
+                                     size_t len);
+SDSM_API int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack,
+                                     size_t len)
+{
+    REQUIRE_RUNNING("sdsm_thread_create");
+    if (!stack || len == 0)
+        return report("sdsm_thread_create", SDSM_EINVAL, "no stack given");
+    return thread_create(t, 0, fn, arg, stack, len);
 }
 
 int sdsm_thread_join(sdsm_thread_t t, void **ret)

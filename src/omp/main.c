@@ -114,6 +114,24 @@ static void *team_thread(void *arg)
     return NULL;
 }
 
+/*
+ * Rank 0's first thread, the master, starts on a stack in shared memory
+ * (mem.c), where the C library also puts its TLS: gcc's copyin makes every
+ * thread read the master's threadprivate variables at the master's
+ * addresses, and copyprivate of a threadprivate variable hands those
+ * addresses to the team.  Private TLS made rank 1 die of a SIGSEGV there,
+ * or read its own thread's zeros at the same address.
+ */
+static void start_thread(sdsm_thread_t *t, int k)
+{
+    size_t len = 0;
+    void *stack = sdsm_omp_master_thread_stack(&len);
+    if (sdsm_rank() == 0 && k == 0 && stack)
+        rt_check(sdsm__omp_thread_create(t, team_thread, NULL, stack, len), "sdsm_thread_create");
+    else
+        rt_check(sdsm_thread_create(t, 0, team_thread, NULL), "sdsm_thread_create");
+}
+
 int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char **, char **))
 {
     rt_env_threads();
@@ -134,7 +152,7 @@ int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char
 
     sdsm_thread_t t[threads];
     for (int k = 0; k < threads; k++)
-        rt_check(sdsm_thread_create(&t[k], 0, team_thread, NULL), "sdsm_thread_create");
+        start_thread(&t[k], k);
     for (int k = 0; k < threads; k++)
         rt_check(sdsm_thread_join(t[k], NULL), "sdsm_thread_join");
     /* Every rank ends with the status the master's main gave. */

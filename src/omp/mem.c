@@ -34,6 +34,8 @@ void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow);
  * process's stack (stack_guard_gap), so a large frame cannot step over it. */
 #define STACK_GUARD (1ul << 20)
 #define PAGE 4096ul
+/* The master thread's frames outside main (start-up, the final barrier). */
+#define MASTER_THREAD_FRAMES (256ul << 10)
 
 static struct {
     uintptr_t data, data_end; /* the program's shared data */
@@ -41,6 +43,8 @@ static struct {
     int       bind_now, relro;
     void     *stack;
     size_t    stack_len;
+    void     *thread_stack; /* the master thread's own stack, its TLS at the top */
+    size_t    thread_stack_len;
     uintptr_t region_lo, region_hi; /* the shared region, once sdsm_init made it */
 } M;
 
@@ -128,11 +132,40 @@ static void size_text(size_t n, char *buf, size_t len)
         snprintf(buf, len, "%zuK", (n + 1023) >> 10);
 }
 
+/* The static TLS of every module loaded at start (the program's, the C
+ * library's, ...): what the C library puts at the top of a thread's stack. */
+static int add_tls(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    size_t *sum = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            *sum += info->dlpi_phdr[i].p_memsz + info->dlpi_phdr[i].p_align;
+    return 0;
+}
+
+/* Room for the master thread's TLS, its thread descriptor and the few
+ * frames it runs before and after main (which runs on the master stack). */
+static size_t thread_stack_size(void)
+{
+    size_t tls = 0;
+    dl_iterate_phdr(add_tls, &tls);
+    return ((tls + PAGE - 1) & ~(PAGE - 1)) + MASTER_THREAD_FRAMES;
+}
+
 /*
  * The master runs main on a stack in shared memory; the fault handler of a
  * thread whose stack is shared memory needs a stack of its own.  Below it,
  * a guard: an overflow stops the job with a message rather than reach the
  * memory underneath.
+ *
+ * Above it, in the same block, the master thread's own stack, on which the
+ * C library puts its TLS: so the master's threadprivate variables are
+ * shared memory (homed at rank 0, never write-protected there, like main's
+ * stack), at addresses no other rank uses.  gcc's copyin reads the
+ * master's copy by address in every thread, and copyprivate hands out the
+ * addresses of the single thread's (the master's) variables.  Only the
+ * runtime's few frames run on that stack; it has no guard of its own.
  */
 static void make_master_stack(void)
 {
@@ -145,17 +178,20 @@ static void make_master_stack(void)
         if (len > (256ul << 20))
             len = 256ul << 20;
     }
+    size_t tlen = thread_stack_size();
     char size[32], overflow[256];
     size_text(len, size, sizeof size);
     snprintf(overflow, sizeof overflow, "the OpenMP master thread overflowed its stack: main runs "
              "on a %s stack in shared memory; raise SDSM_OMP_STACK (default: the stack limit, "
              "ulimit -s, from 8M to 256M)", size);
     /* collective: every rank reaches main's variables */
-    M.stack = sdsm__omp_stack_alloc(len, STACK_GUARD, overflow);
+    M.stack = sdsm__omp_stack_alloc(len + tlen, STACK_GUARD, overflow);
     if (!M.stack)
         die("cannot allocate the master thread's stack in shared memory (SDSM_OMP_STACK; "
             "SDSM_HEAP_SIZE bounds the whole region)");
     M.stack_len = len;
+    M.thread_stack = (char *)M.stack + len;
+    M.thread_stack_len = tlen;
 }
 
 /*
@@ -195,6 +231,12 @@ void *sdsm_omp_master_stack_bounds(size_t *len)
 {
     *len = M.stack_len;
     return M.stack;
+}
+
+void *sdsm_omp_master_thread_stack(size_t *len)
+{
+    *len = M.thread_stack_len;
+    return M.thread_stack;
 }
 
 void *sdsm_omp_master_stack(size_t *len)

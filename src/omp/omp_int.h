@@ -34,6 +34,11 @@ void sdsm_omp_boot(int *argc, char ***argv);
  * NULL to run main on the thread's own stack; *len gets its size. */
 void *sdsm_omp_master_stack(size_t *len);
 
+/* The stack rank 0 starts its master thread on (shared memory, above the
+ * master stack): the C library puts the thread's TLS at its top, so the
+ * master's threadprivate variables are shared memory too. */
+void *sdsm_omp_master_thread_stack(size_t *len);
+
 /* The same bounds, with nothing set up (any thread may ask). */
 void *sdsm_omp_master_stack_bounds(size_t *len);
 

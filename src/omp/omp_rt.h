@@ -217,6 +217,8 @@ void rt_check(int rc, const char *call);
 
 #pragma GCC visibility pop
 
+int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack,
+                            size_t len);
 int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
                      uint64_t *old);
 

@@ -181,7 +181,24 @@ static void *trampoline(void *p)
     return NULL;
 }
 
-int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, char *err, size_t errlen)
+/* pthread_create, on `stack` if given. */
+static int create_on(pthread_t *pt, void *stack, size_t stack_len, void *(*fn)(void *), void *arg)
+{
+    if (!stack)
+        return pthread_create(pt, NULL, fn, arg);
+    pthread_attr_t a;
+    int e = pthread_attr_init(&a);
+    if (e)
+        return e;
+    e = pthread_attr_setstack(&a, stack, stack_len);
+    if (!e)
+        e = pthread_create(pt, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    return e;
+}
+
+int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, void *stack,
+                      size_t stack_len, char *err, size_t errlen)
 {
     if (!handle || !fn) {
         snprintf(err, errlen, "%s is NULL", handle ? "the thread function" : "the handle pointer");
@@ -209,7 +226,7 @@ int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, ch
     T.created++;
     T.alive++;
     sdsm_sched_expect(1);
-    int e = pthread_create(&c->pt, NULL, trampoline, c);
+    int e = create_on(&c->pt, stack, stack_len, trampoline, c);
     if (e) {
         sdsm_sched_expect(-1);
         g->members--;
@@ -217,7 +234,7 @@ int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, ch
         T.alive--;
         c->state = CT_FREE;
         pthread_mutex_unlock(&T.mtx);
-        snprintf(err, errlen, "pthread_create: %s", strerror(e));
+        snprintf(err, errlen, "pthread_create%s: %s", stack ? " (on a given stack)" : "", strerror(e));
         return SDSM_ESYS;
     }
     *handle = c->local;
