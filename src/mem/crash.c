@@ -48,7 +48,8 @@ enum { TID_NONE = -2, TID_MAIN = -1 };
 typedef struct {
     _Atomic int kind;
     _Atomic int ended;
-    int         tid; /* job-wide compute thread id, or TID_MAIN */
+    int         rank; /* whose thread: this rank's, or another's (sdsm_crash_note_tls) */
+    int         tid;  /* job-wide compute thread id, or TID_MAIN */
     uintptr_t   lo, hi;
 } range_t;
 
@@ -121,28 +122,45 @@ static void put_thread(line_t *l, int tid)
     put_dec(l, tid);
 }
 
-/* An address in a recorded stack, guard or TLS: 1 if named. */
-static int what_range(line_t *l, uintptr_t a)
+static void put_range(line_t *l, const range_t *r)
 {
     static const char *const names[] = {
         [R_STACK] = "the stack", [R_GUARD] = "the stack guard", [R_TLS] = "thread-local storage"};
-    unsigned n = atomic_load_explicit(&nranges, memory_order_acquire);
-    for (unsigned i = 0; i < n; i++) {
-        const range_t *r = &ranges[i];
-        int k = atomic_load_explicit(&r->kind, memory_order_acquire);
-        if (k == R_FREE || a < r->lo || a >= r->hi)
-            continue;
-        int ended = atomic_load_explicit(&r->ended, memory_order_relaxed);
-        put(l, names[k]);
-        put(l, " of ");
+    int k = atomic_load_explicit(&r->kind, memory_order_relaxed);
+    put(l, names[k]);
+    put(l, " of ");
+    if (r->rank != sdsm_log_rank) {
+        put(l, "rank ");
+        put_dec(l, r->rank);
+        put(l, "'s ");
         put_thread(l, r->tid);
-        put(l, r->tid == my_tid ? " (this thread)" : ended ? " (ended)" : " (another thread)");
-        if (k == R_GUARD)
-            put(l, ": a stack overflow");
-        else if (ended)
-            put(l, ": a pointer into a thread that has ended");
-        return 1;
+        put(l, ": another rank's private memory, not shared (a pointer to a threadprivate or "
+               "__thread variable, or copyin, passed to other ranks)");
+        return;
     }
+    int ended = atomic_load_explicit(&r->ended, memory_order_relaxed);
+    put_thread(l, r->tid);
+    put(l, r->tid == my_tid ? " (this thread)" : ended ? " (ended)" : " (another thread)");
+    if (k == R_GUARD)
+        put(l, ": a stack overflow");
+    else if (ended)
+        put(l, ": a pointer into a thread that has ended");
+}
+
+/* An address in a recorded stack, guard or TLS: 1 if named.  This rank's
+ * own ranges first: another rank's may overlap them. */
+static int what_range(line_t *l, uintptr_t a)
+{
+    unsigned n = atomic_load_explicit(&nranges, memory_order_acquire);
+    for (int own = 1; own >= 0; own--)
+        for (unsigned i = 0; i < n; i++) {
+            const range_t *r = &ranges[i];
+            int k = atomic_load_explicit(&r->kind, memory_order_acquire);
+            if (k == R_FREE || a < r->lo || a >= r->hi || (r->rank == sdsm_log_rank) != own)
+                continue;
+            put_range(l, r);
+            return 1;
+        }
     return 0;
 }
 
@@ -330,16 +348,20 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 
 /* ---- the ranges of threads, and their alternate stacks ---- */
 
-/* Under ranges_mtx.  Entries overlapping [lo, hi) belong to threads that
- * have ended (the memory was reused): dropped. */
-static void note(int kind, int tid, uintptr_t lo, uintptr_t hi)
+/* Under ranges_mtx.  This rank's entries overlapping [lo, hi) belong to
+ * threads that have ended (the memory was reused): dropped; so is an older
+ * entry of the same kind for the same thread of another rank. */
+static void note(int kind, int rank, int tid, uintptr_t lo, uintptr_t hi)
 {
     unsigned n = atomic_load_explicit(&nranges, memory_order_relaxed), slot = n;
     if (lo >= hi)
         return;
     for (unsigned i = 0; i < n; i++) {
         range_t *r = &ranges[i];
-        if (atomic_load_explicit(&r->kind, memory_order_relaxed) != R_FREE && r->lo < hi && lo < r->hi)
+        int k = atomic_load_explicit(&r->kind, memory_order_relaxed);
+        int stale = rank == sdsm_log_rank ? r->rank == rank && r->lo < hi && lo < r->hi
+                                          : r->rank == rank && r->tid == tid && k == kind;
+        if (k != R_FREE && stale)
             atomic_store_explicit(&r->kind, R_FREE, memory_order_release);
         if (slot == n && atomic_load_explicit(&r->kind, memory_order_relaxed) == R_FREE)
             slot = i;
@@ -349,6 +371,7 @@ static void note(int kind, int tid, uintptr_t lo, uintptr_t hi)
     range_t *r = &ranges[slot];
     r->lo = lo;
     r->hi = hi;
+    r->rank = rank;
     r->tid = tid;
     atomic_store_explicit(&r->ended, 0, memory_order_relaxed);
     atomic_store_explicit(&r->kind, kind, memory_order_release);
@@ -394,10 +417,11 @@ static void note_thread(int tid)
         tls_hi = hi;
         stack_hi = tls_lo;
     }
+    int me = sdsm_log_rank;
     pthread_mutex_lock(&ranges_mtx);
-    note(R_GUARD, tid, lo - guard, lo);
-    note(R_STACK, tid, lo, stack_hi);
-    note(R_TLS, tid, tls_lo, tls_hi);
+    note(R_GUARD, me, tid, lo - guard, lo);
+    note(R_STACK, me, tid, lo, stack_hi);
+    note(R_TLS, me, tid, tls_lo, tls_hi);
     pthread_mutex_unlock(&ranges_mtx);
 }
 
@@ -447,12 +471,39 @@ void sdsm_crash_thread_enter(int tid)
     note_thread(tid);
 }
 
+int sdsm_crash_my_tls(uintptr_t *lo, uintptr_t *hi)
+{
+    int rc = -1;
+    pthread_mutex_lock(&ranges_mtx);
+    unsigned n = atomic_load_explicit(&nranges, memory_order_relaxed);
+    for (unsigned i = 0; i < n && rc; i++) {
+        const range_t *r = &ranges[i];
+        if (atomic_load_explicit(&r->kind, memory_order_relaxed) == R_TLS &&
+            r->rank == sdsm_log_rank && r->tid == my_tid && my_tid != TID_NONE) {
+            *lo = r->lo;
+            *hi = r->hi;
+            rc = 0;
+        }
+    }
+    pthread_mutex_unlock(&ranges_mtx);
+    return rc;
+}
+
+void sdsm_crash_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi)
+{
+    if (rank == sdsm_log_rank)
+        return; /* this rank's own are recorded as its threads start */
+    pthread_mutex_lock(&ranges_mtx);
+    note(R_TLS, rank, tid, lo, hi);
+    pthread_mutex_unlock(&ranges_mtx);
+}
+
 void sdsm_crash_thread_leave(void)
 {
     pthread_mutex_lock(&ranges_mtx);
     unsigned n = atomic_load_explicit(&nranges, memory_order_relaxed);
     for (unsigned i = 0; i < n; i++)
-        if (ranges[i].tid == my_tid)
+        if (ranges[i].rank == sdsm_log_rank && ranges[i].tid == my_tid)
             atomic_store_explicit(&ranges[i].ended, 1, memory_order_relaxed);
     pthread_mutex_unlock(&ranges_mtx);
     alt_stack_off();

@@ -13,6 +13,7 @@
 #define SDSM_MEM_CRASH_H
 
 #include <signal.h>
+#include <stdint.h>
 
 /*
  * Report that `sig` (si, ctx: as given to an SA_SIGINFO handler) kills
@@ -38,5 +39,15 @@ void sdsm_crash_uninstall(void);
  */
 void sdsm_crash_thread_enter(int tid);
 void sdsm_crash_thread_leave(void);
+
+/* The calling thread's thread-local storage as recorded: 0, or -1 (none). */
+int  sdsm_crash_my_tls(uintptr_t *lo, uintptr_t *hi);
+
+/*
+ * Thread tid of another rank has its thread-local storage at [lo, hi)
+ * there (learned from it: the OpenMP master's, through the control block):
+ * an address in it that faults here is named as that rank's private memory.
+ */
+void sdsm_crash_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi);
 
 #endif

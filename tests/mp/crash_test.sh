@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A crash in program code (tests/mp/crash.c): rank 1 must print one line
+# A crash in program code (tests/mp/crash.c, tests/omp/crashtls.c): rank 1 must print one line
 # naming its rank, its thread, the signal, the faulting address, what that
 # address is and the instruction pointer; the rank must still die of the
 # same signal, and the launcher's verdict must follow that line.
@@ -19,7 +19,7 @@ fail() {
 }
 [ "$RC" -eq $((128 + SIGNUM)) ] || fail "exit status $RC, expected $((128 + SIGNUM))"
 # abort() has no faulting address, and its ip is in the C library.
-if [ "$SIGNAME" = SIGABRT ]; then AT= WHERE=; else AT=" at 0x[0-9a-f]+" WHERE=" .*mp_crash"; fi
+if [ "$SIGNAME" = SIGABRT ]; then AT= WHERE=; else AT=" at 0x[0-9a-f]+" WHERE=" .*$(basename "$PROG")"; fi
 REPORT="^sdsm: rank 1: (main )?thread [^:]+ crashed: $SIGNAME$AT: [^;]*($WHAT)[^;]*; ip 0x[0-9a-f]+$WHERE"
 VERDICT="^sdsmrun: rank 1 \\(pid [0-9]+\\) killed by signal $SIGNUM "
 report=$(grep -nE "$REPORT" "$OUT" | head -1 | cut -d: -f1)
