@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "mem/alloc.h"
+#include "mem/crash.h"
 #include "mem/fault.h"
 #include "mem/page.h"
 #include "proto/proto.h"
@@ -84,4 +85,21 @@ SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t v
                               uint64_t *old)
 {
     return sdsm_region.app ? sdsm_proto_atomic(addr, size, op, val, expected, old) : -EINVAL;
+}
+
+/*
+ * The calling thread's thread-local storage as the crash report records it
+ * (0, or -1), and another rank's thread's, learned from that rank (the
+ * master's, through the control block): a worker that follows a pointer
+ * into the master's TLS (a threadprivate variable, copyin) then hears that
+ * it is rank 0's private memory, not just an unmapped address.
+ */
+SDSM_API int sdsm__omp_my_tls(uintptr_t *lo, uintptr_t *hi)
+{
+    return sdsm_crash_my_tls(lo, hi);
+}
+
+SDSM_API void sdsm__omp_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi)
+{
+    sdsm_crash_note_tls(rank, tid, lo, hi);
 }

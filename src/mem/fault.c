@@ -5,7 +5,9 @@
  * write from the CPU's error code, call the protocol.  Faults outside the
  * shared region, or on shared addresses that belong to no live allocation,
  * are passed on: to the previous SA_SIGINFO handler (sanitizers, debuggers'
- * helpers), or by restoring the default action and returning, so the
+ * helpers), or, where the default action was to follow, to the crash
+ * report (crash.c: one line on what the address is and where the program
+ * was), which restores the default action before we return, so the
  * faulting instruction runs again and the process dies with SIGSEGV and a
  * core dump exactly as it would without sdsm.  A fault on the guard below a
  * stack in shared memory (sdsm_fault_guard) stops the job with a message
@@ -25,6 +27,7 @@
 #include "core/stats.h"
 #include "core/wait.h"
 #include "core/waits.h"
+#include "mem/crash.h"
 #include "mem/page.h"
 
 static struct sigaction old_segv;
@@ -42,7 +45,7 @@ void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what)
     snprintf(guard.what, sizeof guard.what, "%s", what ? what : "");
 }
 
-static int is_write_access(void *ctx)
+int sdsm_fault_is_write(const void *ctx)
 {
 #if defined(__x86_64__)
     const ucontext_t *uc = ctx;
@@ -73,8 +76,8 @@ static void chain(int sig, siginfo_t *si, void *ctx)
         old_segv.sa_handler(sig);
         return;
     }
-    /* Default action: re-raise on return with the default disposition. */
-    signal(sig, SIG_DFL);
+    /* Default action: say what crashed, then die of it on return. */
+    sdsm_crash_report(sig, si, ctx);
 }
 
 static void on_segv(int sig, siginfo_t *si, void *ctx)
@@ -88,15 +91,13 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
         sdsm_wait_save_t sv; /* so a fault that never ends says which page it waits for */
         sdsm_wait_enter(&sv, SDSM_WAIT_PAGE, pg);
         uint64_t t0 = sdsm_now_ns();
-        int rc = handler(pg, is_write_access(ctx));
+        int rc = handler(pg, sdsm_fault_is_write(ctx));
         sdsm_stat_add(SDSM_ST_FAULT_WAIT_NS, sdsm_now_ns() - t0);
         sdsm_wait_leave(&sv);
         sdsm_wait_resume();
         errno = saved;
         if (rc == 0)
             return;
-        sdsm_error_log("invalid access to shared address %p: not in a live sdsm_alloc block",
-                       si->si_addr);
     }
     chain(sig, si, ctx);
 }
@@ -116,13 +117,15 @@ int sdsm_fault_install(sdsm_fault_fn fn)
         return -1;
     }
     installed = 1;
-    return 0;
+    return sdsm_crash_install();
 }
 
 void sdsm_fault_uninstall(void)
 {
-    if (installed)
+    if (installed) {
         sigaction(SIGSEGV, &old_segv, NULL);
+        sdsm_crash_uninstall();
+    }
     installed = 0;
     guard.n = 0;
 }

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 #include "omp_int.h"
@@ -100,12 +101,17 @@ static void run_master(void)
     }
 }
 
+int sdsm__omp_my_tls(uintptr_t *lo, uintptr_t *hi);
+
 static void *team_thread(void *arg)
 {
     (void)arg;
     rt_is_compute = 1;
     rt_thread_init(1, 0);
     if (sdsm_thread_id() == 0) {
+        uintptr_t tls[2] = {0, 0}; /* the workers learn it at the first region (team.c) */
+        if (!sdsm__omp_my_tls(&tls[0], &tls[1]))
+            memcpy(rt_ctl->master_tls, tls, sizeof tls);
         run_master();
         rt_release_workers(RT_EXIT, prog_status);
     } else {

@@ -90,6 +90,7 @@ typedef struct {
     long sched_chunk;
     rt_prews_t pre;
     void *copy_data;   /* GOMP_single_copy_end's block, read after a barrier */
+    uintptr_t master_tls[2]; /* the master's TLS at rank 0, for crash reports */
     /* Registries, guarded by RT_LK_REGISTRY. */
     _Alignas(RT_PAGE) int named_count;
     int user_locks;

@@ -136,10 +136,17 @@ static void run_in_team(void (*fn)(void *), void *data, const rt_prews_t *pre, i
     leave_level(m, &saved);
 }
 
+void sdsm__omp_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi);
+
 void rt_worker_loop(void)
 {
+    int noted = 0;
     for (;;) {
         rt_team_barrier();
+        if (!noted && rt_ctl->master_tls[1]) { /* for crash reports: rank 0's master's TLS */
+            sdsm__omp_note_tls(0, 0, rt_ctl->master_tls[0], rt_ctl->master_tls[1]);
+            noted = 1;
+        }
         int kind = rt_ctl->kind;
         if (kind == RT_EXIT) {
             rt_exit_status = rt_ctl->status;

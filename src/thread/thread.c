@@ -31,6 +31,7 @@
 #include "core/trace.h"
 #include "core/wait.h"
 #include "core/waits.h"
+#include "mem/crash.h"
 #include "sdsm.h"
 #include "thread/sched.h"
 
@@ -157,6 +158,7 @@ static void *trampoline(void *p)
     cthread_t *c = p;
     self = c;
     sdsm_trace_thread_name("compute", T.rank * T.per_rank + c->local);
+    sdsm_crash_thread_enter(T.rank * T.per_rank + c->local);
     sdsm_sched_enter();
     void *ret = c->fn(c->arg);
     pthread_mutex_lock(&T.mtx);
@@ -177,6 +179,7 @@ static void *trampoline(void *p)
     T.alive--;
     pthread_mutex_unlock(&T.mtx);
     sdsm_sched_exit();
+    sdsm_crash_thread_leave();
     self = NULL;
     return NULL;
 }
