@@ -138,6 +138,10 @@ static const var_t vars[] = {
      "most compute threads of a rank running at once; a thread waiting for a page, lock, barrier "
      "or condition gives up its slot (0: the CPUs the rank may run on divided by the ranks of the "
      "host that run on them; ranks bound to CPUs of their own count alone)"},
+    {"SDSM_RUN_SLICE", T_MS, OFF(run_slice_ms), "5ms", 0, 60000, NULL,
+     "a compute thread that has used this much CPU time since its last runtime call (spinning on "
+     "a flag in program code, say) no longer counts against SDSM_RUN_THREADS: a ready thread "
+     "runs beside it until it next enters the runtime (seconds, or 5ms; 0: never)"},
     {"SDSM_HANG_REPORT", T_LONG, OFF(hang_report), "60", 0, 86400, NULL,
      "seconds a blocking call may wait before rank 0 prints what every rank is waiting for "
      "(again every period while it lasts; the job goes on) (0: never)"},
