@@ -57,7 +57,7 @@ static struct {
     uint32_t        round;
     int             open, answers, from, flags;
     uint32_t        secs;
-    uint64_t        started;
+    uint64_t        started, last_report;
     char           *lines; /* one per rank, SDSM_HANG_STATE_MAX + 1 bytes each; "" none yet */
 } W = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
@@ -198,9 +198,15 @@ typedef struct busy {
 static void app_busy(void *arg, int label, int computing, int waiting, uint64_t quiet)
 {
     busy_t *b = arg;
-    (void)label, (void)waiting;
-    if (computing || quiet < b->recent)
-        b->flags |= STATE_BUSY;
+    (void)waiting;
+    if (!computing && quiet >= b->recent)
+        return;
+    if (!(b->flags & STATE_BUSY)) { /* says why a round printed nothing (SDSM_LOG=debug) */
+        char who[32];
+        label_name(label, who, sizeof who);
+        sdsm_debug("hang check: %s %s", who, computing ? "computes" : "called the runtime lately");
+    }
+    b->flags |= STATE_BUSY;
 }
 
 static void page_long(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns)
@@ -233,6 +239,7 @@ static void finish_round(void)
         return;
     }
     W.reports++;
+    W.last_report = sdsm_now_ns();
     sdsm_warn("hang report %u: rank %d has waited %u s in a blocking call; what every rank is doing "
               "(SDSM_HANG_REPORT=%ld; the job goes on):", W.reports, W.from, W.secs,
               sdsm_cfg.hang_report);
@@ -251,8 +258,11 @@ static int on_note(int src, const sdsm_hdr_t *h, const uint8_t *p)
     (void)h;
     int n = sdsm_net_nprocs();
     uint64_t now = sdsm_now_ns();
-    if (W.round && now - W.started < period_ns())
-        return 0; /* one round per period */
+    /* One report per period; a round that printed nothing does not hold the
+     * next one back (the ranks note at most once per period each). */
+    if ((W.open && now - W.started < period_ns()) ||
+        (W.reports && now - W.last_report < period_ns()))
+        return 0;
     if (!W.lines && !(W.lines = malloc((size_t)n * (SDSM_HANG_STATE_MAX + 1)))) {
         sdsm_warn("hang report: rank %d has waited %u s in a blocking call (no memory to ask "
                   "the ranks what they are doing)", src, secs);
@@ -348,6 +358,7 @@ int sdsm_watch_init(void)
     sdsm_msg_set_handler(SDSM_MSG_HANG_STATE, on_state);
     W.reports = 0;
     W.open = 0;
+    W.last_report = 0;
     return 0;
 }
 
