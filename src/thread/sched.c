@@ -9,7 +9,8 @@
  * time, for the threads in sdsm_comp_wait (they sleep on it through
  * core/wait.h and all need to look).  blocks
  * counts the slots given up because their thread could not go on (what
- * sdsm_comp_wait waits for).  Everything is atomics and futexes: the hooks
+ * sdsm_comp_wait waits for).  free_slots goes below 0 while slots are
+ * taken beyond the bound (forced, lent), until their holders give them up.  Everything is atomics and futexes: the hooks
  * run inside the fault handler.
  */
 #include "thread/sched.h"
@@ -51,7 +52,7 @@ typedef struct rec {
     _Atomic uint64_t seen_cpu;
 } __attribute__((aligned(64))) rec_t;
 
-#define MAX_RECS 1024
+#define MAX_RECS 4096 /* SDSM_THREADS at most */
 static rec_t       recs[MAX_RECS];
 static _Atomic int nrecs;
 static uint64_t    slice_ns; /* SDSM_RUN_SLICE; 0: never lend */
