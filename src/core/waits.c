@@ -18,7 +18,7 @@
 
 #include "core/stats.h"
 
-#define SLOTS 256
+#define SLOTS (4096 + 64) /* every compute thread SDSM_THREADS allows, the main thread and some */
 
 typedef struct slot {
     _Atomic uint32_t kind;
