@@ -39,7 +39,8 @@
  * says, with a message naming the ranks and the calls; allocations that
  * differ only in their arguments return SDSM_EMISMATCH.  A call that waits
  * longer than SDSM_HANG_REPORT seconds (default 60) makes rank 0 print what
- * every rank is waiting for; the job goes on.
+ * every rank is waiting for, unless a thread of the job computes (waits for
+ * threads that compute are no hang); the job goes on.
  */
 #ifndef SDSM_H
 #define SDSM_H

@@ -138,9 +138,14 @@ static const var_t vars[] = {
      "most compute threads of a rank running at once; a thread waiting for a page, lock, barrier "
      "or condition gives up its slot (0: the CPUs the rank may run on divided by the ranks of the "
      "host that run on them; ranks bound to CPUs of their own count alone)"},
+    {"SDSM_RUN_SLICE", T_MS, OFF(run_slice_ms), "5ms", 0, 60000, NULL,
+     "a compute thread that has used this much CPU time since its last runtime call (spinning on "
+     "a flag in program code, say) no longer counts against SDSM_RUN_THREADS: a ready thread "
+     "runs beside it until it next enters the runtime (seconds, or 5ms; 0: never)"},
     {"SDSM_HANG_REPORT", T_LONG, OFF(hang_report), "60", 0, 86400, NULL,
      "seconds a blocking call may wait before rank 0 prints what every rank is waiting for "
-     "(again every period while it lasts; the job goes on) (0: never)"},
+     "(again every period while it lasts; the job goes on), unless a thread of the job computes "
+     "(0: never)"},
     {"SDSM_HEARTBEAT", T_MS, OFF(heartbeat_ms), "1s", 10, 3600000, NULL,
      "a link on which nothing was sent for this long carries a heartbeat (seconds, or 500ms)"},
     {"SDSM_PEER_TIMEOUT", T_MS, OFF(peer_timeout_ms), "10s", 0, 86400000, NULL,

@@ -64,6 +64,7 @@ typedef struct sdsm_config {
     long        ibec_sections;   /* ibec: threads in critical sections at once (0: as the keys allow) */
     long        threads;         /* compute threads per rank (SDSM_THREADS) */
     long        run_threads;     /* run slots per rank; 0: CPUs / ranks on the host */
+    long        run_slice_ms;    /* a slot holder computing this long without a runtime call lends its slot (0: never) */
     long        hang_report;     /* seconds a wait may last before every rank's waits are reported (0: never) */
     long        heartbeat_ms;    /* idle links carry a heartbeat this often */
     long        peer_timeout_ms; /* a peer silent this long is lost (0: never) */

@@ -169,6 +169,7 @@ static const struct {
     [SDSM_ST_SPIN_SKIPPED] = {"polls skipped (not paying)", 0},
     [SDSM_ST_SPIN_STOLEN] = {"polls that lost their CPU to another job", 0},
     [SDSM_ST_READY_SLEEPS] = {"ready threads asleep for a slot", 0},
+    [SDSM_ST_RUN_LENT] = {"run slots lent", 0},
 };
 
 const char *sdsm_stats_name(int stat)

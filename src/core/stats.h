@@ -68,6 +68,7 @@ typedef enum sdsm_stat {
     SDSM_ST_SPIN_SKIPPED,   /* ...slept at once: polling that word had not been paying */
     SDSM_ST_SPIN_STOLEN,    /* polls that lost their CPU to another job (core/wait.h) */
     SDSM_ST_READY_SLEEPS,   /* compute threads that slept waiting for a run slot (sched.c, take) */
+    SDSM_ST_RUN_LENT,       /* run slots lent beyond SDSM_RUN_THREADS: a holder computed SDSM_RUN_SLICE without a runtime call */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

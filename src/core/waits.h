@@ -12,6 +12,7 @@
 #ifndef SDSM_CORE_WAITS_H
 #define SDSM_CORE_WAITS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,35 @@ void sdsm_wait_enter(sdsm_wait_save_t *save, sdsm_wait_kind_t kind, int64_t id);
 /* Stop waiting: back to the state before the matching enter. */
 void sdsm_wait_leave(const sdsm_wait_save_t *save);
 
+/*
+ * Application threads (the main thread at sdsm_init, each compute thread as
+ * it starts) register, so that a thread computing outside the runtime can
+ * be told from one asleep or waiting: label is the compute thread's id,
+ * -1 for the main thread.  Returns the thread's record.  Each return from a
+ * runtime call or fault (sdsm_wait_resume) counts in the record
+ * (sdsm_wait_called): a relaxed increment of a word of the thread's own,
+ * no system call.
+ */
+int sdsm_wait_register(int label);
+extern __thread _Atomic uint32_t *sdsm_wait_my_calls __attribute__((tls_model("initial-exec")));
+
+static inline void sdsm_wait_called(void)
+{
+    _Atomic uint32_t *c = sdsm_wait_my_calls;
+    if (c)
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+}
+/* The state letter of thread tid of this process in /proc (R running or
+ * runnable, S asleep, ...); 0 if it cannot be read. */
+char sdsm_task_state(int tid);
+/* Whether rec is a registered thread's, and its label. */
+int sdsm_wait_label(int rec, int *label);
+/* Runtime calls record rec's thread has made so far. */
+uint32_t sdsm_wait_calls(int rec);
+/* CPU time rec's thread has used, in ns (0: unknown, or it ended). */
+uint64_t sdsm_wait_cpu_ns(int rec);
+
 /* Longest current wait of any thread of this rank, in ns (0: nobody waits). */
 uint64_t sdsm_wait_longest_ns(uint64_t now);
 /*
@@ -46,5 +76,17 @@ uint64_t sdsm_wait_longest_ns(uint64_t now);
  */
 int sdsm_wait_each(void (*fn)(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns),
                    void *arg, uint64_t now);
+
+/*
+ * The hang watchdog looks at every registered thread each tick: since when
+ * has it made no runtime call (the look that first saw its count)?  A thread
+ * in no wait whose state is R (running or runnable) computes.
+ * sdsm_wait_look records the look (the watchdog only); sdsm_wait_each_app
+ * reads: fn(arg, label, computing, waiting, quiet ns: 0 if a call was made
+ * since the last look, UINT64_MAX if no look yet).
+ */
+void sdsm_wait_look(uint64_t now);
+void sdsm_wait_each_app(void (*fn)(void *arg, int label, int computing, int waiting, uint64_t quiet),
+                        void *arg, uint64_t now);
 
 #endif

@@ -10,6 +10,16 @@
  * its wait records, the locks it holds and the locks and barrier it manages,
  * so the report shows who waits for what and who holds it.  The same line
  * answers the launcher's question when its --timeout fires.
+ *
+ * A long wait is not a hang while the threads it waits for compute: the
+ * main threads of an OpenMP program sit in sdsm_thread_join for the whole
+ * run, and a serial part or an imbalance keeps threads in a barrier for as
+ * long as one thread computes.  Who waits for whom is not known in general
+ * (a barrier, a condition), so the job decides: each answer says whether
+ * its rank is busy (a thread of the program computes, state R outside any
+ * wait, or made a runtime call within the last two looks of the watchdog),
+ * and rank 0 prints the round only if no rank is, or a page fault waited
+ * the period (a page comes from a service thread, never from computation).
  */
 #include "watch.h"
 
@@ -17,6 +27,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,14 +43,32 @@
 #include "net/net.h"
 #include "sync.h"
 
+/* First byte of a HANG_STATE: what the rank's answer says beside its text. */
+#define STATE_BUSY 1 /* a thread of the program computes or made a runtime call lately */
+#define STATE_PAGE 2 /* a page fault has waited the period */
+
 static struct {
     pthread_t       thread;
     pthread_mutex_t mtx;
     pthread_cond_t  cv;
     int             running, stop;
-    uint64_t        last_report; /* rank 0, handlers only */
     uint32_t        reports;
+    /* rank 0, handlers only: the round of questions asked last */
+    uint32_t        round;
+    int             open, answers, from, flags;
+    uint32_t        secs;
+    uint64_t        started, last_report;
+    char           *lines; /* one per rank, SDSM_HANG_STATE_MAX + 1 bytes each; "" none yet */
 } W = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t period_ns(void) { return (uint64_t)sdsm_cfg.hang_report * 1000000000ull; }
+
+/* How often the watchdog looks: a quarter of the period, at most 2 s. */
+static uint64_t tick_ns(void)
+{
+    uint64_t tick = period_ns() / 4;
+    return tick > 2000000000ull ? 2000000000ull : tick;
+}
 
 typedef struct text {
     char  *buf;
@@ -58,6 +87,25 @@ static void put(text_t *t, const char *fmt, ...)
     va_end(ap);
     if (k > 0)
         t->off += (size_t)k;
+}
+
+/* Compute threads by their id (sdsm_thread_id, omp_get_thread_num), the
+ * main thread by name. */
+static void label_name(int label, char *buf, size_t len)
+{
+    if (label < 0)
+        snprintf(buf, len, "main thread");
+    else
+        snprintf(buf, len, "thread %d", label);
+}
+
+static void name(int rec, char *buf, size_t len)
+{
+    int label;
+    if (sdsm_wait_label(rec, &label))
+        label_name(label, buf, len);
+    else
+        snprintf(buf, len, "thread #%d", rec);
 }
 
 static void one_wait(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns)
@@ -101,7 +149,25 @@ static void one_wait(void *arg, int thread, uint32_t kind, int64_t id, uint64_t 
         break;
     default: snprintf(what, sizeof what, "in an unknown wait"); break;
     }
-    put(t, "%sthread %d waiting %.1f s %s", t->n++ ? "; " : "", thread, (double)ns * 1e-9, what);
+    char who[32];
+    name(thread, who, sizeof who);
+    put(t, "%s%s waiting %.1f s %s", t->n++ ? "; " : "", who, (double)ns * 1e-9, what);
+}
+
+/* A thread of the program computing outside the runtime. */
+static void one_app(void *arg, int label, int computing, int waiting, uint64_t quiet)
+{
+    text_t *t = arg;
+    (void)waiting;
+    if (!computing)
+        return;
+    char who[32];
+    label_name(label, who, sizeof who);
+    if (quiet == UINT64_MAX)
+        put(t, "%s%s running", t->n++ ? "; " : "", who);
+    else
+        put(t, "%s%s running, no runtime call for %.1f s", t->n++ ? "; " : "", who,
+            (double)quiet * 1e-9);
 }
 
 size_t sdsm_watch_describe(char *buf, size_t len)
@@ -110,7 +176,9 @@ size_t sdsm_watch_describe(char *buf, size_t len)
     char more[1024];
     buf[0] = '\0';
     put(&t, "pid %d: ", (int)getpid());
-    sdsm_wait_each(one_wait, &t, sdsm_now_ns());
+    uint64_t now = sdsm_now_ns();
+    sdsm_wait_each(one_wait, &t, now);
+    sdsm_wait_each_app(one_app, &t, now);
     if (!t.n)
         put(&t, "running, in no blocking sdsm call");
     if (sdsm_lock_held_list(more, sizeof more))
@@ -122,6 +190,65 @@ size_t sdsm_watch_describe(char *buf, size_t len)
     return t.off < len ? t.off : len - 1;
 }
 
+typedef struct busy {
+    uint64_t recent, period;
+    int      flags;
+} busy_t;
+
+static void app_busy(void *arg, int label, int computing, int waiting, uint64_t quiet)
+{
+    busy_t *b = arg;
+    (void)waiting;
+    if (!computing && quiet >= b->recent)
+        return;
+    if (!(b->flags & STATE_BUSY)) { /* says why a round printed nothing (SDSM_LOG=debug) */
+        char who[32];
+        label_name(label, who, sizeof who);
+        sdsm_debug("hang check: %s %s", who, computing ? "computes" : "called the runtime lately");
+    }
+    b->flags |= STATE_BUSY;
+}
+
+static void page_long(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns)
+{
+    busy_t *b = arg;
+    (void)thread, (void)id;
+    if (kind == SDSM_WAIT_PAGE && ns >= b->period)
+        b->flags |= STATE_PAGE;
+}
+
+/* STATE_* of this rank now. */
+static int state_flags(void)
+{
+    busy_t b = {.recent = 2 * tick_ns(), .period = period_ns()};
+    uint64_t now = sdsm_now_ns();
+    sdsm_wait_each_app(app_busy, &b, now);
+    sdsm_wait_each(page_long, &b, now);
+    return b.flags;
+}
+
+/* Rank 0: every answer of the round is in (or a new round starts before
+ * they are): print them, unless the waits are for threads that compute. */
+static void finish_round(void)
+{
+    int n = sdsm_net_nprocs();
+    W.open = 0;
+    if ((W.flags & STATE_BUSY) && !(W.flags & STATE_PAGE)) {
+        sdsm_debug("hang check %u: rank %d has waited %u s, but threads compute: no report",
+                   W.round, W.from, W.secs);
+        return;
+    }
+    W.reports++;
+    W.last_report = sdsm_now_ns();
+    sdsm_warn("hang report %u: rank %d has waited %u s in a blocking call; what every rank is doing "
+              "(SDSM_HANG_REPORT=%ld; the job goes on):", W.reports, W.from, W.secs,
+              sdsm_cfg.hang_report);
+    for (int r = 0; r < n; r++) {
+        const char *line = W.lines + (size_t)r * (SDSM_HANG_STATE_MAX + 1);
+        sdsm_warn("hang report %u: rank %d: %s", W.reports, r, line[0] ? line : "(no answer)");
+    }
+}
+
 static int on_note(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t secs;
@@ -129,15 +256,31 @@ static int on_note(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (sdsm_net_rank() != 0)
         return -EPROTO;
     (void)h;
-    uint64_t now = sdsm_now_ns(), period = (uint64_t)sdsm_cfg.hang_report * 1000000000ull;
-    if (W.reports && now - W.last_report < period)
-        return 0; /* once per period */
-    W.last_report = now;
-    W.reports++;
-    sdsm_warn("hang report %u: rank %d has waited %u s in a blocking call; what every rank is doing "
-              "(SDSM_HANG_REPORT=%ld; the job goes on):", W.reports, src, secs, sdsm_cfg.hang_report);
-    for (int r = 0; r < sdsm_net_nprocs(); r++)
-        sdsm_net_send(r, SDSM_MSG_HANG_QUERY, 0, W.reports, NULL, 0, NULL, 0);
+    int n = sdsm_net_nprocs();
+    uint64_t now = sdsm_now_ns();
+    /* One report per period; a round that printed nothing does not hold the
+     * next one back (the ranks note at most once per period each). */
+    if ((W.open && now - W.started < period_ns()) ||
+        (W.reports && now - W.last_report < period_ns()))
+        return 0;
+    if (!W.lines && !(W.lines = malloc((size_t)n * (SDSM_HANG_STATE_MAX + 1)))) {
+        sdsm_warn("hang report: rank %d has waited %u s in a blocking call (no memory to ask "
+                  "the ranks what they are doing)", src, secs);
+        return 0;
+    }
+    if (W.open)
+        finish_round(); /* a rank that did not answer in a whole period */
+    W.round++;
+    W.open = 1;
+    W.started = now;
+    W.answers = 0;
+    W.flags = 0;
+    W.from = src;
+    W.secs = secs;
+    for (int r = 0; r < n; r++)
+        W.lines[(size_t)r * (SDSM_HANG_STATE_MAX + 1)] = '\0';
+    for (int r = 0; r < n; r++)
+        sdsm_net_send(r, SDSM_MSG_HANG_QUERY, 0, W.round, NULL, 0, NULL, 0);
     return 0;
 }
 
@@ -147,8 +290,9 @@ static int on_query(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (src != 0)
         return -EPROTO;
     char text[SDSM_HANG_STATE_MAX];
-    size_t n = sdsm_watch_describe(text, sizeof text);
-    sdsm_net_send(0, SDSM_MSG_HANG_STATE, 0, h->seq, text, n, NULL, 0);
+    text[0] = (char)state_flags();
+    size_t n = sdsm_watch_describe(text + 1, sizeof text - 1);
+    sdsm_net_send(0, SDSM_MSG_HANG_STATE, 0, h->seq, text, n + 1, NULL, 0);
     return 0;
 }
 
@@ -156,21 +300,27 @@ static int on_state(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (sdsm_net_rank() != 0)
         return -EPROTO;
-    char text[SDSM_HANG_STATE_MAX + 1];
-    for (uint32_t i = 0; i < h->len; i++) /* one line of printable text, whatever arrived */
-        text[i] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
-    text[h->len] = '\0';
-    sdsm_warn("hang report %u: rank %d: %s", h->seq, src, text);
+    if (!W.open || h->seq != W.round || h->len < 1 || src < 0 || src >= sdsm_net_nprocs())
+        return 0; /* a round already printed, or never asked */
+    char *text = W.lines + (size_t)src * (SDSM_HANG_STATE_MAX + 1);
+    if (text[0])
+        return 0;
+    uint32_t len = h->len - 1;
+    for (uint32_t i = 0; i < len; i++) /* one line of printable text, whatever arrived */
+        text[i] = p[i + 1] >= 0x20 && p[i + 1] < 0x7f ? (char)p[i + 1] : '?';
+    text[len] = '\0';
+    if (!len) /* an empty line still counts as the rank's answer */
+        snprintf(text, SDSM_HANG_STATE_MAX + 1, "?");
+    W.flags |= p[0] & (STATE_BUSY | STATE_PAGE);
+    if (++W.answers == sdsm_net_nprocs())
+        finish_round();
     return 0;
 }
 
 static void *watch_main(void *arg)
 {
     (void)arg;
-    uint64_t period = (uint64_t)sdsm_cfg.hang_report * 1000000000ull, noted = 0;
-    uint64_t tick = period / 4;
-    if (tick > 2000000000ull)
-        tick = 2000000000ull;
+    uint64_t period = period_ns(), tick = tick_ns(), noted = 0;
     pthread_mutex_lock(&W.mtx);
     while (!W.stop) {
         struct timespec ts;
@@ -182,6 +332,7 @@ static void *watch_main(void *arg)
         if (W.stop)
             break;
         uint64_t now = sdsm_now_ns(), waited = sdsm_wait_longest_ns(now);
+        sdsm_wait_look(now);
         if (waited >= period && (!noted || now - noted >= period)) {
             noted = now;
             uint32_t secs = (uint32_t)(waited / 1000000000ull);
@@ -206,6 +357,7 @@ int sdsm_watch_init(void)
     sdsm_msg_set_handler(SDSM_MSG_HANG_QUERY, on_query);
     sdsm_msg_set_handler(SDSM_MSG_HANG_STATE, on_state);
     W.reports = 0;
+    W.open = 0;
     W.last_report = 0;
     return 0;
 }

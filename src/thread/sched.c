@@ -9,7 +9,8 @@
  * time, for the threads in sdsm_comp_wait (they sleep on it through
  * core/wait.h and all need to look).  blocks
  * counts the slots given up because their thread could not go on (what
- * sdsm_comp_wait waits for).  Everything is atomics and futexes: the hooks
+ * sdsm_comp_wait waits for).  free_slots goes below 0 while slots are
+ * taken beyond the bound (forced, lent), until their holders give them up.  Everything is atomics and futexes: the hooks
  * run inside the fault handler.
  */
 #include "thread/sched.h"
@@ -36,46 +37,51 @@ static _Atomic int      slot_sleepers;
 static _Atomic int      parked;         /* handed over (sdsm_sched_hand_over), not woken yet */
 static int              nslots;
 
-/* Who holds a slot (thread ids), so that a thread kept waiting can see
- * whether they still run (see stalled). */
-#define MAX_TIDS 1024
-static _Atomic int tids[MAX_TIDS];
+/*
+ * One record per compute thread (my_rec): whether it holds a slot, so that
+ * a thread kept waiting can see whether the holders still run (stalled)
+ * or compute in program code, making no runtime call (lend).
+ */
+typedef struct rec {
+    _Atomic int      tid;   /* its thread id while it holds a slot, else 0 */
+    _Atomic int      lent;  /* its slot was lent to a ready thread (lend) */
+    int              wrec;  /* its record in core/waits.h: call count, CPU clock */
+    /* a ready thread's last look at it (stale) */
+    _Atomic int      looked;
+    _Atomic uint32_t seen;
+    _Atomic uint64_t seen_cpu;
+} __attribute__((aligned(64))) rec_t;
+
+#define MAX_RECS 4096 /* SDSM_THREADS at most */
+static rec_t       recs[MAX_RECS];
+static _Atomic int nrecs;
+static uint64_t    slice_ns; /* SDSM_RUN_SLICE; 0: never lend */
 
 static __thread int compute __attribute__((tls_model("initial-exec")));
 static __thread int my_tid __attribute__((tls_model("initial-exec")));
 static __thread int has_slot __attribute__((tls_model("initial-exec")));
 static __thread int owe_slot __attribute__((tls_model("initial-exec")));
+static __thread rec_t *my_rec __attribute__((tls_model("initial-exec")));
 
+/* lent is cleared before the thread shows as a holder and after it stops
+ * being one: a lend racing with a give-up leaves at worst one thread
+ * beyond the bound until someone waits. */
 static void note_holder(int on)
 {
-    if (!my_tid)
-        my_tid = (int)syscall(SYS_gettid);
-    for (int i = 0; i < MAX_TIDS; i++) {
-        int want = on ? 0 : my_tid, v = want;
-        if (atomic_compare_exchange_strong(&tids[i], &v, on ? my_tid : 0))
-            return;
+    rec_t *r = my_rec;
+    if (!r)
+        return;
+    if (on) {
+        atomic_store(&r->lent, 0);
+        atomic_store(&r->tid, my_tid);
+    } else {
+        atomic_store(&r->tid, 0);
+        atomic_store(&r->lent, 0);
     }
 }
 
-char sdsm_sched_task_state(int tid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *close = NULL;
-    for (char *c = buf; *c; c++)
-        if (*c == ')')
-            close = c; /* the name may hold a ')' itself */
-    return close && close[1] == ' ' ? close[2] : 0;
-}
-
 /* Is the thread running or runnable (state R in /proc)? */
-static int runs(int tid) { return sdsm_sched_task_state(tid) == 'R'; }
+static int runs(int tid) { return sdsm_task_state(tid) == 'R'; }
 
 /*
  * Every holder of a slot sleeps outside sdsm (a thread waiting in sdsm has
@@ -86,9 +92,9 @@ static int runs(int tid) { return sdsm_sched_task_state(tid) == 'R'; }
  */
 static int stalled(void)
 {
-    int any = 0;
-    for (int i = 0; i < MAX_TIDS; i++) {
-        int t = atomic_load(&tids[i]);
+    int any = 0, n = atomic_load(&nrecs);
+    for (int i = 0; i < n && i < MAX_RECS; i++) {
+        int t = atomic_load(&recs[i].tid);
         if (!t)
             continue;
         if (runs(t))
@@ -96,6 +102,46 @@ static int stalled(void)
         any = 1;
     }
     return any;
+}
+
+/*
+ * A holder that has used SDSM_RUN_SLICE of CPU time since a ready thread
+ * saw its last runtime call computes in program code, and may be spinning
+ * on a flag that only a ready thread will set: the scheduler cannot stop
+ * it, but it can stop counting it.  The first look records the holder's
+ * call count and CPU time, later ones compare.  CPU time, not wall time: a
+ * holder that lost its CPU to another process computes no more than one
+ * that faults, and lending its slot would only crowd the CPU further.
+ */
+static int stale(rec_t *r)
+{
+    if (!atomic_load(&r->tid) || atomic_load(&r->lent))
+        return 0;
+    uint32_t c = sdsm_wait_calls(r->wrec);
+    uint64_t cpu = sdsm_wait_cpu_ns(r->wrec), was = atomic_load(&r->seen_cpu);
+    if (!atomic_load(&r->looked) || c != atomic_load(&r->seen) || !cpu || cpu < was) {
+        atomic_store(&r->seen, c);
+        atomic_store(&r->seen_cpu, cpu);
+        atomic_store(&r->looked, 1);
+        return 0;
+    }
+    return cpu - was >= slice_ns;
+}
+
+/* Count one stale holder out (its slot is the caller's to take, beyond the
+ * bound); it queues for a slot again when it next enters the runtime
+ * (on_resume).  Once per holder: each ready thread finds another. */
+static int lend(void)
+{
+    int n = atomic_load(&nrecs);
+    for (int i = 0; i < n && i < MAX_RECS; i++) {
+        int no = 0;
+        if (stale(&recs[i]) && atomic_compare_exchange_strong(&recs[i].lent, &no, 1)) {
+            sdsm_stat_add(SDSM_ST_RUN_LENT, 1);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Returns the count of blocks after it. */
@@ -121,17 +167,24 @@ static void take(int counted)
 {
     uint64_t t0 = 0;
     int in_ready = counted, quiet = 0; /* quiet: timed waits in a row with no slot given up */
+    /* Naps of a time slice where slots may be lent (each looks whether a
+     * holder computes without runtime calls), as many of them before the
+     * holders are checked for a stall as fit in two of SDSM_SCHED_NAP_NS. */
+    uint64_t nap_ns = slice_ns && slice_ns < SDSM_SCHED_NAP_NS ? slice_ns : SDSM_SCHED_NAP_NS;
+    int stall_naps = (int)(2 * SDSM_SCHED_NAP_NS / nap_ns);
     sdsm_wait_save_t sv;
     for (;;) {
         uint32_t g = atomic_load(&slot_gen);
         int f = atomic_load(&free_slots);
-        int force = quiet >= 2 && stalled();
-        while (f > 0 || force)
+        int force = f <= 0 && quiet >= stall_naps && stalled();
+        int lent = f <= 0 && !force && t0 && slice_ns && lend();
+        while (f > 0 || force || lent)
             if (atomic_compare_exchange_weak(&free_slots, &f, f - 1)) {
                 if (force)
                     sdsm_stat_add(SDSM_ST_RUN_FORCED, 1);
                 has_slot = 1;
                 note_holder(1);
+                sdsm_wait_called(); /* a slot taken starts the holder's slice afresh (stale) */
                 sdsm_stat_max(SDSM_ST_RUN_MAX, (uint64_t)atomic_fetch_add(&holders, 1) + 1);
                 if (in_ready)
                     atomic_fetch_sub(&ready, 1);
@@ -149,8 +202,8 @@ static void take(int counted)
             sdsm_wait_enter(&sv, SDSM_WAIT_SLOT, 0);
         }
         /* Timed: a wait that long without a slot given up is checked for
-         * a stall (above). */
-        struct timespec ts = {0, SDSM_SCHED_NAP_NS};
+         * a stall and for holders that compute (above). */
+        struct timespec ts = {0, (long)nap_ns};
         sdsm_stat_add(SDSM_ST_READY_SLEEPS, 1);
         atomic_fetch_add(&slot_sleepers, 1);
         syscall(SYS_futex, (uint32_t *)&slot_gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
@@ -169,11 +222,18 @@ static void on_block(void)
     give_up(1);
 }
 
-/* core/wait.h: a safe point after a wait. */
+/* core/wait.h: a safe point after a wait, and the end of every runtime
+ * call.  A holder whose slot was lent while it computed queues for one
+ * again here, which brings the rank back to its bound. */
 static void on_resume(void)
 {
-    if (owe_slot && compute) {
+    if (!compute)
+        return;
+    if (owe_slot) {
         owe_slot = 0;
+        take(0);
+    } else if (has_slot && my_rec && atomic_load_explicit(&my_rec->lent, memory_order_relaxed)) {
+        give_up(0);
         take(0);
     }
 }
@@ -181,6 +241,7 @@ static void on_resume(void)
 void sdsm_sched_init(int slots)
 {
     nslots = slots > 0 ? slots : 1;
+    slice_ns = (uint64_t)sdsm_cfg.run_slice_ms * 1000000ull;
     atomic_store(&free_slots, nslots);
     atomic_store(&holders, 0);
     sdsm_wait_block_hook = on_block;
@@ -201,9 +262,15 @@ void sdsm_sched_all_created(void)
 void sdsm_sched_block(void) { on_block(); }
 int sdsm_sched_is_compute(void) { return compute; }
 
-void sdsm_sched_enter(void)
+void sdsm_sched_enter(int id)
 {
     compute = 1;
+    my_tid = (int)syscall(SYS_gettid);
+    int i = atomic_fetch_add(&nrecs, 1);
+    if (i < MAX_RECS) {
+        my_rec = &recs[i];
+        my_rec->wrec = sdsm_wait_register(id);
+    }
     owe_slot = 0;
     take(1);
 }

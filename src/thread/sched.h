@@ -9,6 +9,13 @@
  * wait is over takes a slot again at the next safe point (return from the
  * fault handler or from the sdsm call), never while it holds a runtime lock.
  *
+ * A thread computing in program code cannot be stopped, but once it has
+ * used a time slice of CPU (SDSM_RUN_SLICE) without a runtime call it is
+ * no longer counted: a ready thread, which looks every slice, takes a slot
+ * beside it (lent), and it queues for a slot again at its next runtime
+ * call.  Threads spinning on a flag that a ready thread is to set would
+ * otherwise spin forever.
+ *
  * Seed 001 has a scheduler thread that the compute threads tell about their
  * faults; here the waiting thread itself hands its slot on (no message, no
  * extra thread: a futex word and a counter).
@@ -32,8 +39,9 @@ int  sdsm_sched_slots(void);
  * counts as ready from now on, so comp_wait never mistakes "not started
  * yet" for "nobody can run". */
 void sdsm_sched_expect(int n);
-/* The calling thread becomes a compute thread and waits for a slot. */
-void sdsm_sched_enter(void);
+/* The calling thread becomes compute thread id (job-wide) and waits for a
+ * slot. */
+void sdsm_sched_enter(int id);
 /* The calling compute thread ends: its slot goes to a ready thread. */
 void sdsm_sched_exit(void);
 /* sdsm_comp_wait: give the slot up and wait until another running compute
@@ -64,8 +72,5 @@ void sdsm_sched_hand_over(_Atomic uint32_t *w, uint32_t val, int n);
 void sdsm_sched_unpark(void);
 /* True in a compute thread. */
 int  sdsm_sched_is_compute(void);
-/* The state letter of thread tid of this process in /proc (R running or
- * runnable, S asleep, ...); 0 if it cannot be read. */
-char sdsm_sched_task_state(int tid);
 
 #endif

@@ -88,6 +88,7 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
     atomic_store(&sdsm_wait_spin_us,
                  T.per_rank > slots ? sdsm_cfg.hide_spin_us : sdsm_cfg.spin_us);
     sdsm_sched_init(slots);
+    sdsm_wait_register(-1); /* the main thread (the hang report tells computing from waiting) */
 }
 
 int sdsm_thread_is_compute(void) { return self != NULL; }
@@ -159,7 +160,7 @@ static void *trampoline(void *p)
     self = c;
     sdsm_trace_thread_name("compute", T.rank * T.per_rank + c->local);
     sdsm_crash_thread_enter(T.rank * T.per_rank + c->local);
-    sdsm_sched_enter();
+    sdsm_sched_enter(T.rank * T.per_rank + c->local);
     void *ret = c->fn(c->arg);
     pthread_mutex_lock(&T.mtx);
     group_t *g = group_of(c->group);

@@ -31,6 +31,12 @@
  *                  are created before thread T-1, which does not: with
  *                  SDSM_RUN_THREADS=1 thread T-1 must run first, and the
  *                  others only once it waits (in sdsm_barrier).
+ *   spin           every thread of a rank counts itself in a plain atomic of
+ *                  the rank's memory, then spins on it, making no sdsm call,
+ *                  until all T did: with fewer run slots than threads the
+ *                  spinners hold every slot, and the last threads get one
+ *                  only because a slot held a time slice (SDSM_RUN_SLICE) by
+ *                  a thread that makes no runtime call is lent to them.
  *   faults PAGES   every thread reads PAGES pages homed on other ranks
  *                  (for the run-slot bound, checked from the statistics).
  * Threads of one rank holding different locks at once (T locks; thread t
@@ -78,6 +84,7 @@ static volatile long *q_ring, *q_ctl;          /* prodcons */
 /* per rank */
 static long group_slot[4096];
 static _Atomic int order_seq;
+static _Atomic int spinners;
 static int order_of[4096];
 
 #define LOCK_TOTAL 11
@@ -230,6 +237,15 @@ static void do_compwait(int id)
     }
 }
 
+static void do_spin(int id)
+{
+    atomic_fetch_add(&spinners, 1);
+    while (atomic_load(&spinners) < T)
+        ; /* no sdsm call, no fault: only the run-slot scheduler can end this */
+    MP_OK(sdsm_barrier());
+    MP_CHECK("spinners", id, T, atomic_load(&spinners));
+}
+
 static void do_faults(int id)
 {
     long sum = 0, n = sdsm_nprocs();
@@ -340,6 +356,8 @@ static void *body(void *p)
         do_poll(id);
     else if (!strcmp(mode, "compwait"))
         do_compwait(id);
+    else if (!strcmp(mode, "spin"))
+        do_spin(id);
     else if (!strcmp(mode, "faults"))
         do_faults(id);
     else if (!strcmp(mode, "locks"))

@@ -16,6 +16,14 @@
  *                             others wait for it (for sdsmrun --timeout)
  *   mp_hang late              rank 1 sleeps for an hour before a barrier the
  *                             others are in (for sdsmrun --timeout)
+ * With compute threads (sdsmrun --threads T), the main threads waiting in
+ * sdsm_thread_join all along, as an OpenMP program's do:
+ *   mp_hang compute MS        every compute thread computes for MS ms without
+ *                             a runtime call (-1: for ever), then sdsm_barrier;
+ *                             a healthy run, which no hang report may name
+ *   mp_hang threads_stuck MS  thread 0 of rank 1 holds lock 3 and sleeps MS ms
+ *                             while every other thread waits for it: nobody
+ *                             computes, a hang report must be made
  */
 #define MP_NAME "hang"
 #include "mp.h"
@@ -43,6 +51,60 @@ static void stuck(long ms)
     MP_OK(sdsm_barrier());
     MP_CHECK("lock-protected counter", 0, sdsm_nprocs(), x[0]);
     MP_OK(sdsm_barrier());
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long opt_ms;
+static volatile long *shared;
+
+static void *compute_body(void *p)
+{
+    (void)p;
+    double until = now_s() + (double)opt_ms * 1e-3;
+    volatile unsigned long spins = 0;
+    while (opt_ms < 0 || now_s() < until) /* no sdsm call, no fault */
+        spins++;
+    MP_OK(sdsm_barrier());
+    return NULL;
+}
+
+static void *stuck_body(void *p)
+{
+    int local = (int)(intptr_t)p;
+    int holder = sdsm_rank() == 1 && local == 0;
+    if (holder)
+        MP_OK(sdsm_lock(3));
+    MP_OK(sdsm_barrier());
+    if (holder) {
+        mp_sleep_ms(opt_ms);
+        shared[0] += 1;
+        MP_OK(sdsm_unlock(3));
+    } else {
+        MP_OK(sdsm_lock(3));
+        shared[0] += 1;
+        MP_OK(sdsm_unlock(3));
+    }
+    MP_OK(sdsm_barrier());
+    MP_CHECK("lock-protected counter", 0, sdsm_thread_count(), shared[0]);
+    return NULL;
+}
+
+/* T compute threads of fn on every rank, joined by the main thread. */
+static void threads(void *(*fn)(void *))
+{
+    int t = sdsm_thread_count() / sdsm_nprocs();
+    sdsm_thread_t th[64];
+    MP_ASSERT(t >= 1 && t <= 64, "%d threads per rank", t);
+    for (int k = 0; k < t; k++)
+        MP_OK(sdsm_thread_create(&th[k], 0, fn, (void *)(intptr_t)k));
+    for (int k = 0; k < t; k++)
+        MP_OK(sdsm_thread_join(th[k], NULL));
 }
 
 int main(int argc, char **argv)
@@ -84,6 +146,17 @@ int main(int argc, char **argv)
         return mp_finish("hang_stuck");
     } else if (strcmp(what, "forever") == 0) {
         stuck(3600 * 1000L);
+    } else if (strcmp(what, "compute") == 0) {
+        opt_ms = argc > 2 ? atol(argv[2]) : 3000;
+        threads(compute_body);
+        return mp_finish("hang_compute");
+    } else if (strcmp(what, "threads_stuck") == 0) {
+        opt_ms = argc > 2 ? atol(argv[2]) : 3000;
+        shared = sdsm_calloc(1, sizeof(long), 0);
+        MP_NONNULL(shared);
+        MP_OK(sdsm_barrier());
+        threads(stuck_body);
+        return mp_finish("hang_threads_stuck");
     } else if (strcmp(what, "late") == 0) {
         if (me == 1)
             mp_sleep_ms(3600 * 1000L);

@@ -43,6 +43,39 @@ set_tests_properties(mp_hang_stuck_report_4 PROPERTIES ENVIRONMENT "SDSM_HANG_RE
 mp_hang_test(stuck_quiet 2 --status 0 --expect "^OK hang_stuck$" --reject "hang report" -- stuck 1500)
 set_tests_properties(mp_hang_stuck_quiet_2 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=0")
 
+# Waits for threads that compute are no hang.  The main threads wait in
+# sdsm_thread_join (as an OpenMP program's do all along) while 2 compute
+# threads per rank compute 3.5 s without a runtime call: every rank notes
+# its join each second, but threads compute, so no report is printed
+# (every run longer than SDSM_HANG_REPORT printed one).
+mp_hang_test(compute_quiet 2 --status 0 --expect "^OK hang_compute$" --reject "hang report"
+  -- compute 3500)
+set_tests_properties(mp_hang_compute_quiet_2 PROPERTIES
+  ENVIRONMENT "SDSM_HANG_REPORT=1;SDSM_THREADS=2;SDSM_LOG=debug")
+# ...but when nobody computes, a join and the waits it is for are reported:
+# thread 0 of rank 1 holds lock 3 and sleeps 5 s, every other thread waits for it.
+# (Any report: under load the threads may reach the lock after the first.
+# SDSM_LOG=debug says why a round printed nothing.)
+mp_hang_test(threads_stuck_report 2 --status 0 --expect "^OK hang_threads_stuck$"
+  --expect "hang report [0-9]+: rank 0: .*main thread waiting [0-9.]+ s in sdsm_thread_join"
+  --expect "hang report [0-9]+: rank 0: .*thread [01] waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+  --expect "hang report [0-9]+: rank 1: .*thread 3 waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+  -- threads_stuck 5000)
+set_tests_properties(mp_hang_threads_stuck_report_2 PROPERTIES
+  ENVIRONMENT "SDSM_HANG_REPORT=1;SDSM_THREADS=2;SDSM_LOG=debug")
+# A thread that computes shows as such in what the ranks answer (here to
+# sdsmrun --timeout, as in a hang report), with the time since its last
+# runtime call; threads that compute for ever make no hang report.
+add_test(NAME mp_hang_compute_timeout_2
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
+    --expect "sdsmrun: rank 0: .*thread [01] running, no runtime call for [1-9][0-9.]* s"
+    --expect "sdsmrun: rank 1: .*thread [23] running, no runtime call for [1-9][0-9.]* s"
+    --expect "sdsmrun: rank [01]: .*main thread waiting [0-9.]+ s in sdsm_thread_join"
+    --reject "hang report" --reject "OK hang"
+    -- ${MP_RUN} -n 2 --threads 2 --timeout 4 $<TARGET_FILE:mp_hang> compute -1)
+set_tests_properties(mp_hang_compute_timeout_2 PROPERTIES LABELS mp TIMEOUT 40
+  ENVIRONMENT SDSM_HANG_REPORT=1)
+
 # sdsmrun --timeout asks the ranks what they are waiting for before it stops them.
 # 4 s leaves every rank time to reach its wait even on a loaded machine.
 add_test(NAME mp_hang_timeout_3

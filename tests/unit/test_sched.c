@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/waits.h"
 #include "thread/sched.h"
 
 static _Atomic int done;
@@ -17,7 +18,7 @@ static _Atomic int done;
 static void nap_ms(long ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL); }
 
 /* Is thread tid asleep (state S in /proc)? */
-static int asleep(pid_t tid) { return sdsm_sched_task_state((int)tid) == 'S'; }
+static int asleep(pid_t tid) { return sdsm_task_state((int)tid) == 'S'; }
 
 static _Atomic pid_t waiter_tid;
 
@@ -25,7 +26,7 @@ static void *comp_waiter(void *arg)
 {
     (void)arg;
     atomic_store(&waiter_tid, gettid());
-    sdsm_sched_enter();
+    sdsm_sched_enter(0);
     sdsm_sched_comp_wait();
     sdsm_sched_exit();
     atomic_store(&done, 1);
