@@ -323,4 +323,44 @@ case_help() {
     done
 }
 
+# The job key travels only on the agent's stdin: not in the remote shell's
+# environment (which ssh's SendEnv would pass on), even when one is
+# inherited from an enclosing job; the ranks still get it.
+case_key_env() {
+    export FAKERSH_ENVLOG=$TMP/env
+    SDSM_JOB_KEY=from-an-enclosing-job run -n 3 --hosts localhost,a,b sh -c \
+        'echo "rank $SDSM_RANK: ${#SDSM_JOB_KEY}"; tr "\0" "\n" </proc/$PPID/environ >"$0/agent.$SDSM_RANK"' "$TMP" "$TAG"
+    unset FAKERSH_ENVLOG
+    expect_rc 0
+    for r in 0 1 2; do
+        expect_out "rank $r: 64"
+    done
+    [ -s "$TMP/env.a" ] && [ -s "$TMP/env.b" ] || fail "the remote shell's environment was not logged"
+    grep -l SDSM_JOB_KEY "$TMP"/env.* && fail "SDSM_JOB_KEY is in the remote shell's environment"
+    grep -q "^SDSM_NPROCS=" "$TMP/env.a" || fail "the environment log misses what sdsmrun sets"
+    grep -l SDSM_JOB_KEY "$TMP/agent.1" "$TMP/agent.2" && fail "SDSM_JOB_KEY is in an agent's environment"
+}
+
+# A remote shell that prints a banner before the agent: skipped (shown with
+# --verbose); without an agent after it, the job fails quoting it.
+case_banner() {
+    run -v -n 3 --hosts a,bannerb,bannerc sh -c 'echo "rank $SDSM_RANK"' "$TAG"
+    expect_rc 0
+    for r in 0 1 2; do
+        expect_out "rank $r"
+    done
+    expect_err "sdsmrun: host bannerb: the remote shell printed 'Welcome to bannerb!   Last login: today' before the agent started"
+    expect_no_err "bad message"
+    run -n 2 --hosts a,bannerdownb "$FAKE" "tag=$TAG" ok
+    expect_rc 1
+    expect_err "sdsmrun: unexpected output from the remote shell on host bannerdownb: 'Welcome to bannerdownb! Unauthorized access prohibited.'; it exited with status 1 before the agent started"
+    expect_faster 5000
+    expect_no_leftovers
+    SDSM_TIMEOUT=1 run -n 2 --hosts a,bannerhangb "$FAKE" "tag=$TAG" ok
+    expect_rc 1
+    expect_err "sdsmrun: unexpected output from the remote shell on host bannerhangb: 'Welcome to bannerhangb!'; no agent answered"
+    expect_faster 5000
+    expect_no_leftovers
+}
+
 run_case

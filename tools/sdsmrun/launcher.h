@@ -86,6 +86,9 @@ struct agent {
     uint8_t *buf;           /* a frame being read */
     size_t len, cap;
     bool ready, reaped, failed;
+    bool synced;            /* AGENT_MAGIC seen: frames follow */
+    size_t banner_len;      /* bytes the remote shell printed before it */
+    char banner[128];       /* their start, printable, for messages */
     int wstatus;
     int64_t ready_by;       /* it must say hello by then */
     int64_t heard_at;       /* when its last bytes came (from its hello on) */

@@ -134,7 +134,9 @@ static const char help_text[] =
     "On other hosts: the program must be at the same path (or on the PATH there),\n"
     "the job runs in the same working directory, and rank 0's standard input is\n"
     "forwarded only when rank 0 runs on this machine.  The job key reaches each\n"
-    "agent on its standard input, never on a command line; when the launcher or its\n"
+    "agent on its standard input, never on a command line nor in the remote shell's\n"
+    "environment; text the remote shell prints before the agent (a login banner)\n"
+    "is skipped (shown with --verbose).  When the launcher or its\n"
     "connection goes away the agent stops its ranks.  A host whose remote shell or\n"
     "agent fails (unknown host, program missing there) fails the job naming the\n"
     "host; --output-filename works only for ranks on this machine.  sdsmrun and\n"
@@ -460,12 +462,16 @@ static int check_config(struct job *j)
     return EXIT_USAGE;
 }
 
+/* The job key is not among these: it goes into each rank's environment in
+ * the rank's child (spawn_child_env), so the remote shells (and whatever an
+ * ssh_config's SendEnv would pass on) never see it; a key inherited from an
+ * enclosing job is not passed on either. */
 static int setup_env(struct job *j)
 {
     char num[16];
     snprintf(num, sizeof num, "%d", j->n);
     if (setenv("SDSM_NPROCS", num, 1) || setenv("SDSM_RENDEZVOUS", j->rdv_local, 1) ||
-        setenv("SDSM_JOB_KEY", j->keyhex, 1) || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
+        unsetenv("SDSM_JOB_KEY") || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
         (j->protocol && setenv("SDSM_PROTOCOL", j->protocol, 1))) {
         launcher_say("cannot set the ranks' environment: %m");
         return -1;

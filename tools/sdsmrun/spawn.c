@@ -82,6 +82,7 @@ void spawn_child_env(const struct job *j, int r)
     snprintf(num, sizeof num, "%d", r);
     setenv("SDSM_RANK", num, 1);
     setenv("SDSM_HOST", j->hosts[j->ranks[r].host].name, 1);
+    setenv("SDSM_JOB_KEY", j->keyhex, 1); /* only here: see setup_env */
 }
 
 const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len)
