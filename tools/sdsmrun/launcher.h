@@ -184,7 +184,8 @@ size_t iofwd_npoll(const struct job *j);   /* most pollfds iofwd_pollset fills *
 size_t iofwd_pollset(struct job *j, struct pollfd *pfd);
 void iofwd_events(struct job *j, const struct pollfd *pfd); /* the entries pollset filled */
 void iofwd_rank_exited(struct job *j, int r); /* pass on all it wrote, before judging it */
-void iofwd_finish(struct job *j);          /* drain and close everything */
+/* Drain and close everything; true if writing our stdout or stderr failed. */
+bool iofwd_finish(struct job *j);
 void iofwd_fresh_line(int dst);            /* before the launcher's own line on dst */
 
 /* spawn.c */

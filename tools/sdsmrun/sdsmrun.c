@@ -125,11 +125,16 @@ static const char help_text[] =
     "Standard input goes to rank 0 only (through sdsmrun, so a terminal works too);\n"
     "the other ranks read /dev/null.  The ranks' output and errors reach sdsmrun's\n"
     "stdout and stderr line by line, so lines of different ranks never mix: only a\n"
-    "line longer than 1 MiB is passed on in pieces, and an unfinished line is\n"
-    "ended by a newline only if another line has to follow it.  Ranks write to\n"
-    "pipes, so C stdio buffers their stdout: fflush(stdout) or setvbuf(stdout,\n"
-    "NULL, _IOLBF, 0) shows output at once.  Everything a rank wrote is passed on,\n"
-    "even when it dies.  The ranks run in a process group of their own.\n"
+    "line longer than 1 MiB is passed on in pieces.  Without --tag-output each\n"
+    "rank's bytes arrive exactly as written (binary output too; an unfinished\n"
+    "last line stays unfinished); with it, an unfinished line is ended by a\n"
+    "newline when another tagged line has to follow it.  Ranks write to pipes, so\n"
+    "C stdio buffers their stdout: fflush(stdout) or setvbuf(stdout, NULL,\n"
+    "_IOLBF, 0) shows output at once.  Everything a rank wrote is passed on, even\n"
+    "when it dies.  sdsmrun fails (status 1, or the job's own) when it cannot\n"
+    "write its stdout or stderr (a full disk, a closed descriptor); a reader that\n"
+    "quits (| head) is not an error.  The ranks run in a process group of their\n"
+    "own.\n"
     "\n"
     "On other hosts: the program must be at the same path (or on the PATH there),\n"
     "the job runs in the same working directory, and rank 0's standard input is\n"
@@ -679,7 +684,9 @@ static int run(struct job *j)
         ctrl_sweep(j);
     }
     free(pfd);
-    iofwd_finish(j);
+    /* Output the job could not pass on fails it, as it fails any program. */
+    if (iofwd_finish(j) && j->status == 0)
+        j->status = 1;
     launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()),
                      j->status);
     /* Strangers may still be connected; leak checkers should see a clean exit. */
