@@ -443,6 +443,21 @@ case_io_dying() {
     expect_err ") exited with status 3"
 }
 
+# Ranks that fail by themselves, each after printing a line (stdio buffers
+# it in the pipe's case, and flushes it at exit): the first exit must not
+# stop the others while they are still ending, so no line is lost.  Before
+# the stop waited for them, 2 of 3 runs here lost one.
+case_io_exit_flush() {
+    local i lost=0
+    for i in $(seq 15); do
+        run_job -n 2 awk 'BEGIN { print "line of rank " ENVIRON["SDSM_RANK"]; exit 1 }' "tag=$TAG"
+        expect_rc 1
+        [ "$(grep -c '^line of rank [01]$' "$OUT")" -eq 2 ] || lost=$((lost + 1))
+    done
+    [ "$lost" -eq 0 ] || fail "a rank's line was lost in $lost of 15 runs"
+    expect_no_leftovers
+}
+
 # Without --tag-output a rank's bytes arrive exactly: no newline is added to
 # data without one (4 MB, past the 1 MiB piece size, while another rank
 # prints a line half-way), nor to binary data; the other rank's line stays
@@ -495,6 +510,24 @@ case_io_write_error() {
     "$SDSMRUN" -n 1 sh -c 'echo hi; exit 3' >/dev/full 2>"$ERR" </dev/null
     RC=$?
     expect_rc 3
+}
+
+# Nothing a job started outlives it: a rank's children, in its process
+# group or in a session of their own, after a job that succeeds and after
+# one that fails; a child that ignores SIGTERM gets SIGKILL.
+case_leftovers() {
+    local kids='sh -c "sleep 30; :" "$0" & setsid sh -c "sleep 30; :" "$0" &'
+    run_job -n 2 sh -c "$kids"' echo "rank $SDSM_RANK"' "tag=$TAG"
+    expect_rc 0
+    expect_out "rank 1"
+    expect_no_leftovers
+    run_job -n 2 sh -c "$kids"' [ "$SDSM_RANK" = 1 ] && exit 4; sleep 5' "tag=$TAG"
+    expect_rc 4
+    expect_no_leftovers
+    run_job -n 1 sh -c 'sh -c "trap \"\" TERM; sleep 30; :" "$0" & sleep 0.2' "tag=$TAG"
+    expect_rc 0
+    expect_faster 5000
+    expect_no_leftovers
 }
 
 run_case

@@ -507,5 +507,8 @@ int agent_main(int argc, char **argv)
     send_frame(AGENT_HELLO, 0, NULL, 0);
     start_ranks();
     loop();
+    /* A rank that ended by itself may have left children (in its group or
+     * a session of their own, ours as subreaper): none outlives the job. */
+    spawn_sweep_group(ag.pgid, ag.killed);
     return 0;
 }

@@ -24,6 +24,7 @@
 #define LAUNCHER_MAX_RANKS 4096
 #define HANDSHAKE_US (5 * 1000000LL) /* a connection must authenticate (and register) in this */
 #define LINGER_US (1000000LL)        /* how long a rank's process and its link may disagree */
+#define EXIT_GRACE_US (500000LL)     /* a failure -> SIGTERM: ranks already ending may finish */
 #define KILL_AFTER_US (2 * 1000000LL)  /* SIGTERM -> SIGKILL */
 #define GIVE_UP_AFTER_US (4500000LL)   /* stop must end within 5 s of the failure */
 #define ASK_US (700000LL)              /* --timeout: how long ranks have to say what they wait for */
@@ -145,6 +146,9 @@ struct job {
     int64_t setup_us;       /* the ranks' set-up time limit (SDSM_TIMEOUT) */
     int64_t hb_us, peer_timeout_us; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: none), for the agents */
     bool failed, stopping, killed;
+    bool urgent;            /* the stop skips EXIT_GRACE_US (a signal to us, --timeout) */
+    bool signalled;         /* the stop's SIGTERM went out (at term_at) */
+    int64_t term_at;
     int nasked, nanswered;  /* ranks asked what they wait for when --timeout fired, answers */
     int64_t ask_until;      /* end of that question's grace period; 0 before */
     int status;             /* exit status of the first failure */
@@ -230,5 +234,13 @@ void spawn_timers(struct job *j, int64_t now);
 int64_t spawn_next_deadline(const struct job *j);
 void spawn_signal_job(struct job *j, int sig);
 bool spawn_job_gone(const struct job *j);
+/* The stop's SIGTERM, at the end of its grace period (spawn_timers). */
+void spawn_terminate(struct job *j);
+/* Kill whatever the job left (a rank's children, also in sessions of their
+ * own) and reap it; returns once none is left or after a bounded wait. */
+void spawn_sweep(struct job *j);
+/* The same for the agent: its ranks' group pgid and its children; SIGTERM
+ * first unless kill_now, SIGKILL after KILL_AFTER_US.  How many were left. */
+int  spawn_sweep_group(pid_t pgid, bool kill_now);
 
 #endif

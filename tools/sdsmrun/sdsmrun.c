@@ -134,7 +134,7 @@ static const char help_text[] =
     "when it dies.  sdsmrun fails (status 1, or the job's own) when it cannot\n"
     "write its stdout or stderr (a full disk, a closed descriptor); a reader that\n"
     "quits (| head) is not an error.  The ranks run in a process group of their\n"
-    "own.\n"
+    "own; whatever they start is ended with the job, on every host.\n"
     "\n"
     "On other hosts: the program must be at the same path (or on the PATH there),\n"
     "the job runs in the same working directory, and rank 0's standard input is\n"
@@ -162,9 +162,11 @@ static const char help_text[] =
     "when started through a wrapper such as a shell script: the process that called\n"
     "sdsm_init is watched), calls sdsm_abort, exits without sdsm_finalize after\n"
     "sdsm_init, exits while the others are still in sdsm_init, or stops responding\n"
-    "(the other ranks heard nothing from it for SDSM_PEER_TIMEOUT).  Then, or on\n"
-    "SIGINT/SIGTERM/SIGHUP, or when --timeout expires, sdsmrun sends SIGTERM to all\n"
-    "ranks, SIGKILL 2 s later, and exits.  When --timeout expires it first asks the\n"
+    "(the other ranks heard nothing from it for SDSM_PEER_TIMEOUT).  Then the\n"
+    "other ranks have 0.5 s to end by themselves (a rank that is exiting flushes\n"
+    "its output); sdsmrun then sends SIGTERM to all that are left, SIGKILL 2 s\n"
+    "later, and exits.  On SIGINT/SIGTERM/SIGHUP, or when --timeout expires, the\n"
+    "SIGTERM goes at once.  When --timeout expires it first asks the\n"
     "ranks what they are waiting for (call, lock, collective, page) and prints their\n"
     "answers (0.7 s at most).  A program that never calls sdsm_init runs like any\n"
     "program: the job succeeds when all ranks exit 0.\n"
@@ -247,18 +249,23 @@ void job_fail(struct job *j, int status, const char *fmt, ...)
     job_stop(j);
 }
 
+/*
+ * A failure does not kill the others at once: a rank that has returned from
+ * main (or called exit) is flushing its stdio buffers, and SIGTERM would
+ * throw that output away.  The ranks get EXIT_GRACE_US to end by themselves
+ * (the grace ends as soon as all have); then spawn_terminate sends SIGTERM.
+ * A signal to the launcher or --timeout (j->urgent) stops at once.
+ */
 void job_stop(struct job *j)
 {
     if (j->stopping)
         return;
     j->stopping = true;
     j->stop_at = launcher_now();
+    j->term_at = j->stop_at + (j->urgent ? 0 : EXIT_GRACE_US);
     launcher_say("stopping the job");
-    /* SIGCONT after SIGTERM: a stopped rank resumes only to die.  Links are
-     * closed after the signals so ranks die before they notice and complain. */
-    spawn_signal_job(j, SIGTERM);
-    spawn_signal_job(j, SIGCONT);
-    ctrl_close_all(j);
+    if (j->urgent)
+        spawn_terminate(j);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -563,7 +570,11 @@ static void on_signals(struct job *j)
             if (sig == SIGCHLD) {
                 child = true;
             } else if (!j->stopping) {
+                j->urgent = true;
                 job_fail(j, 128 + sig, "received signal %d (%s)", sig, strsignal(sig));
+            } else if (!j->signalled) { /* a signal ends the failure's grace at once */
+                launcher_verbose(j, "received signal %d (%s)", sig, strsignal(sig));
+                spawn_terminate(j);
             } else if (!j->killed) { /* impatient user: skip the grace period */
                 launcher_say("received signal %d again; killing the job", sig);
                 spawn_signal_job(j, SIGKILL);
@@ -590,8 +601,10 @@ static void timers(struct job *j, int64_t now)
             launcher_say("time limit of %.9g s exceeded; asking the ranks what they are waiting for",
                          j->timeout_s);
     }
-    if (now >= j->ask_until || j->nanswered >= j->nasked)
+    if (now >= j->ask_until || j->nanswered >= j->nasked) {
+        j->urgent = true;
         job_fail(j, EXIT_TIMEOUT, "time limit of %.9g s exceeded", j->timeout_s);
+    }
 }
 
 static bool finished(struct job *j, int64_t now)
@@ -684,6 +697,9 @@ static int run(struct job *j)
         ctrl_sweep(j);
     }
     free(pfd);
+    /* Nothing the job started outlives it; their pipes then end, so the
+     * drain below reaches their ends. */
+    spawn_sweep(j);
     /* Output the job could not pass on fails it, as it fails any program. */
     if (iofwd_finish(j) && j->status == 0)
         j->status = 1;
