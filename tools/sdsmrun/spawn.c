@@ -464,7 +464,7 @@ bool spawn_job_gone(const struct job *j)
  * everything the job started.  The launcher's and the agents' last step.
  */
 #define SWEEP_ROUND_MS 10
-#define SWEEP_GIVE_UP_US (KILL_AFTER_US + 500000LL)
+#define SWEEP_KILL_WAIT_US 2000000LL /* SIGKILL -> giving up */
 
 static void reap_any(void)
 {
@@ -513,15 +513,19 @@ static int signal_left(pid_t pgid, int sig)
 
 int spawn_sweep_group(pid_t pgid, bool kill_now)
 {
-    int64_t start = launcher_now();
-    int sig = kill_now ? SIGKILL : SIGTERM, left;
+    int64_t kill_at = launcher_now() + (kill_now ? 0 : KILL_AFTER_US), give_up = 0;
+    int left;
     for (;;) {
         reap_any();
+        int64_t now = launcher_now();
+        int sig = now >= kill_at ? SIGKILL : SIGTERM;
+        /* Given up only once SIGKILL has gone out and had time to work,
+         * however late a loaded machine lets us look. */
+        if (sig == SIGKILL && !give_up)
+            give_up = now + SWEEP_KILL_WAIT_US;
         left = signal_left(pgid, sig);
-        if (left == 0 || launcher_now() >= start + SWEEP_GIVE_UP_US)
+        if (left == 0 || (give_up && now >= give_up))
             break;
-        if (sig == SIGTERM && launcher_now() >= start + KILL_AFTER_US)
-            sig = SIGKILL;
         poll(NULL, 0, SWEEP_ROUND_MS);
     }
     reap_any();
