@@ -50,6 +50,7 @@ struct arank {
 
 static struct {
     const char *host, *rendezvous, *nprocs, *wdir;
+    char key[2 * SDSM_KEY_BYTES + 1]; /* the job key: set in each rank's child only */
     char **argv;
     struct arank *r;
     int n, nreaped;
@@ -238,6 +239,7 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     dup2(err_w, STDERR_FILENO);
     snprintf(num, sizeof num, "%d", ar->rank);
     setenv("SDSM_RANK", num, 1);
+    setenv("SDSM_JOB_KEY", ag.key, 1);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &ag.old_mask, NULL);
     spawn_child_aslr();
@@ -477,6 +479,9 @@ int agent_main(int argc, char **argv)
 {
     char rdv[32];
     char hex[2 * SDSM_KEY_BYTES + 1];
+    /* First of all, so the launcher can tell us from a login banner. */
+    ssize_t w = write(STDOUT_FILENO, AGENT_MAGIC, AGENT_MAGIC_LEN);
+    (void)w;
     if (parse(argc, argv)) {
         agent_say("bad agent command line (this mode is for sdsmrun itself)");
         return 2;
@@ -484,6 +489,7 @@ int agent_main(int argc, char **argv)
     setup_signals();
     if (read_key(hex))
         fail(1, "no job key on the agent's standard input");
+    memcpy(ag.key, hex, sizeof ag.key);
     ag.heard_at = launcher_now();
     /* Writes wait at most the peer timeout (send_frame), never for ever. */
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
@@ -496,10 +502,13 @@ int agent_main(int argc, char **argv)
     }
     pick_rendezvous(rdv, sizeof rdv);
     if (setenv("SDSM_NPROCS", ag.nprocs, 1) || setenv("SDSM_RENDEZVOUS", rdv, 1) ||
-        setenv("SDSM_JOB_KEY", hex, 1) || setenv("SDSM_HOST", ag.host, 1))
+        unsetenv("SDSM_JOB_KEY") || setenv("SDSM_HOST", ag.host, 1))
         fail(1, "cannot set the ranks' environment: %m");
     send_frame(AGENT_HELLO, 0, NULL, 0);
     start_ranks();
     loop();
+    /* A rank that ended by itself may have left children (in its group or
+     * a session of their own, ours as subreaper): none outlives the job. */
+    spawn_sweep_group(ag.pgid, ag.killed);
     return 0;
 }

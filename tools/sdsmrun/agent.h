@@ -14,6 +14,14 @@
  *   BEAT    rank 0, no payload: a heartbeat, sent when nothing else was
  *           within SDSM_HEARTBEAT
  *
+ * Before its first frame the agent writes AGENT_MAGIC.  A remote shell may
+ * print text of its own first (a login script's "Welcome to ..."): the
+ * launcher skips everything before the magic (shown with --verbose), up to
+ * AGENT_MAX_BANNER bytes.  When no magic comes (more text than that, or the
+ * remote shell ends or stays silent without it) the job fails with
+ * "unexpected output from the remote shell on host H: '...'", quoting it.
+ * The magic starts with a NUL byte, which no text banner holds.
+ *
  * The other way, after the key line, the launcher writes one byte to the
  * agent's stdin every SDSM_HEARTBEAT.  Each side takes a link silent for
  * SDSM_PEER_TIMEOUT as lost: the launcher fails the job naming the host (a
@@ -27,6 +35,9 @@
 
 #define AGENT_MAX_DATA (64u * 1024)
 #define AGENT_MAX_TEXT 400u
+#define AGENT_MAGIC "\0sdsmrun agent 1\n"
+#define AGENT_MAGIC_LEN (sizeof AGENT_MAGIC - 1)
+#define AGENT_MAX_BANNER (64u * 1024)
 
 enum agent_type {
     AGENT_HELLO = 'H',

@@ -711,6 +711,78 @@ static void frames(struct job *j, struct agent *a)
     a->len -= off;
 }
 
+/* Remember the start of what the remote shell printed before the agent, as
+ * one printable line. */
+static void keep_banner(struct agent *a, const uint8_t *p, size_t len)
+{
+    size_t room = sizeof a->banner - 1;
+    for (size_t i = 0; i < len; i++, a->banner_len++) {
+        uint8_t b = p[i];
+        if (a->banner_len < room) /* all are counted, for the limit */
+            a->banner[a->banner_len] = (b == '\n' || b == '\r' || b == '\t') ? ' '
+                                       : (b < 0x20 || b >= 0x7f) ? '?' : (char)b;
+    }
+    a->banner[a->banner_len < room ? a->banner_len : room] = '\0';
+}
+
+/* "'Welcome to h1 ...'": what the remote shell printed, for a message. */
+static const char *banner_text(const struct agent *a, char *buf, size_t len)
+{
+    size_t n = strlen(a->banner);
+    while (n > 0 && a->banner[n - 1] == ' ')
+        n--;
+    snprintf(buf, len, "'%.*s%s'", (int)n, a->banner,
+             a->banner_len >= sizeof a->banner - 1 ? "..." : "");
+    return buf;
+}
+
+/* No magic will come: the tail kept in case it started there is banner too. */
+static void banner_tail(struct agent *a)
+{
+    if (a->synced || !a->len)
+        return;
+    keep_banner(a, a->buf, a->len);
+    a->len = 0;
+}
+
+static void unexpected_output(struct job *j, struct agent *a, const char *after)
+{
+    char text[sizeof a->banner + 8];
+    banner_tail(a);
+    a->failed = true;
+    job_fail(j, 1, "unexpected output from the remote shell on host %s: %s%s",
+             j->hosts[a->host].name, banner_text(a, text, sizeof text), after);
+}
+
+/*
+ * Skip what comes before AGENT_MAGIC (agent.h).  False while it has not come;
+ * a tail that may be the magic's start stays in the buffer.
+ */
+static bool find_magic(struct job *j, struct agent *a)
+{
+    uint8_t *m = memmem(a->buf, a->len, AGENT_MAGIC, AGENT_MAGIC_LEN);
+    size_t skip = m ? (size_t)(m - a->buf)
+                    : a->len >= AGENT_MAGIC_LEN ? a->len - (AGENT_MAGIC_LEN - 1) : 0;
+    keep_banner(a, a->buf, skip);
+    if (m)
+        skip += AGENT_MAGIC_LEN;
+    memmove(a->buf, a->buf + skip, a->len - skip);
+    a->len -= skip;
+    if (m) {
+        a->synced = true;
+        if (a->banner_len) {
+            char text[sizeof a->banner + 8];
+            launcher_verbose(j, "host %s: the remote shell printed %s before the agent started",
+                             j->hosts[a->host].name, banner_text(a, text, sizeof text));
+        }
+    } else if (a->banner_len > AGENT_MAX_BANNER) {
+        unexpected_output(j, a, " (no agent after it)");
+        close(a->out_r);
+        a->out_r = -1;
+    }
+    return m != NULL;
+}
+
 static void agent_read(struct job *j, struct agent *a, size_t budget)
 {
     size_t got = 0;
@@ -732,7 +804,8 @@ static void agent_read(struct job *j, struct agent *a, size_t budget)
             a->heard_at = launcher_now();
             a->len += (size_t)n;
             got += (size_t)n;
-            frames(j, a);
+            if (a->synced || find_magic(j, a))
+                frames(j, a);
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && errno == EAGAIN) {
@@ -761,6 +834,7 @@ bool agents_reaped(struct job *j, pid_t pid, int st)
     if (!a)
         return false;
     agent_read(j, a, SIZE_MAX); /* its last reports are still in the pipe */
+    banner_tail(a);
     a->reaped = true;
     a->wstatus = st;
     if (a->out_r >= 0)
@@ -776,6 +850,10 @@ bool agents_reaped(struct job *j, pid_t pid, int st)
     int left = abandon_ranks(j, a);
     if (j->stopping || a->failed) {
         launcher_verbose(j, "host %s: agent (pid %d) %s", j->hosts[a->host].name, (int)pid, how);
+    } else if (!a->ready && a->banner_len && !a->synced) {
+        char after[200];
+        snprintf(after, sizeof after, "; it %s before the agent started", how);
+        unexpected_output(j, a, after);
     } else if (!a->ready) {
         agent_failed(j, a, 1, "the remote shell '%s' failed before the agent started: it %s", j->rsh,
                      how);
@@ -840,7 +918,9 @@ void agents_timers(struct job *j, int64_t now)
     for (int i = 0; i < j->nagents && !j->stopping; i++) {
         struct agent *a = &j->agents[i];
         agent_beat(j, a, now);
-        if (!a->ready && !a->reaped && now >= a->ready_by)
+        if (!a->ready && !a->reaped && now >= a->ready_by && a->banner_len && !a->synced)
+            unexpected_output(j, a, "; no agent answered after it within SDSM_TIMEOUT");
+        else if (!a->ready && !a->reaped && now >= a->ready_by)
             agent_failed(j, a, 1, "no word from its agent through '%s' within %lld s (SDSM_TIMEOUT)",
                          j->rsh, (long long)(j->setup_us / 1000000));
         else if (agent_silent(j, a, now) && a->out_r >= 0)

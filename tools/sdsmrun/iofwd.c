@@ -11,10 +11,18 @@
  * and copies to its own stdout and stderr in whole lines, so lines of
  * different ranks never mix; with --tag-output each line starts with
  * "[rank] ".  A line longer than LINE_MAX_BYTES is passed on in pieces (the
- * only case where another rank's line may come in between).  Bytes are
- * passed on exactly, with one exception: when a stream left off mid-line
- * (its unfinished last line, or a piece) and another stream or the launcher
- * itself has a line for the same place, a newline goes first.
+ * only case where another rank's line may come in between).  Without
+ * --tag-output bytes are passed on exactly, never one added: binary output
+ * and a rank's unfinished last line arrive as written.  With it, when a
+ * stream left off mid-line (its unfinished last line, or a piece) and
+ * another stream or the launcher itself has a line for the same place, a
+ * newline goes first, so every tag starts a line.
+ *
+ * A failed write to our stdout or stderr (a full disk, a closed descriptor)
+ * is reported once and makes the launcher's exit status non-zero, as any
+ * program's; the rest for that destination is discarded while the ranks'
+ * pipes are still drained.  A reader that went away (EPIPE: `| head`) is
+ * not an error: its output is discarded quietly.
  * With --output-filename DIR the ranks write straight to DIR/rank.N/stdout
  * and DIR/rank.N/stderr instead, and nothing passes through the launcher.
  *
@@ -59,7 +67,10 @@ struct iofwd {
     size_t in_len, in_off;
     /* output */
     struct stream *s;    /* 2 per rank: stdout, stderr */
+    bool tagged;         /* --tag-output: the only case where newlines are added */
     bool dst_dead[3];    /* our stdout/stderr went away: discard */
+    bool dst_closed[3];  /* closed when we started (now /dev/null): writing is an error */
+    bool write_failed;   /* a write error was reported: the exit status must say so */
     struct stream *mid[3]; /* the stream that left our stdout/stderr mid-line */
     char *out;           /* tagged lines are assembled here */
     size_t outcap;
@@ -79,13 +90,15 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* Make sure 0, 1 and 2 are open, so no socket or pipe of ours can land there. */
-static bool std_fds_open(void)
+/* Make sure 0, 1 and 2 are open, so no socket or pipe of ours can land there;
+ * an output that was closed is remembered: writing to it is still an error. */
+static bool std_fds_open(struct iofwd *io)
 {
     bool in_open = fcntl(STDIN_FILENO, F_GETFD) >= 0;
     for (int fd = 0; fd <= 2; fd++) {
         if (fcntl(fd, F_GETFD) >= 0)
             continue;
+        io->dst_closed[fd] = fd > 0;
         int null = open("/dev/null", O_RDWR);
         if (null >= 0 && null != fd) {
             dup2(null, fd);
@@ -107,7 +120,8 @@ int iofwd_init(struct job *j)
 {
     struct iofwd *io = &io_state;
     j->io = io;
-    io->in_open = std_fds_open();
+    io->in_open = std_fds_open(io);
+    io->tagged = j->tag_output;
     /* In the background, reading a terminal then fails with EIO (end of input)
      * instead of stopping the launcher. */
     struct sigaction old;
@@ -253,8 +267,22 @@ static void write_input(struct iofwd *io)
 
 /* ------------------------------------------------------------ output */
 
+/* Our stdout or stderr failed: report it once (where it can still be read). */
+static void write_error(struct iofwd *io, int dst, int err)
+{
+    io->dst_dead[dst] = true;
+    if (err == EPIPE) /* the reader has quit (`| head`): drop the rest quietly */
+        return;
+    io->write_failed = true;
+    errno = err;
+    launcher_say("cannot write to standard %s: %m; the rest of the ranks' %s is discarded",
+                 dst == STDOUT_FILENO ? "output" : "error", dst == STDOUT_FILENO ? "output" : "errors");
+}
+
 static void emit(struct iofwd *io, int dst, const char *p, size_t len)
 {
+    if (len > 0 && io->dst_closed[dst] && !io->dst_dead[dst])
+        write_error(io, dst, EBADF);
     while (len > 0 && !io->dst_dead[dst]) {
         ssize_t n = write(dst, p, len);
         if (n > 0) {
@@ -264,16 +292,19 @@ static void emit(struct iofwd *io, int dst, const char *p, size_t len)
             struct pollfd p1 = {.fd = dst, .events = POLLOUT};
             poll(&p1, 1, -1);
         } else if (n < 0 && errno != EINTR) {
-            io->dst_dead[dst] = true; /* e.g. `| head` has quit: drop the rest, keep draining */
+            write_error(io, dst, errno); /* drop the rest, keep draining */
+        } else if (n == 0) {
+            write_error(io, dst, EIO);
         }
     }
 }
 
-/* Bytes from s (or from the launcher itself, s = NULL) start on a fresh line
- * unless s itself left off mid-line: the one newline ever added to output. */
+/* With --tag-output, bytes from s (or from the launcher itself, s = NULL)
+ * start on a fresh line unless s itself left off mid-line: the one newline
+ * ever added to output.  Without it nothing is added (byte for byte). */
 static void fresh_line(struct iofwd *io, int dst, const struct stream *s)
 {
-    if (io->mid[dst] && io->mid[dst] != s) {
+    if (io->tagged && io->mid[dst] && io->mid[dst] != s) {
         emit(io, dst, "\n", 1);
         io->mid[dst] = NULL;
     }
@@ -496,11 +527,11 @@ void iofwd_rank_exited(struct job *j, int r)
         stop_input(io);
 }
 
-void iofwd_finish(struct job *j)
+bool iofwd_finish(struct job *j)
 {
     struct iofwd *io = j->io;
     if (!io)
-        return;
+        return false;
     stop_input(io);
     for (int i = 0; i < 2 * j->n; i++) {
         struct stream *s = &io->s[i];
@@ -520,4 +551,5 @@ void iofwd_finish(struct job *j)
     io->polled = NULL;
     io->out = NULL;
     j->io = NULL;
+    return io->write_failed;
 }

@@ -24,6 +24,7 @@
 #define LAUNCHER_MAX_RANKS 4096
 #define HANDSHAKE_US (5 * 1000000LL) /* a connection must authenticate (and register) in this */
 #define LINGER_US (1000000LL)        /* how long a rank's process and its link may disagree */
+#define EXIT_GRACE_US (500000LL)     /* a failure -> SIGTERM: ranks already ending may finish */
 #define KILL_AFTER_US (2 * 1000000LL)  /* SIGTERM -> SIGKILL */
 #define GIVE_UP_AFTER_US (4500000LL)   /* stop must end within 5 s of the failure */
 #define ASK_US (700000LL)              /* --timeout: how long ranks have to say what they wait for */
@@ -86,6 +87,9 @@ struct agent {
     uint8_t *buf;           /* a frame being read */
     size_t len, cap;
     bool ready, reaped, failed;
+    bool synced;            /* AGENT_MAGIC seen: frames follow */
+    size_t banner_len;      /* bytes the remote shell printed before it */
+    char banner[128];       /* their start, printable, for messages */
     int wstatus;
     int64_t ready_by;       /* it must say hello by then */
     int64_t heard_at;       /* when its last bytes came (from its hello on) */
@@ -142,6 +146,9 @@ struct job {
     int64_t setup_us;       /* the ranks' set-up time limit (SDSM_TIMEOUT) */
     int64_t hb_us, peer_timeout_us; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: none), for the agents */
     bool failed, stopping, killed;
+    bool urgent;            /* the stop skips EXIT_GRACE_US (a signal to us, --timeout) */
+    bool signalled;         /* the stop's SIGTERM went out (at term_at) */
+    int64_t term_at;
     int nasked, nanswered;  /* ranks asked what they wait for when --timeout fired, answers */
     int64_t ask_until;      /* end of that question's grace period; 0 before */
     int status;             /* exit status of the first failure */
@@ -181,7 +188,8 @@ size_t iofwd_npoll(const struct job *j);   /* most pollfds iofwd_pollset fills *
 size_t iofwd_pollset(struct job *j, struct pollfd *pfd);
 void iofwd_events(struct job *j, const struct pollfd *pfd); /* the entries pollset filled */
 void iofwd_rank_exited(struct job *j, int r); /* pass on all it wrote, before judging it */
-void iofwd_finish(struct job *j);          /* drain and close everything */
+/* Drain and close everything; true if writing our stdout or stderr failed. */
+bool iofwd_finish(struct job *j);
 void iofwd_fresh_line(int dst);            /* before the launcher's own line on dst */
 
 /* spawn.c */
@@ -226,5 +234,13 @@ void spawn_timers(struct job *j, int64_t now);
 int64_t spawn_next_deadline(const struct job *j);
 void spawn_signal_job(struct job *j, int sig);
 bool spawn_job_gone(const struct job *j);
+/* The stop's SIGTERM, at the end of its grace period (spawn_timers). */
+void spawn_terminate(struct job *j);
+/* Kill whatever the job left (a rank's children, also in sessions of their
+ * own) and reap it; returns once none is left or after a bounded wait. */
+void spawn_sweep(struct job *j);
+/* The same for the agent: its ranks' group pgid and its children; SIGTERM
+ * first unless kill_now, SIGKILL after KILL_AFTER_US.  How many were left. */
+int  spawn_sweep_group(pid_t pgid, bool kill_now);
 
 #endif

@@ -125,16 +125,23 @@ static const char help_text[] =
     "Standard input goes to rank 0 only (through sdsmrun, so a terminal works too);\n"
     "the other ranks read /dev/null.  The ranks' output and errors reach sdsmrun's\n"
     "stdout and stderr line by line, so lines of different ranks never mix: only a\n"
-    "line longer than 1 MiB is passed on in pieces, and an unfinished line is\n"
-    "ended by a newline only if another line has to follow it.  Ranks write to\n"
-    "pipes, so C stdio buffers their stdout: fflush(stdout) or setvbuf(stdout,\n"
-    "NULL, _IOLBF, 0) shows output at once.  Everything a rank wrote is passed on,\n"
-    "even when it dies.  The ranks run in a process group of their own.\n"
+    "line longer than 1 MiB is passed on in pieces.  Without --tag-output each\n"
+    "rank's bytes arrive exactly as written (binary output too; an unfinished\n"
+    "last line stays unfinished); with it, an unfinished line is ended by a\n"
+    "newline when another tagged line has to follow it.  Ranks write to pipes, so\n"
+    "C stdio buffers their stdout: fflush(stdout) or setvbuf(stdout, NULL,\n"
+    "_IOLBF, 0) shows output at once.  Everything a rank wrote is passed on, even\n"
+    "when it dies.  sdsmrun fails (status 1, or the job's own) when it cannot\n"
+    "write its stdout or stderr (a full disk, a closed descriptor); a reader that\n"
+    "quits (| head) is not an error.  The ranks run in a process group of their\n"
+    "own; whatever they start is ended with the job, on every host.\n"
     "\n"
     "On other hosts: the program must be at the same path (or on the PATH there),\n"
     "the job runs in the same working directory, and rank 0's standard input is\n"
     "forwarded only when rank 0 runs on this machine.  The job key reaches each\n"
-    "agent on its standard input, never on a command line; when the launcher or its\n"
+    "agent on its standard input, never on a command line nor in the remote shell's\n"
+    "environment; text the remote shell prints before the agent (a login banner)\n"
+    "is skipped (shown with --verbose).  When the launcher or its\n"
     "connection goes away the agent stops its ranks.  A host whose remote shell or\n"
     "agent fails (unknown host, program missing there) fails the job naming the\n"
     "host; --output-filename works only for ranks on this machine.  sdsmrun and\n"
@@ -155,9 +162,11 @@ static const char help_text[] =
     "when started through a wrapper such as a shell script: the process that called\n"
     "sdsm_init is watched), calls sdsm_abort, exits without sdsm_finalize after\n"
     "sdsm_init, exits while the others are still in sdsm_init, or stops responding\n"
-    "(the other ranks heard nothing from it for SDSM_PEER_TIMEOUT).  Then, or on\n"
-    "SIGINT/SIGTERM/SIGHUP, or when --timeout expires, sdsmrun sends SIGTERM to all\n"
-    "ranks, SIGKILL 2 s later, and exits.  When --timeout expires it first asks the\n"
+    "(the other ranks heard nothing from it for SDSM_PEER_TIMEOUT).  Then the\n"
+    "other ranks have 0.5 s to end by themselves (a rank that is exiting flushes\n"
+    "its output); sdsmrun then sends SIGTERM to all that are left, SIGKILL 2 s\n"
+    "later, and exits.  On SIGINT/SIGTERM/SIGHUP, or when --timeout expires, the\n"
+    "SIGTERM goes at once.  When --timeout expires it first asks the\n"
     "ranks what they are waiting for (call, lock, collective, page) and prints their\n"
     "answers (0.7 s at most).  A program that never calls sdsm_init runs like any\n"
     "program: the job succeeds when all ranks exit 0.\n"
@@ -240,18 +249,23 @@ void job_fail(struct job *j, int status, const char *fmt, ...)
     job_stop(j);
 }
 
+/*
+ * A failure does not kill the others at once: a rank that has returned from
+ * main (or called exit) is flushing its stdio buffers, and SIGTERM would
+ * throw that output away.  The ranks get EXIT_GRACE_US to end by themselves
+ * (the grace ends as soon as all have); then spawn_terminate sends SIGTERM.
+ * A signal to the launcher or --timeout (j->urgent) stops at once.
+ */
 void job_stop(struct job *j)
 {
     if (j->stopping)
         return;
     j->stopping = true;
     j->stop_at = launcher_now();
+    j->term_at = j->stop_at + (j->urgent ? 0 : EXIT_GRACE_US);
     launcher_say("stopping the job");
-    /* SIGCONT after SIGTERM: a stopped rank resumes only to die.  Links are
-     * closed after the signals so ranks die before they notice and complain. */
-    spawn_signal_job(j, SIGTERM);
-    spawn_signal_job(j, SIGCONT);
-    ctrl_close_all(j);
+    if (j->urgent)
+        spawn_terminate(j);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -460,12 +474,16 @@ static int check_config(struct job *j)
     return EXIT_USAGE;
 }
 
+/* The job key is not among these: it goes into each rank's environment in
+ * the rank's child (spawn_child_env), so the remote shells (and whatever an
+ * ssh_config's SendEnv would pass on) never see it; a key inherited from an
+ * enclosing job is not passed on either. */
 static int setup_env(struct job *j)
 {
     char num[16];
     snprintf(num, sizeof num, "%d", j->n);
     if (setenv("SDSM_NPROCS", num, 1) || setenv("SDSM_RENDEZVOUS", j->rdv_local, 1) ||
-        setenv("SDSM_JOB_KEY", j->keyhex, 1) || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
+        unsetenv("SDSM_JOB_KEY") || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
         (j->protocol && setenv("SDSM_PROTOCOL", j->protocol, 1))) {
         launcher_say("cannot set the ranks' environment: %m");
         return -1;
@@ -552,7 +570,11 @@ static void on_signals(struct job *j)
             if (sig == SIGCHLD) {
                 child = true;
             } else if (!j->stopping) {
+                j->urgent = true;
                 job_fail(j, 128 + sig, "received signal %d (%s)", sig, strsignal(sig));
+            } else if (!j->signalled) { /* a signal ends the failure's grace at once */
+                launcher_verbose(j, "received signal %d (%s)", sig, strsignal(sig));
+                spawn_terminate(j);
             } else if (!j->killed) { /* impatient user: skip the grace period */
                 launcher_say("received signal %d again; killing the job", sig);
                 spawn_signal_job(j, SIGKILL);
@@ -579,8 +601,10 @@ static void timers(struct job *j, int64_t now)
             launcher_say("time limit of %.9g s exceeded; asking the ranks what they are waiting for",
                          j->timeout_s);
     }
-    if (now >= j->ask_until || j->nanswered >= j->nasked)
+    if (now >= j->ask_until || j->nanswered >= j->nasked) {
+        j->urgent = true;
         job_fail(j, EXIT_TIMEOUT, "time limit of %.9g s exceeded", j->timeout_s);
+    }
 }
 
 static bool finished(struct job *j, int64_t now)
@@ -673,7 +697,12 @@ static int run(struct job *j)
         ctrl_sweep(j);
     }
     free(pfd);
-    iofwd_finish(j);
+    /* Nothing the job started outlives it; their pipes then end, so the
+     * drain below reaches their ends. */
+    spawn_sweep(j);
+    /* Output the job could not pass on fails it, as it fails any program. */
+    if (iofwd_finish(j) && j->status == 0)
+        j->status = 1;
     launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()),
                      j->status);
     /* Strangers may still be connected; leak checkers should see a clean exit. */

@@ -7,13 +7,20 @@
  * order; a rank is judged only once both are in (or LINGER_US has passed),
  * so an ABORT or DONE still sitting in the socket is never mistaken for a
  * silent death.
+ *
+ * A stop after a failure signals the job only at the end of a short grace
+ * (job_stop), so ranks already exiting flush their output; and when the job
+ * is over, whatever its ranks started is found among our children (we are
+ * a subreaper) and ended too (spawn_sweep): nothing of a job outlives it.
  */
 #define _GNU_SOURCE /* strchrnul */
 #include "launcher.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +89,7 @@ void spawn_child_env(const struct job *j, int r)
     snprintf(num, sizeof num, "%d", r);
     setenv("SDSM_RANK", num, 1);
     setenv("SDSM_HOST", j->hosts[j->ranks[r].host].name, 1);
+    setenv("SDSM_JOB_KEY", j->keyhex, 1); /* only here: see setup_env */
 }
 
 const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len)
@@ -387,7 +395,9 @@ void spawn_timers(struct job *j, int64_t now)
                      r, spawn_pid_str(j, rk, pb, sizeof pb));
         }
     }
-    if (j->stopping && !j->killed && now >= j->stop_at + KILL_AFTER_US && !spawn_job_gone(j)) {
+    if (j->stopping && !j->signalled && (now >= j->term_at || j->nreaped == j->n))
+        spawn_terminate(j);
+    if (j->signalled && !j->killed && now >= j->term_at + KILL_AFTER_US && !spawn_job_gone(j)) {
         launcher_verbose(j, "sending SIGKILL to what is left of the job");
         spawn_signal_job(j, SIGKILL);
         j->killed = true;
@@ -403,11 +413,26 @@ int64_t spawn_next_deadline(const struct job *j)
         if (!j->stopping && wrapped(&j->ranks[r]) && j->stop_poll_at < next)
             next = j->stop_poll_at;
     }
-    if (j->stopping && !j->killed && j->stop_at + KILL_AFTER_US < next)
-        next = j->stop_at + KILL_AFTER_US;
+    if (j->stopping && !j->signalled && j->term_at < next)
+        next = j->term_at;
+    if (j->signalled && !j->killed && j->term_at + KILL_AFTER_US < next)
+        next = j->term_at + KILL_AFTER_US;
     if (j->stopping && j->stop_at + GIVE_UP_AFTER_US < next)
         next = j->stop_at + GIVE_UP_AFTER_US;
     return next;
+}
+
+void spawn_terminate(struct job *j)
+{
+    if (j->signalled)
+        return;
+    j->signalled = true;
+    j->term_at = launcher_now();
+    /* SIGCONT after SIGTERM: a stopped rank resumes only to die.  Links are
+     * closed after the signals so ranks die before they notice and complain. */
+    spawn_signal_job(j, SIGTERM);
+    spawn_signal_job(j, SIGCONT);
+    ctrl_close_all(j);
 }
 
 void spawn_signal_job(struct job *j, int sig)
@@ -429,4 +454,87 @@ bool spawn_job_gone(const struct job *j)
     if (j->nreaped < j->n)
         return false;
     return j->pgid <= 0 || (kill(-j->pgid, 0) && errno == ESRCH);
+}
+
+/*
+ * What a job leaves behind: a rank's children (in the job's process group,
+ * or in a session of their own) become ours when their parent dies, as we
+ * are a subreaper; their children ours when they die, and so on.  So
+ * signalling our children again and again until none is left reaches
+ * everything the job started.  The launcher's and the agents' last step.
+ */
+#define SWEEP_ROUND_MS 10
+#define SWEEP_KILL_WAIT_US 2000000LL /* SIGKILL -> giving up */
+
+static void reap_any(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+/* Signal our children and the group pgid; how many of them are there. */
+static int signal_left(pid_t pgid, int sig)
+{
+    int n = 0;
+    if (pgid > 0 && kill(-pgid, sig) == 0) {
+        kill(-pgid, SIGCONT);
+        n++;
+    }
+    DIR *d = opendir("/proc");
+    if (!d)
+        return n;
+    pid_t self = getpid();
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        const char *p = strrchr(buf, ')'); /* "pid (comm) S ppid ...": comm may hold ')' */
+        int ppid;
+        char state;
+        if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2 || ppid != self || state == 'Z')
+            continue;
+        pid_t pid = (pid_t)atoi(e->d_name);
+        kill(pid, sig);
+        kill(pid, SIGCONT);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int spawn_sweep_group(pid_t pgid, bool kill_now)
+{
+    int64_t kill_at = launcher_now() + (kill_now ? 0 : KILL_AFTER_US), give_up = 0;
+    int left;
+    for (;;) {
+        reap_any();
+        int64_t now = launcher_now();
+        int sig = now >= kill_at ? SIGKILL : SIGTERM;
+        /* Given up only once SIGKILL has gone out and had time to work,
+         * however late a loaded machine lets us look. */
+        if (sig == SIGKILL && !give_up)
+            give_up = now + SWEEP_KILL_WAIT_US;
+        left = signal_left(pgid, sig);
+        if (left == 0 || (give_up && now >= give_up))
+            break;
+        poll(NULL, 0, SWEEP_ROUND_MS);
+    }
+    reap_any();
+    return left;
+}
+
+void spawn_sweep(struct job *j)
+{
+    int left = spawn_sweep_group(j->pgid, j->killed);
+    if (left)
+        launcher_say("%d process(es) of the job could not be ended", left);
 }
