@@ -31,6 +31,7 @@
 #include "proto/proto.h"
 #include "proto/zcopy.h"
 #include "sdsm.h"
+#include "sync/quiet.h"
 #include "sync/sync.h"
 #include "sync/watch.h"
 #include "thread/sched.h"
@@ -191,6 +192,7 @@ int sdsm_init(int *argc, char ***argv)
     sdsm_thread_init(boot.rank, boot.nprocs, (int)sdsm_cfg.threads, (int)sdsm_cfg.run_threads,
                      boot.cpu_sharers);
     sdsm_watch_start();
+    sdsm_quiet_start();
     addr_mismatch[0] = '\0';
     if ((rc = check_addresses()))
         return report("sdsm_init", rc, "could not compare the ranks' addresses");
@@ -250,6 +252,7 @@ int sdsm_finalize(void)
     if (rc)
         return report("sdsm_finalize", rc, "%s", terr);
     rc = check_locks_at_finalize();
+    sdsm_quiet_stop();
     sdsm_coll_begin(SDSM_COLL_FINALIZE, 0, 0, 0);
     sdsm_barrier_run();
     sdsm_trace_stop(); /* its last sample is the statistics' snapshot */

@@ -170,6 +170,10 @@ static const struct {
     [SDSM_ST_SPIN_STOLEN] = {"polls that lost their CPU to another job", 0},
     [SDSM_ST_READY_SLEEPS] = {"ready threads asleep for a slot", 0},
     [SDSM_ST_RUN_LENT] = {"run slots lent", 0},
+    [SDSM_ST_QUIET_PUBLISHES] = {"quiet publishes (SDSM_QUIET_US)", 0},
+    [SDSM_ST_QUIET_PAGES] = {"pages published while quiet", 0},
+    [SDSM_ST_ZC_DECLINED] = {"zero-copy declined (written at home)", 0},
+    [SDSM_ST_DIFFS_EARLY] = {"diff batches sent early (invalidated)", 0},
 };
 
 const char *sdsm_stats_name(int stat)

@@ -118,6 +118,23 @@ void sdsm_page_mark_dirty(uint32_t pg)
     pthread_mutex_unlock(&sdsm_region.dirty_mtx);
 }
 
+uint32_t sdsm_page_dirty_count(void)
+{
+    pthread_mutex_lock(&sdsm_region.dirty_mtx);
+    uint32_t n = sdsm_region.ndirty;
+    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
+    return n;
+}
+
+uint32_t sdsm_page_dirty_copy(uint32_t *out, uint32_t cap)
+{
+    pthread_mutex_lock(&sdsm_region.dirty_mtx);
+    uint32_t n = sdsm_region.ndirty < cap ? sdsm_region.ndirty : cap;
+    memcpy(out, sdsm_region.dirty, (size_t)n * sizeof *out);
+    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
+    return n;
+}
+
 uint32_t sdsm_page_take_dirty(uint32_t *out)
 {
     pthread_mutex_lock(&sdsm_region.dirty_mtx);

@@ -184,6 +184,10 @@ void sdsm_page_wake(uint32_t first, uint32_t n);
 /* Append pg to the dirty list (once per interval).  Stripe lock held. */
 void sdsm_page_mark_dirty(uint32_t pg);
 /* Move the dirty list into out (capacity npages) and empty it; returns the count. */
+/* Pages on the dirty list now (a snapshot). */
+uint32_t sdsm_page_dirty_count(void);
+/* At most cap of them into out, left on the list; returns how many. */
+uint32_t sdsm_page_dirty_copy(uint32_t *out, uint32_t cap);
 uint32_t sdsm_page_take_dirty(uint32_t *out);
 
 /* Copyset helpers (home side, service thread). */

@@ -114,9 +114,12 @@ static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return -EPROTO;
     uint64_t old = 0;
     sdsm_page_lock(q.page); /* the home is read (and cached) under the page lock */
-    if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == H.me)
+    if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == H.me) {
         rep.status = apply(sdsm_page_rt(q.page) + q.off, q.size, q.op, q.val, q.expected, &old);
-    else
+        /* What others are served while the home writes the page (fetch.c) */
+        if (sdsm_page(q.page)->flags & SDSM_PGF_TWIN)
+            memcpy(sdsm_page_twin(q.page) + q.off, sdsm_page_rt(q.page) + q.off, q.size);
+    } else
         rep.status = -ESRCH; /* freed, or its home moved: the caller takes its other path */
     sdsm_page_unlock(q.page);
     rep.old = old;

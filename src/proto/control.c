@@ -65,6 +65,8 @@ int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
+        if (home == H.me && !sdsm_home_twins_at_home)
+            p->flags &= (uint8_t)~SDSM_PGF_TWIN; /* flushed: readers get the page itself (fetch.c) */
         if (p->state == SDSM_PG_READ_WRITE && (home != H.me || (flags & SDSM_DIFF_FORWARD))) {
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
             if (p->flags & SDSM_PGF_TWIN) {
@@ -94,7 +96,8 @@ int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
  * the twin's), since the broadcast overrides them.  Sent at the bcast's
  * first barrier instead, they could reach the root's home pages before the
  * root copied its contents, and the root would broadcast them.  A home's
- * writes to its own pages (no twin) are its master copy already.
+ * writes to its own pages are its master copy already (a home page's twin
+ * is only what others are served meanwhile).
  */
 void sdsm_home_discard(const uint8_t *addr, size_t len)
 {
@@ -105,7 +108,8 @@ void sdsm_home_discard(const uint8_t *addr, size_t len)
         size_t chunk = H.ps - off < len - done ? H.ps - off : len - done;
         sdsm_page_lock(pg);
         /* (ibec's writes bound to a lock, TWINL, are left to its lock's chain.) */
-        if ((sdsm_page(pg)->flags & (SDSM_PGF_TWIN | SDSM_PGF_TWINL)) == SDSM_PGF_TWIN)
+        if ((sdsm_page(pg)->flags & (SDSM_PGF_TWIN | SDSM_PGF_TWINL)) == SDSM_PGF_TWIN &&
+            sdsm_page_home(pg) != H.me)
             memcpy(sdsm_page_rt(pg) + off, sdsm_page_twin(pg) + off, chunk);
         sdsm_page_unlock(pg);
         done += chunk;

@@ -345,8 +345,14 @@ void sdsm_home_prefetch(uint32_t first, uint32_t n)
 static void open_write(uint32_t pg, int home)
 {
     sdsm_page_t *p = sdsm_page(pg);
-    /* ibec twins a home page too, but only one somebody else holds. */
-    int twin = home != H.me || (sdsm_home_twins_at_home && sdsm_copyset_others(pg));
+    /* A home page somebody else holds is twinned too where
+     * SDSM_HOME_TWINS says so: its twin is what others are served until this
+     * rank's next release (on_fetch), so they never see the home's writes
+     * before its release announces them - a flag and the data written
+     * before it become visible together (ibec keeps the twin for its own
+     * diffs). */
+    int twin = home != H.me ||
+               ((sdsm_home_twins_at_home || sdsm_home_twins_shared) && sdsm_copyset_others(pg));
     if (twin && !(p->flags & SDSM_PGF_TWIN)) {
         memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
         p->flags |= SDSM_PGF_TWIN;
@@ -555,6 +561,32 @@ static void send_run(int to, uint32_t first, uint32_t n, uint32_t seq)
     H.run.len = 0;
 }
 
+/* Page lock held: what a reader of pg gets.  A home page with a twin under
+ * hlrc and update has been written here since this rank's last release:
+ * the twin holds it as of that release, with the diffs and atomics others
+ * made since (apply_entry, atomic.c). */
+static const uint8_t *served(uint32_t pg)
+{
+    const sdsm_page_t *m = sdsm_page(pg);
+    if ((m->flags & SDSM_PGF_TWIN) && !sdsm_home_serve_hook)
+        return sdsm_page_twin(pg);
+    return sdsm_page_rt(pg);
+}
+
+/* Whether any page of the request has a twin here: then its bytes travel
+ * (a zero-copy reader would copy the live page, unreleased writes and all). */
+static int any_twin(uint32_t first, uint32_t count, int32_t stride)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < count && !any; i++) {
+        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
+        sdsm_page_lock(pg);
+        any = (sdsm_page(pg)->flags & SDSM_PGF_TWIN) != 0;
+        sdsm_page_unlock(pg);
+    }
+    return any;
+}
+
 /*
  * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
  * count, i32 stride} for count pages stride apart (a strided prefetch: each
@@ -572,6 +604,10 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     /* The asker reads the pages from this heap itself (zcopy.c says why a
      * later copy is right), unless a serve hook must see what it gets. */
     int zc = (h->flags & SDSM_FETCH_ZC) && !sdsm_home_serve_hook && sdsm_zcopy_offered(src);
+    if (zc && any_twin(first, count, stride)) {
+        zc = 0;
+        sdsm_stat_add(SDSM_ST_ZC_DECLINED, count);
+    }
     /* Dense pages are gathered into runs.  Each page is copied while its
      * lock is held, and the copy is what the reader gets (and what ibec's
      * serve hook sees): a write by this rank's threads after that is
@@ -607,7 +643,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         sdsm_buf_reserve(&H.run, H.ps);
         uint8_t *copy = H.run.p + H.run.len;
-        memcpy(copy, sdsm_page_rt(pg), H.ps);
+        memcpy(copy, served(pg), H.ps);
         if (sdsm_home_serve_hook)
             sdsm_home_serve_hook(pg, copy);
         if (mostly_zero(copy)) {

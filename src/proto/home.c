@@ -35,6 +35,7 @@ sdsm_write_hook_t sdsm_home_write_hook;
 sdsm_serve_hook_t sdsm_home_serve_hook;
 
 int               sdsm_home_twins_at_home;
+int               sdsm_home_twins_shared;
 
 void sdsm_buf_reserve(buf_t *b, size_t more)
 {
@@ -107,7 +108,15 @@ void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t
 uint32_t sdsm_home_no_stamp(int id) { (void)id; return 0; }
 uint32_t sdsm_home_no_flags(void) { return 0; }
 void sdsm_home_no_second(void) {}
-void sdsm_home_no_acquire(sdsm_sync_kind_t kind) { (void)kind; }
+/* A barrier completed: its notices did their work (sdsm_home_publish). */
+void sdsm_home_no_acquire(sdsm_sync_kind_t kind)
+{
+    if (kind != SDSM_SYNC_BARRIER)
+        return;
+    pthread_mutex_lock(&H.release_mtx);
+    H.arrived = 0;
+    pthread_mutex_unlock(&H.release_mtx);
+}
 int sdsm_home_flush(uint32_t first, uint32_t n, int drop) { return sdsm_home_flush_range(first, n, drop, 0); }
 
 int sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp)
@@ -145,6 +154,8 @@ int sdsm_home_init(void)
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.ahead = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
+    H.published = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.out = calloc((size_t)H.n, sizeof *H.out);
     H.fwd = calloc((size_t)H.n, sizeof *H.fwd);
     H.zero = calloc(1, H.ps);
@@ -152,12 +163,13 @@ int sdsm_home_init(void)
     H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
     H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
     if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || H.ftag == MAP_FAILED ||
-        H.soft == MAP_FAILED || H.hot == MAP_FAILED || H.hot_last == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
+        H.soft == MAP_FAILED || H.published == MAP_FAILED || H.hot == MAP_FAILED || H.hot_last == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
         !H.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;
     sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
+    sdsm_home_twins_shared = sdsm_cfg.home_twins < 0 ? sdsm_region_adopt.len != 0 : sdsm_cfg.home_twins > 0;
     if (sdsm_wbuf_init())
         return -ENOMEM;
     sdsm_home_fetch_init();

@@ -30,6 +30,9 @@ typedef void (*sdsm_check_hook_t)(uint32_t pg, int writer);
 extern sdsm_check_hook_t sdsm_home_check_hook;
 /* ibec: homes twin their own pages too (to forward diffs of their writes). */
 extern int sdsm_home_twins_at_home;
+/* hlrc, update: a home twins the pages others hold when it writes them and
+ * serves the twin until its release (SDSM_HOME_TWINS; fetch.c). */
+extern int sdsm_home_twins_shared;
 /* ibec: second twin area; forwarded diffs are applied to it as well. */
 extern uint8_t *sdsm_home_twin2;
 
@@ -37,6 +40,7 @@ int  sdsm_home_init(void);
 int  sdsm_home_fault(uint32_t pg, int is_write);
 void sdsm_home_prefetch(uint32_t first, uint32_t n);
 int  sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages);
+int  sdsm_home_publish(uint32_t *written, uint32_t *again);
 int  sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
 int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
 void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n);

@@ -64,6 +64,13 @@ typedef struct sdsm_home_state {
     uint16_t       *soft;         /* per page, under its lock, at its manager: claimed ahead by
                                      rank soft - 1 and maybe never touched (claim.c) */
     _Atomic uint8_t *ahead;       /* per page: asked for ahead of a fault, not seen in use yet */
+    uint8_t        *published;    /* per page, under release_mtx: the last quiet publish that
+                                     announced it (its number mod 256; release.c) */
+    uint8_t         publish_no;   /* ...and the current one */
+    _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (inval.c) */
+    uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
+                                     (notices[0, arrived)) not yet announced eagerly, while the
+                                     barrier is not complete (0: none) */
     pthread_mutex_t lockfwd_mtx;
     buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order:
                                      {u32 writer, u32 len, batch[len]}[] */

@@ -197,6 +197,18 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
              * change with the fault path's. */
             sdsm_page_lock(pg);
             apply_entry(pg, p + off + 8, nb, sdsm_home_twin2);
+            /* Written by others too (a flag array): not hot, so the home's
+             * own writes fault and twin it again (fetch.c, open_write). */
+            if (src != H.me)
+                sdsm_home_hot_clear(pg);
+            sdsm_page_unlock(pg);
+        }
+        if (src == H.me && !sdsm_home_twins_at_home) {
+            /* The home's own notice: its writes are announced now, with
+             * the invalidations below (release.c says why the twin stays
+             * until here). */
+            sdsm_page_lock(pg);
+            sdsm_page(pg)->flags &= (uint8_t)~SDSM_PGF_TWIN;
             sdsm_page_unlock(pg);
         }
         if (nb && (h->flags & SDSM_DIFF_FORWARD) && sdsm_home_check_hook)
@@ -300,18 +312,89 @@ static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return -EPROTO;
 }
 
-/* Drop our copies; a page we are writing first sends its diff home. */
+/*
+ * An invalidation meets pages this rank is writing: their diffs go home
+ * now, before the interval ends.  The home's copy then holds writes this
+ * rank has not released, which a thread of another rank may read - a flag
+ * polled with plain reads and `omp flush` - while its copies of the pages
+ * this rank wrote before the flag are still the old ones.  So every page
+ * this rank is writing for the same home goes first, as a lock release
+ * sends them (EAGER: the home invalidates the other copies before it reads
+ * anything after them), then the pages invalidated.  Their acknowledgements
+ * are counted in H.early (the next release waits for them).  Pages of
+ * other homes are not ordered with them (README: 'Flags and flush').
+ */
+static void early_publish(int home, const uint8_t *p, uint32_t n)
+{
+    int dirty = 0;
+    for (uint32_t i = 0; i < n && !dirty; i++) {
+        uint32_t pg = rd32(p + 4 * i);
+        sdsm_page_lock(pg);
+        dirty = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
+        sdsm_page_unlock(pg);
+    }
+    uint32_t nd = dirty ? sdsm_page_dirty_count() : 0;
+    uint32_t *list = nd ? malloc((size_t)nd * sizeof *list) : NULL;
+    if (!list)
+        return;
+    nd = sdsm_page_dirty_copy(list, nd);
+    buf_t b = {0};
+    uint32_t nb = 0; /* pages batched, kept in list[0, nb) (nb <= i) */
+    for (uint32_t i = 0; i < nd; i++) {
+        uint32_t pg = list[i];
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_READ_WRITE && (m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == home &&
+            home != H.me && !(m->flags & SDSM_PGF_PENDING)) {
+            /* Protect first: a later write faults and waits (PENDING)
+             * until the diff is on its way, then twins the page again, so
+             * its next diff - or a fetch - cannot overtake this one. */
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
+            sdsm_batch_add(&b, pg, sdsm_page_twin(pg));
+            m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED | SDSM_PGF_PENDING) & ~SDSM_PGF_TWIN);
+            list[nb++] = pg;
+        }
+        sdsm_page_unlock(pg);
+    }
+    if (b.len) {
+        atomic_fetch_add(&H.early, 1);
+        sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER, 0, b.p, b.len, NULL, 0);
+        sdsm_stat_add(SDSM_ST_DIFFS_EARLY, 1);
+    }
+    for (uint32_t i = 0; i < nb; i++) {
+        sdsm_page_lock(list[i]);
+        sdsm_page(list[i])->flags &= (uint8_t)~SDSM_PGF_PENDING;
+        sdsm_page_unlock(list[i]);
+        sdsm_page_wake(list[i], 1);
+    }
+    free(b.p);
+    free(list);
+}
+
+/* Drop our copies; a page we are writing first sends its diff home.  A
+ * copy waiting for its home's push (update) is fetched instead: this
+ * invalidation means the home dropped us from the copyset, so no push is
+ * coming. */
 static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t n = h->len / 4;
     for (uint32_t i = 0; i < n; i++)
         if (rd32(p + 4 * i) >= sdsm_region.npages)
             return -EPROTO;
+    early_publish(src, p, n);
     buf_t early = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg = rd32(p + 4 * i);
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
+        if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
+            m->flags &= (uint8_t)~SDSM_PGF_AWAIT_PUSH;
+            m->pushes = 0;
+            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0); /* no access either way */
+            sdsm_page_unlock(pg);
+            sdsm_page_wake(pg, 1);
+            continue;
+        }
         if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE) {
             int dirty = m->state == SDSM_PG_READ_WRITE;
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
@@ -335,6 +418,12 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 static int on_diff_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
+    if (h->seq == 0 && h->flags == 0) { /* an early_publish batch */
+        if (atomic_load(&H.early) == 0)
+            return -EPROTO;
+        sdsm_count_done(&H.early);
+        return 0;
+    }
     if (h->flags == 2) {
         if (atomic_load(&sdsm_home_lock_fwd_pending) == 0)
             return -EPROTO;

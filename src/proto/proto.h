@@ -28,6 +28,15 @@ typedef struct sdsm_proto_ops {
      * pages homed there costs one round trip less.
      */
     int (*release)(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *n);
+    /*
+     * A quiet rank's publish (sync/quiet.c): its pending writes made
+     * visible as a lock release makes them, from a thread of the runtime's
+     * own, outside any synchronization of the program.  *written: pages
+     * announced; *again: how many of them the previous publish announced
+     * too (pages the program rewrites all along).  NULL: not supported
+     * (ibec, whose writes are bound to locks).
+     */
+    int (*publish)(uint32_t *written, uint32_t *again);
     void (*acquire)(sdsm_sync_kind_t kind);
     /* Service thread, barrier completion: {u32 page, i32 writer (-1: several)}[n]. 0 or -EPROTO. */
     int (*barrier_done)(const uint8_t *pairs, uint32_t n);

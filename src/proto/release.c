@@ -165,8 +165,8 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
     sdsm_page_t *p = sdsm_page(pg);
     int home = sdsm_page_home(pg);
     /* FLUSHED on a home page kept writable: written through the runtime
-     * view (an atomic done here, sdsm_home_note_rt_write), which the
-     * kernel's written-page tracking cannot see. */
+     * view (an atomic done here, atomic.c), which the kernel's written-page
+     * tracking cannot see. */
     int flushed = (p->flags & SDSM_PGF_FLUSHED) != 0;
     p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
     if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
@@ -193,7 +193,8 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
         /* Protect before the diff: a write by another thread after this
          * faults and waits for the lock instead of racing with the diff. */
         sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 0);
-        p->flags &= (uint8_t)~SDSM_PGF_TWIN;
+        if (home != H.me)
+            p->flags &= (uint8_t)~SDSM_PGF_TWIN;
         c.protect = 1;
         c.diff = home != H.me;
         c.notice = home == H.me && eager;
@@ -205,6 +206,14 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
         c.notice = eager && home >= 0;
         c.written = 1;
     }
+    /* A home page's twin is what others are served while the home writes
+     * it (fetch.c): it goes when the writes are announced - with the
+     * invalidations of the home's own notice (inval.c, on_diff), or at the
+     * barrier's completion (notice.c) - so no reader sees the new contents
+     * of one page while its copy of another the home wrote before is
+     * still valid.  Unannounced, it goes now. */
+    if (home == H.me && !c.notice && !c.written)
+        p->flags &= (uint8_t)~SDSM_PGF_TWIN;
     return c;
 }
 
@@ -218,21 +227,30 @@ static unsigned batch_flags(int eager, int home, int via)
     return home == via ? SDSM_DIFF_NOACK : 0;
 }
 
-int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
+/*
+ * The release proper.  notices: collect the pages written into H.notices
+ * for a barrier (which reads them after release_mtx is dropped, until its
+ * next release: a quiet publish must not overwrite them).  *written: how
+ * many pages it announced; *again (publish only): how many of them the
+ * previous publish had announced too.
+ */
+static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *written, uint32_t *again)
 {
     int eager = kind == SDSM_SYNC_LOCK;
     sdsm_home_claims_flush();
     pthread_mutex_lock(&H.release_mtx);
     atomic_fetch_add_explicit(&H.interval, 1, memory_order_relaxed);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
+    *written = 0;
+    if (again)
+        *again = 0;
     if (n == 0) { /* the common case of a lock or barrier without writes */
         pthread_mutex_unlock(&H.release_mtx);
-        if (pages) {
-            *pages = H.notices;
-            *npages = 0;
-        }
         return 0;
     }
+    uint8_t pno = 0;
+    if (again) /* 0 stands for "never published" */
+        pno = ++H.publish_no ? H.publish_no : ++H.publish_no;
     qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
@@ -268,8 +286,13 @@ int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, ui
                 sdsm_batch_add(&H.out[home], pg, NULL);
             }
             sdsm_page_unlock(pg);
-            if (c[k].written)
-                H.notices[nn++] = pg;
+            if (c[k].written && notices)
+                H.notices[nn] = pg;
+            if (c[k].written && again) {
+                *again += H.published[pg] == (uint8_t)(pno - 1 ? pno - 1 : 255);
+                H.published[pg] = pno;
+            }
+            nn += c[k].written;
             if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
                 sdsm_batch_send(&H.out[home], home, batch_flags(eager, home, via), &r, id);
         }
@@ -298,12 +321,67 @@ int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, ui
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
+    /* Diffs an invalidation sent early (inval.c) are this interval's too. */
+    sdsm_count_wait_zero(&H.early);
     pthread_mutex_unlock(&H.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
+    if (kind == SDSM_SYNC_BARRIER && notices)
+        H.arrived = nn;
+    *written = nn;
+    return 0;
+}
+
+/*
+ * Release mutex held: the pages of this rank's barrier arrival announced to
+ * their homes eagerly (bare notices: their diffs are there already), so
+ * that the other copies go now instead of at the barrier's completion.  A
+ * rank that reached the barrier may hold the last flag a thread of another
+ * rank spins on before it can reach the barrier itself (a pipeline's last
+ * stage).  Returns how many pages.
+ */
+static uint32_t publish_arrival(void)
+{
+    uint32_t n = H.arrived;
+    if (!n)
+        return 0;
+    sdsm_rpc_t r = {0};
+    uint32_t id = sdsm_rpc_open(&r, 1);
+    for (uint32_t i = 0; i < n; i++) {
+        int home = sdsm_page_home(H.notices[i]);
+        if (home >= 0)
+            sdsm_batch_add(&H.out[home], H.notices[i], NULL);
+    }
+    for (int h = 0; h < H.n; h++)
+        sdsm_batch_send(&H.out[h], h, SDSM_DIFF_EAGER, &r, id);
+    sdsm_count_done(&r.pending);
+    sdsm_rpc_wait(&r);
+    sdsm_rpc_close(id);
+    if (r.status)
+        sdsm_fatal("a home rejected this rank's notices (protocol error)");
+    H.arrived = 0;
+    return n;
+}
+
+int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
+{
+    uint32_t nn;
+    int rc = release_run(kind, via, pages != NULL, &nn, NULL);
     if (pages) {
         *pages = H.notices;
         *npages = nn;
     }
-    return 0;
+    return rc;
+}
+
+int sdsm_home_publish(uint32_t *written, uint32_t *again)
+{
+    int rc = 0;
+    *written = *again = 0;
+    if (sdsm_page_dirty_count()) /* (an empty release would still count an interval) */
+        rc = release_run(SDSM_SYNC_LOCK, -1, 0, written, again);
+    pthread_mutex_lock(&H.release_mtx);
+    *written += publish_arrival();
+    pthread_mutex_unlock(&H.release_mtx);
+    return rc;
 }

@@ -25,6 +25,7 @@ const sdsm_proto_ops_t sdsm_proto_update = {
     .init = sdsm_home_init,
     .fault = sdsm_home_fault,
     .release = sdsm_home_release,
+    .publish = sdsm_home_publish,
     .acquire = sdsm_home_no_acquire,
     .barrier_done = update_barrier_done,
     .barrier_flags = sdsm_home_no_flags,

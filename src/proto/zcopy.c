@@ -78,6 +78,7 @@
 #include "mem/page.h"
 #include "net/msg.h"
 #include "net/net.h"
+#include "proto/home.h"
 
 /*
  * A peer's heap: not known yet (its hello not handled), given up, or open.
@@ -158,8 +159,14 @@ int sdsm_zcopy_init(const uint8_t *same_host)
         return -ENOMEM;
     for (int r = 0; r < Z.n; r++) {
         atomic_init(&Z.fd[r], HEAP_UNKNOWN);
+        /* auto leaves out programs whose homes serve twins (OpenMP's):
+         * a zero-copy reader copies the page some time after the home
+         * served it, and may see a flag another rank's diff raised
+         * meanwhile before the invalidation of its copy of the data
+         * written before the flag arrives (README: 'Flags and flush'). */
         Z.want[r] = r != Z.me && (sdsm_cfg.zerocopy == SDSM_ZC_ON ||
-                                  (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host && same_host[r]));
+                                  (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host && same_host[r] &&
+                                   !sdsm_home_twins_shared));
     }
     if (getrandom(Z.token, sizeof Z.token, 0) != (ssize_t)sizeof Z.token ||
         pwrite(sdsm_region.memfd, Z.token, sizeof Z.token, (off_t)sdsm_region.size) !=

@@ -10,7 +10,9 @@
  * core/wait.h and all need to look).  blocks
  * counts the slots given up because their thread could not go on (what
  * sdsm_comp_wait waits for).  free_slots goes below 0 while slots are
- * taken beyond the bound (forced, lent), until their holders give them up.  Everything is atomics and futexes: the hooks
+ * taken beyond the bound (forced), until their holders give them up; a
+ * lent slot (a holder counted out, lend) is back in it.  Everything is
+ * atomics and futexes: the hooks
  * run inside the fault handler.
  */
 #include "thread/sched.h"
@@ -63,20 +65,23 @@ static __thread int has_slot __attribute__((tls_model("initial-exec")));
 static __thread int owe_slot __attribute__((tls_model("initial-exec")));
 static __thread rec_t *my_rec __attribute__((tls_model("initial-exec")));
 
-/* lent is cleared before the thread shows as a holder and after it stops
- * being one: a lend racing with a give-up leaves at worst one thread
- * beyond the bound until someone waits. */
+/* lent: LENT_NO (a holder counted in), LENT_YES (counted out: its slot
+ * went back to the pool, lend), LENT_FREE (not a holder).  Set to NO
+ * before the thread shows as a holder; give_up swaps in FREE and learns
+ * whether the slot was lent, so a lend racing with a give-up returns the
+ * slot to the pool exactly once. */
+enum { LENT_NO = 0, LENT_YES = 1, LENT_FREE = 2 };
+
 static void note_holder(int on)
 {
     rec_t *r = my_rec;
     if (!r)
         return;
     if (on) {
-        atomic_store(&r->lent, 0);
+        atomic_store(&r->lent, LENT_NO);
         atomic_store(&r->tid, my_tid);
     } else {
         atomic_store(&r->tid, 0);
-        atomic_store(&r->lent, 0);
     }
 }
 
@@ -115,7 +120,7 @@ static int stalled(void)
  */
 static int stale(rec_t *r)
 {
-    if (!atomic_load(&r->tid) || atomic_load(&r->lent))
+    if (!atomic_load(&r->tid) || atomic_load(&r->lent) != LENT_NO)
         return 0;
     uint32_t c = sdsm_wait_calls(r->wrec);
     uint64_t cpu = sdsm_wait_cpu_ns(r->wrec), was = atomic_load(&r->seen_cpu);
@@ -128,15 +133,20 @@ static int stale(rec_t *r)
     return cpu - was >= slice_ns;
 }
 
-/* Count one stale holder out (its slot is the caller's to take, beyond the
- * bound); it queues for a slot again when it next enters the runtime
- * (on_resume).  Once per holder: each ready thread finds another. */
+/* Count one stale holder out: its slot goes back to the pool, for the
+ * caller to take; the holder queues for a slot again when it next enters
+ * the runtime (on_resume).  The slot stays in the pool while the holder
+ * goes on computing, so it is lent again and again if need be: a borrower
+ * that waits in turn for the spinner gives it back, and the next ready
+ * thread takes it (it was lent once per holder, and a pipeline of threads
+ * spinning on each other's flags stopped when its borrower gave it up). */
 static int lend(void)
 {
     int n = atomic_load(&nrecs);
     for (int i = 0; i < n && i < MAX_RECS; i++) {
-        int no = 0;
-        if (stale(&recs[i]) && atomic_compare_exchange_strong(&recs[i].lent, &no, 1)) {
+        int no = LENT_NO;
+        if (stale(&recs[i]) && atomic_compare_exchange_strong(&recs[i].lent, &no, LENT_YES)) {
+            atomic_fetch_add(&free_slots, 1);
             sdsm_stat_add(SDSM_ST_RUN_LENT, 1);
             return 1;
         }
@@ -150,7 +160,8 @@ static uint32_t give_up(int blocked)
     has_slot = 0;
     note_holder(0);
     atomic_fetch_sub(&holders, 1);
-    atomic_fetch_add(&free_slots, 1);
+    if (!my_rec || atomic_exchange(&my_rec->lent, LENT_FREE) != LENT_YES)
+        atomic_fetch_add(&free_slots, 1); /* (a lent one is there already) */
     uint32_t b = blocked ? atomic_fetch_add(&blocks, 1) + 1 : atomic_load(&blocks);
     /* Dekker with take(): it counts itself in slot_sleepers, then the
      * kernel re-checks slot_gen; we change slot_gen, then read the count. */
@@ -177,8 +188,9 @@ static void take(int counted)
         uint32_t g = atomic_load(&slot_gen);
         int f = atomic_load(&free_slots);
         int force = f <= 0 && quiet >= stall_naps && stalled();
-        int lent = f <= 0 && !force && t0 && slice_ns && lend();
-        while (f > 0 || force || lent)
+        if (f <= 0 && !force && t0 && slice_ns && lend())
+            continue; /* a slot came back to the pool */
+        while (f > 0 || force)
             if (atomic_compare_exchange_weak(&free_slots, &f, f - 1)) {
                 if (force)
                     sdsm_stat_add(SDSM_ST_RUN_FORCED, 1);
@@ -232,7 +244,7 @@ static void on_resume(void)
     if (owe_slot) {
         owe_slot = 0;
         take(0);
-    } else if (has_slot && my_rec && atomic_load_explicit(&my_rec->lent, memory_order_relaxed)) {
+    } else if (has_slot && my_rec && atomic_load_explicit(&my_rec->lent, memory_order_relaxed) == LENT_YES) {
         give_up(0);
         take(0);
     }

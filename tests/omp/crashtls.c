@@ -1,11 +1,9 @@
 /*
  * crashtls.c - the last thread of the team (at rank 1 in a 2-rank job)
- * follows a pointer into the master's threadprivate variable: private
- * memory of rank 0, unmapped at rank 1.  The crash line must name it as
- * rank 0's thread-local storage (tests/mp/crash_test.sh checks it).
- * Where the address happens to be mapped at the reading rank (another
- * thread's stack there), the read returns garbage and nothing crashes:
- * the 2-rank, 1-thread job is the one that crashes.
+ * follows a pointer into the master's threadprivate variable.  That used
+ * to be private memory of rank 0 (a crash, reported as rank 0's
+ * thread-local storage); the master's thread-local storage now lives in
+ * shared memory, so the read returns the master's value (3).
  */
 #include <omp.h>
 #include <stdio.h>

@@ -1,0 +1,157 @@
+/*
+ * quiet.c - bounded visibility for threads that wait without a call.
+ *
+ * OpenMP programs may synchronize threads through a shared flag read and
+ * written with plain accesses plus `#pragma omp flush` (NPB LU's pipelined
+ * SSOR: `while (flag[i-1] == 0) { #pragma omp flush(flag) }`).  gcc emits a
+ * fence for the flush, no call, so under release consistency the flag's
+ * new value would stay in the writer's copy until its next release, and
+ * the reader would spin on its own old copy for ever.
+ *
+ * A rank whose threads wait like that make no runtime call at all: no
+ * fault (the pages they poll are valid), no synchronization, no atomic.
+ * So a small thread of each rank looks at the counters of those calls
+ * every SDSM_QUIET_US microseconds; if none moved for a whole period while
+ * the rank holds writes it has not released, it publishes them as an
+ * unlock does (sdsm_proto->publish): diffs go to the homes, which
+ * invalidate every other copy before they answer, and a home's own writes
+ * invalidate the copies of its pages.  The spinning reader then faults on
+ * the flag's page and fetches the new value: visible about SDSM_QUIET_US
+ * plus a round trip after the writer's rank went quiet.  A reader needs
+ * nothing of its own: the writer's home removes its stale copy.
+ *
+ * Cost for programs that do not spin: one wake-up per period and a few
+ * counter reads; a publish only when a rank computes for a whole period
+ * without a fault while holding unreleased writes.  Those are published
+ * early (the next release has less to do), and rewriting them costs a
+ * write fault again; a rank that keeps rewriting the pages it published
+ * last time (at least 16, half of them) doubles its period, up to 64
+ * times, until its next lock or barrier.  ibec binds writes to locks: it
+ * has no publish, and this thread does not run.
+ */
+#include "sync/quiet.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "mem/page.h"
+#include "net/net.h"
+#include "proto/proto.h"
+
+#define BACKOFF_MAX  64u
+#define REWRITES_MIN 16u
+
+static struct {
+    pthread_t       thread;
+    pthread_mutex_t mtx;
+    pthread_cond_t  cv;
+    int             running, stop;
+} Q = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t stat(sdsm_stat_t s) { return atomic_load_explicit(&sdsm_stats.v[s], memory_order_relaxed); }
+
+/* The runtime calls of the rank's threads so far: any of them moves it. */
+static uint64_t calls(void)
+{
+    return stat(SDSM_ST_READ_FAULTS) + stat(SDSM_ST_WRITE_FAULTS) + stat(SDSM_ST_LOCK_ACQUIRES) +
+           stat(SDSM_ST_BARRIERS) + stat(SDSM_ST_COND_WAITS) + stat(SDSM_ST_ATOMICS_HOME);
+}
+
+/* The program's own synchronizations so far (they end a back-off). */
+static uint64_t syncs(void) { return stat(SDSM_ST_LOCK_ACQUIRES) + stat(SDSM_ST_BARRIERS); }
+
+/* Sleep for ns unless stopped; returns 1 once stopped. */
+static int nap(uint64_t ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec += (long)(ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&Q.mtx);
+    while (!Q.stop && pthread_cond_timedwait(&Q.cv, &Q.mtx, &until) != ETIMEDOUT)
+        ;
+    int stop = Q.stop;
+    pthread_mutex_unlock(&Q.mtx);
+    return stop;
+}
+
+/* SDSM_QUIET_US; -1: on for OpenMP programs (whose flush makes flags
+ * correct; their data opens the region), off for the others (whose model
+ * is release consistency: a flag read without a lock is a race), which
+ * then pay no wake-up. */
+static long period_us(void)
+{
+    if (sdsm_cfg.quiet_us >= 0)
+        return sdsm_cfg.quiet_us;
+    return sdsm_region_adopt.len ? 1000 : 0;
+}
+
+static void *quiet_main(void *arg)
+{
+    (void)arg;
+    uint64_t period = (uint64_t)period_us() * 1000u, last = calls(), synced = syncs();
+    unsigned backoff = 1;
+    while (!nap(period * backoff)) {
+        uint64_t now = calls();
+        if (now != last) {
+            last = now;
+            continue;
+        }
+        if (syncs() != synced) {
+            synced = syncs();
+            backoff = 1;
+        }
+        uint32_t written = 0, again = 0;
+        if (sdsm_proto->publish(&written, &again))
+            break;
+        sdsm_stat_add(SDSM_ST_QUIET_PUBLISHES, written > 0);
+        sdsm_stat_add(SDSM_ST_QUIET_PAGES, written);
+        if (again >= REWRITES_MIN && 2 * again >= written)
+            backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+        else if (again < REWRITES_MIN)
+            backoff = 1;
+        last = calls();
+    }
+    return NULL;
+}
+
+int sdsm_quiet_start(void)
+{
+    if (period_us() <= 0 || !sdsm_proto->publish || sdsm_net_nprocs() < 2)
+        return 0;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&Q.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    Q.stop = 0;
+    int rc = pthread_create(&Q.thread, NULL, quiet_main, NULL);
+    if (rc) {
+        errno = rc;
+        sdsm_warn("cannot start the quiet-rank publisher (SDSM_QUIET_US is off): %m");
+        return 0;
+    }
+    Q.running = 1;
+    return 0;
+}
+
+void sdsm_quiet_stop(void)
+{
+    if (!Q.running)
+        return;
+    pthread_mutex_lock(&Q.mtx);
+    Q.stop = 1;
+    pthread_cond_signal(&Q.cv);
+    pthread_mutex_unlock(&Q.mtx);
+    pthread_join(Q.thread, NULL);
+    pthread_cond_destroy(&Q.cv);
+    Q.running = 0;
+}
