@@ -173,6 +173,7 @@ static const struct {
     [SDSM_ST_QUIET_PUBLISHES] = {"quiet publishes (SDSM_QUIET_US)", 0},
     [SDSM_ST_QUIET_PAGES] = {"pages published while quiet", 0},
     [SDSM_ST_ZC_DECLINED] = {"zero-copy declined (written at home)", 0},
+    [SDSM_ST_TWIN_GUARDS] = {"invalidations ahead of home writes", 0},
     [SDSM_ST_DIFFS_EARLY] = {"diff batches sent early (invalidated)", 0},
 };
 

@@ -587,6 +587,33 @@ static int any_twin(uint32_t first, uint32_t count, int32_t stride)
     return any;
 }
 
+/* Whether the request holds a home page written here since the release
+ * while nobody else held it (writable, no twin; not a page kept open,
+ * which is announced whatever happens): it goes out with those writes. */
+static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < count && !any; i++) {
+        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
+        sdsm_page_lock(pg);
+        const sdsm_page_t *m = sdsm_page(pg);
+        any = m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me &&
+              !sdsm_page_announced(pg) && !sdsm_home_hot(pg);
+        sdsm_page_unlock(pg);
+    }
+    return any;
+}
+
+/* The asker's copies of the other pages written here go first
+ * (sdsm_home_inval_copies). */
+static void guard(int src, uint32_t first, uint32_t count, int32_t stride)
+{
+    uint32_t skip[1 + PREFETCH_MAX];
+    for (uint32_t i = 0; i < count && i < 1 + PREFETCH_MAX; i++)
+        skip[i] = (uint32_t)((int64_t)first + (int64_t)stride * i);
+    sdsm_home_inval_copies(src, skip, count < 1 + PREFETCH_MAX ? count : 1 + PREFETCH_MAX);
+}
+
 /*
  * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
  * count, i32 stride} for count pages stride apart (a strided prefetch: each
@@ -613,6 +640,8 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
      * serve hook sees): a write by this rank's threads after that is
      * announced as usual (the page is write-protected, or twinned at the
      * home). */
+    if (sdsm_home_twins_shared && unshared_written(first, count, stride))
+        guard(src, first, count, stride);
     uint32_t run = first, nrun = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);

@@ -112,7 +112,8 @@ static void pending_complete(pending_t *op)
                 *pp = op->next;
                 break;
             }
-        sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
+        if (op->src >= 0) /* (sdsm_home_inval_copies: nobody to acknowledge) */
+            sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
         for (uint32_t i = 0; i < op->npages; i++) {
             sdsm_page_lock(op->pages[i]);
             if (H.inflight[op->pages[i]] == op->id)
@@ -297,6 +298,67 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (!op)
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
     return 0;
+}
+
+/*
+ * Service thread, SDSM_HOME_TWINS: rank dst is about to be served a home
+ * page holding writes of this rank's it has not released (a page nobody
+ * else held when it was written, so it has no twin; fetch.c).  dst must
+ * not see them while it keeps copies of other pages written here since
+ * the release - those are twinned - so its copies of them go first: an
+ * invalidation, in flight for this home's next release as any other
+ * (inflight), sent ahead of the reply on the same connection.
+ */
+void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
+{
+    uint32_t nd = sdsm_page_dirty_count();
+    uint32_t *list = nd ? malloc((size_t)nd * sizeof *list) : NULL;
+    if (!list)
+        return;
+    nd = sdsm_page_dirty_copy(list, nd);
+    uint32_t n = 0;
+    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
+    for (uint32_t i = 0; i < nd; i++) {
+        uint32_t pg = list[i];
+        int skipped = 0;
+        for (uint32_t k = 0; k < nskip && !skipped; k++)
+            skipped = skip[k] == pg;
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        uint32_t before = 0;
+        if (!skipped && (m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me && sdsm_copyset_has(pg, dst)) {
+            m->copyset[dst / 64] &= ~(1ull << (dst % 64));
+            before = H.inflight[pg];
+            H.inflight[pg] = id;
+            list[n++] = pg;
+        }
+        sdsm_page_unlock(pg);
+        add_dep(before); /* a later release here waits for the older ones too */
+    }
+    if (n) {
+        pending_t *op = calloc(1, sizeof *op);
+        if (!op)
+            sdsm_fatal("out of memory");
+        H.next_id = id;
+        *op = (pending_t){.next = H.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
+        H.pending = op;
+        for (uint32_t i = 0; i < H.ndeps; i++) {
+            pending_t *d = pending_find(H.deps[i]);
+            if (d->ndep == d->capdep) {
+                d->capdep = d->capdep ? 2 * d->capdep : 4;
+                if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
+                    sdsm_fatal("out of memory");
+            }
+            d->dep[d->ndep++] = op->id;
+            op->remaining++;
+        }
+        H.ndeps = 0;
+        sdsm_net_send(dst, SDSM_MSG_INVAL, 0, id, list, n * 4u, NULL, 0);
+        sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
+        return; /* list is op's now */
+    }
+    H.ndeps = 0;
+    free(list);
 }
 
 static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
