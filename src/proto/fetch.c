@@ -476,6 +476,11 @@ static int home_fault(uint32_t pg, int is_write)
             ft_touched(pg);
             continue;
         }
+        if (H.applying[pg]) { /* another rank's diffs are landing (inval.c, shield) */
+            sdsm_page_wait(pg);
+            waited = 1;
+            continue;
+        }
         p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
         if (p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING))
             asked += start_fetch(pg, home);

@@ -67,6 +67,9 @@ typedef struct sdsm_home_state {
     uint8_t        *published;    /* per page, under release_mtx: the last quiet publish that
                                      announced it (its number mod 256; release.c) */
     uint8_t         publish_no;   /* ...and the current one */
+    uint8_t        *applying;     /* per page, under its lock, at its home: a batch of another
+                                     rank's diffs is being applied, its mapping has no access
+                                     meanwhile (inval.c, SDSM_HOME_TWINS) */
     _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (inval.c) */
     uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
                                      (notices[0, arrived)) not yet announced eagerly, while the

@@ -173,6 +173,40 @@ static unsigned fwd_writer_flags(int src)
     return sdsm_home_check_hook && src <= FWD_WRITER_MAX ? FWD_WRITER | (unsigned)src << 3 : 0;
 }
 
+/*
+ * SDSM_HOME_TWINS: this home's own threads read its pages directly, and a
+ * batch of another rank's diffs lands page by page, run by run: a thread
+ * polling a flag here could see the flag's new value before the data the
+ * writer wrote before it (in a later page of the batch, or later in the
+ * page).  So while the batch is applied its pages give no access; a thread
+ * that touches one waits in the fault path (home_fault) until they all
+ * hold the new contents.  on: shield (1) or lift (0).
+ */
+static void shield(const uint8_t *p, uint32_t len, int on)
+{
+    for (size_t off = 0; off < len; off += 8 + rd32(p + off + 4)) {
+        uint32_t pg = rd32(p + off);
+        sdsm_page_lock(pg);
+        sdsm_page_t *m = sdsm_page(pg);
+        /* (Never main's stack, announced: the master runs on it, maybe
+         * this very thread, leading the event loop from inside a wait.) */
+        if (on && !H.applying[pg] && sdsm_page_home(pg) == H.me && m->state != SDSM_PG_INVALID &&
+            !sdsm_page_announced(pg)) {
+            H.applying[pg] = 1;
+            sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
+        } else if (!on && H.applying[pg]) {
+            H.applying[pg] = 0;
+            sdsm_page_protect(pg, 1, (sdsm_pstate_t)m->state);
+            sdsm_page_unlock(pg);
+            sdsm_page_wake(pg, 1);
+            continue;
+        }
+        sdsm_page_unlock(pg);
+    }
+}
+
+int sdsm_home_applying(uint32_t pg) { return H.applying[pg]; }
+
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
@@ -188,6 +222,9 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     /* The id of the operation this diff may become (it does if it has
      * copies to invalidate or older operations to wait for). */
     uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
+    int shielded = sdsm_home_twins_shared && src != H.me;
+    if (shielded)
+        shield(p, h->len, 1);
     for (size_t off = 0; off < h->len;) {
         uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
         /* A home's own diffL was made from this very page: applying it
@@ -234,6 +271,8 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         off += 8 + nb;
     }
+    if (shielded)
+        shield(p, h->len, 0);
     if (h->flags & SDSM_DIFF_LOCK) { /* kept, in arrival (= lock) order, for the barrier */
         pthread_mutex_lock(&H.lockfwd_mtx);
         uint32_t rec[2] = {(uint32_t)src, h->len};

@@ -66,9 +66,12 @@ static int home_shared(uint32_t pg)
 #define HOT_GAP   4u /* a write this few intervals after the last continues the run (fft
                         writes its arrays every other interval) */
 
+/* Not where homes serve twins (SDSM_HOME_TWINS): a page kept open takes no
+ * write fault, so it is never twinned, and readers fetching it would see
+ * the home's writes before its release (a flag before its data). */
 static int hot_enabled(void)
 {
-    return sdsm_cfg.home_hot > 0 && sdsm_home_opens_ahead();
+    return sdsm_cfg.home_hot > 0 && sdsm_home_opens_ahead() && !sdsm_home_twins_shared;
 }
 
 void sdsm_home_hot_fault(uint32_t pg)
