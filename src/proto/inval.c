@@ -101,6 +101,31 @@ static void add_dep(uint32_t id)
     H.deps[H.ndeps++] = id;
 }
 
+/* This rank's dirty list as it is (malloc'd, *n entries), or NULL if empty. */
+static uint32_t *dirty_snapshot(uint32_t *n)
+{
+    uint32_t nd = sdsm_page_dirty_count();
+    uint32_t *list = nd ? malloc((size_t)nd * sizeof *list) : NULL;
+    *n = list ? sdsm_page_dirty_copy(list, nd) : 0;
+    return list;
+}
+
+/* The operation being built (op) waits for the older ones add_dep noted. */
+static void wait_deps(pending_t *op)
+{
+    for (uint32_t i = 0; i < H.ndeps; i++) {
+        pending_t *d = pending_find(H.deps[i]);
+        if (d->ndep == d->capdep) {
+            d->capdep = d->capdep ? 2 * d->capdep : 4;
+            if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
+                sdsm_fatal("out of memory");
+        }
+        d->dep[d->ndep++] = op->id;
+        op->remaining++;
+    }
+    H.ndeps = 0;
+}
+
 /* op's last ack or dependency arrived: acknowledge its diff and release
  * the operations that waited for it (iteratively: chains can be long). */
 static void pending_complete(pending_t *op)
@@ -298,17 +323,7 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             *op = (pending_t){.next = H.pending, .id = id,
                               .seq = h->seq, .src = src};
             H.pending = op;
-            for (uint32_t i = 0; i < H.ndeps; i++) {
-                pending_t *d = pending_find(H.deps[i]);
-                if (d->ndep == d->capdep) {
-                    d->capdep = d->capdep ? 2 * d->capdep : 4;
-                    if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
-                        sdsm_fatal("out of memory");
-                }
-                d->dep[d->ndep++] = op->id;
-                op->remaining++;
-            }
-            H.ndeps = 0;
+            wait_deps(op);
             /* Later diffs of these pages wait for this operation. */
             for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
                 op->npages++;
@@ -350,11 +365,9 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
  */
 void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
 {
-    uint32_t nd = sdsm_page_dirty_count();
-    uint32_t *list = nd ? malloc((size_t)nd * sizeof *list) : NULL;
+    uint32_t nd = 0, *list = dirty_snapshot(&nd);
     if (!list)
         return;
-    nd = sdsm_page_dirty_copy(list, nd);
     uint32_t n = 0;
     uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
     for (uint32_t i = 0; i < nd; i++) {
@@ -381,17 +394,7 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
         H.next_id = id;
         *op = (pending_t){.next = H.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
         H.pending = op;
-        for (uint32_t i = 0; i < H.ndeps; i++) {
-            pending_t *d = pending_find(H.deps[i]);
-            if (d->ndep == d->capdep) {
-                d->capdep = d->capdep ? 2 * d->capdep : 4;
-                if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
-                    sdsm_fatal("out of memory");
-            }
-            d->dep[d->ndep++] = op->id;
-            op->remaining++;
-        }
-        H.ndeps = 0;
+        wait_deps(op);
         sdsm_net_send(dst, SDSM_MSG_INVAL, 0, id, list, n * 4u, NULL, 0);
         sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
         return; /* list is op's now */
@@ -434,11 +437,9 @@ static void early_publish(int home, const uint8_t *p, uint32_t n)
         dirty = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
         sdsm_page_unlock(pg);
     }
-    uint32_t nd = dirty ? sdsm_page_dirty_count() : 0;
-    uint32_t *list = nd ? malloc((size_t)nd * sizeof *list) : NULL;
+    uint32_t nd = 0, *list = dirty ? dirty_snapshot(&nd) : NULL;
     if (!list)
         return;
-    nd = sdsm_page_dirty_copy(list, nd);
     buf_t b = {0};
     uint32_t nb = 0; /* pages batched, kept in list[0, nb) (nb <= i) */
     for (uint32_t i = 0; i < nd; i++) {

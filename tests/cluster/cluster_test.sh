@@ -307,19 +307,24 @@ case_zcopy() {
 # Real ssh to an sshd in each host, with a key made for the test: the agents
 # and ranks run where ssh put them, -x carries the environment (ssh itself
 # forwards none), a job verifies, and a host cut off fails the start.
-case_ssh() {
-    # ssh passes no environment: a sanitizer build's options go by -x.
-    local SANX=() v
-    for v in TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
-        [ -n "${!v:-}" ] && SANX+=(-x "$v")
-    done
+# An sshd in every host; without one here the case is skipped (77).
+sshd_or_skip() {
     $CL sshd "$D"
     local rc=$?
     if [ "$rc" = 77 ]; then
         echo "SKIP [$CASE]: no sshd here (see the message above); this test did NOT run"
         exit 77
     fi
-    [ "$rc" = 0 ] || { fail "cluster.sh sshd failed ($rc)"; return; }
+    [ "$rc" = 0 ] || { fail "cluster.sh sshd failed ($rc)"; return 1; }
+}
+
+case_ssh() {
+    # ssh passes no environment: a sanitizer build's options go by -x.
+    local SANX=() v
+    for v in TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+        [ -n "${!v:-}" ] && SANX+=(-x "$v")
+    done
+    sshd_or_skip || return
     local SSH="ssh -F $D/ssh_config" h ip before
     run $SSH h2 'hostname -I; echo "$SSH_CONNECTION"'
     expect_rc 0
@@ -599,13 +604,7 @@ case_fail_cut() {
         cut_mid_job "sdsmrun: .*rank [45][^0-9].*h3" --rsh "$D/rsh"
 }
 case_fail_cut_ssh() {
-    $CL sshd "$D"
-    local rc=$?
-    if [ "$rc" = 77 ]; then
-        echo "SKIP [$CASE]: no sshd here (see the message above); this test did NOT run"
-        exit 77
-    fi
-    [ "$rc" = 0 ] || { fail "cluster.sh sshd failed ($rc)"; return; }
+    sshd_or_skip || return
     JOB_LIMIT=20 SDSM_HEARTBEAT=200ms SDSM_PEER_TIMEOUT=2s \
         cut_mid_job "sdsmrun: .*(host h3|rank [45][^0-9].*h3)" --rsh "ssh -F $D/ssh_config"
 }
