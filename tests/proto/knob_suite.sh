@@ -22,16 +22,8 @@
 set -u
 ctest=$1 dir=$2 index=$3
 
-core='omp_redcheck_(n2|n2x2|n4x2|update_n2|update_n4|update_n2x2)|omp_flagpipe_(n3|n4|n4_update)|omp_(reduction|stack|atomic)_n2|omp_stackread_n2|mp_homeatomic_(hlrc|update)_[0-9]+|mp_chain_[0-9]+|mp_ownwrites_[0-9]+|proto_private_(hlrc|update)_4'
+core='omp_redcheck_(n2|n2x2|n4x2|update_n2|update_n4|update_n2x2)|omp_(reduction|stack|atomic)_n2|omp_stackread_n2|mp_homeatomic_(hlrc|update)_[0-9]+|mp_chain_[0-9]+|mp_ownwrites_[0-9]+|proto_private_(hlrc|update)_4'
 rest='omp_(redcheck_n4|reduction_n4|reduction_update_n4|reduction_n2x2|atomic_n4|atomic_update_n4|atomic_n2x2|stack_n4|stack_update_n4|stack_n2x2|jacobi_n2|jacobi_n4|jacobi_update_n4|jacobi_n2x2|globals_n2|globals_n4|globals_update_n4|heap_n2|heap_n4|heap_update_n4|relaxed_n2|relaxed_update_n4|locks_n2|locks_update_n4|flush_n2|flush_n4|critical_n2x2|single_n2x2)|mp_(counter|stencil|multiwriter|relrace|prodcons|threads|lockcache)_[0-9]+|mp_localalloc_(hlrc|update)_[0-9]+|proto_private_(hlrc|update)_[28]'
-
-# Flags polled without a call (flagpipe) need the quiet ranks' publishing
-# and home twins, and are not ordered with their data by a forced zero-copy
-# or the write buffer's early diffs (README: 'Flags and flush').
-if [ "${SDSM_QUIET_US:-}" = 0 ] || [ "${SDSM_HOME_TWINS:-}" = 0 ] || [ "${SDSM_ZEROCOPY:-}" = 1 ] ||
-   [ "${SDSM_WRITE_BUFFER:-0}" != 0 ]; then
-    core=${core/omp_flagpipe_(n3|n4|n4_update)|/}
-fi
 
 names() { "$ctest" --test-dir "$dir" -N -R "^($1)\$" | sed -n 's/^ *Test *#[0-9]*: *\([^ ]*\).*/\1/p'; }
 
