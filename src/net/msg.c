@@ -51,6 +51,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(SOFT_CONFIRM, 8),
     FIXED(LOCK_FWD, 8),
     FIXED(LOCK_PASSED, 8),
+    FIXED(LIFT, 4),
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

@@ -68,6 +68,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_SOFT_CONFIRM, /* u32 first, u32 count: pages the sender claimed ahead and has touched */
     SDSM_MSG_LOCK_FWD,    /* u32 lock, i32 rank: after you, pass the lock to rank (sync/lock.c) */
     SDSM_MSG_LOCK_PASSED, /* u32 lock, i32 rank: I passed the lock to rank (to its manager) */
+    SDSM_MSG_LIFT,        /* u32 gen: the pages the sender's DIFF_HOLD batches of generations up to gen hold here are free */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

@@ -464,21 +464,21 @@ static int home_fault(uint32_t pg, int is_write)
         return -1;
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
     uint64_t t0 = sdsm_trace_t0(), asked = 0;
-    int joined = 0, waited = 0;
+    int joined = 0, waited = 0, entered = 0;
     sdsm_page_lock(pg);
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
+        if (H.applying[pg]) { /* another rank's diffs are landing (inval.c, shield) */
+            sdsm_page_wait(pg);
+            waited = 1;
+            continue;
+        }
         if (p->state == SDSM_PG_INVALID && home == H.me) {
             /* First touch at the home: read-only first, so a write takes the
              * write path below (twins and hooks in one place). */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, !is_write);
             ft_touched(pg);
-            continue;
-        }
-        if (H.applying[pg]) { /* another rank's diffs are landing (inval.c, shield) */
-            sdsm_page_wait(pg);
-            waited = 1;
             continue;
         }
         p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
@@ -503,6 +503,14 @@ static int home_fault(uint32_t pg, int is_write)
             continue;
         }
         if (p->state == SDSM_PG_READ_ONLY && is_write) {
+            if (!sdsm_home_cut_enter()) { /* a cut is being taken: after it */
+                sdsm_page_unlock(pg);
+                sdsm_home_cut_wait();
+                sdsm_page_lock(pg);
+                waited = 1;
+                continue;
+            }
+            entered = 1;
             opened_t o;
             int32_t stride = 1;
             o.n = 0;
@@ -525,6 +533,8 @@ static int home_fault(uint32_t pg, int is_write)
         break;
     }
     sdsm_page_unlock(pg);
+    if (entered)
+        sdsm_home_cut_leave();
     SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg,
                sdsm_page_home(pg), asked * H.ps);
     return 0;
@@ -620,6 +630,74 @@ static void guard(int src, uint32_t first, uint32_t count, int32_t stride)
 }
 
 /*
+ * Fetches of pages a publish holds (inval.c, DIFF_HOLD) wait here, whole,
+ * in arrival order, and are tried again at each LIFT.  A fetch waits for
+ * at most one round trip of the writer's (its acknowledgements, then its
+ * LIFT); the requests are 20 bytes each.
+ */
+typedef struct kept {
+    int         src;
+    sdsm_hdr_t  h;
+    uint8_t     p[12];
+} kept_t;
+
+static struct {
+    kept_t  *k;
+    uint32_t n, cap;
+    int      replaying;
+} K;
+
+static int any_held(uint32_t first, uint32_t count, int32_t stride)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < count && !any; i++) {
+        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
+        sdsm_page_lock(pg);
+        any = H.held[pg] != 0;
+        sdsm_page_unlock(pg);
+    }
+    return any;
+}
+
+int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
+    if (!any_held(first, count, stride))
+        return 0;
+    if (K.n == K.cap) {
+        uint32_t cap = K.cap ? 2 * K.cap : 16;
+        kept_t *k = realloc(K.k, cap * sizeof *k);
+        if (!k)
+            sdsm_fatal("out of memory keeping a fetch of a held page");
+        K.k = k;
+        K.cap = cap;
+    }
+    kept_t *k = &K.k[K.n++];
+    k->src = src;
+    k->h = *h;
+    memcpy(k->p, p, h->len);
+    return 1;
+}
+
+static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p);
+
+void sdsm_home_fetch_replay(void)
+{
+    if (!K.n || K.replaying)
+        return;
+    K.replaying = 1;
+    uint32_t n = K.n;
+    K.n = 0; /* those still held are kept again, in order: entry i is read before
+                anything is kept at K.n <= i */
+    for (uint32_t i = 0; i < n; i++) {
+        kept_t k = K.k[i];
+        on_fetch(k.src, &k.h, k.p);
+    }
+    K.replaying = 0;
+}
+
+/*
  * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
  * count, i32 stride} for count pages stride apart (a strided prefetch: each
  * page travels alone).  The replies carry the request's tag (seq).
@@ -633,6 +711,8 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         count > 1 + PREFETCH_MAX || stride == 0 ||
         last < 0 || last >= sdsm_region.npages || src == H.me)
         return -EPROTO;
+    if (sdsm_home_fetch_held(src, h, p))
+        return 0; /* answered at the LIFT */
     /* The asker reads the pages from this heap itself (zcopy.c says why a
      * later copy is right), unless a serve hook must see what it gets. */
     int zc = (h->flags & SDSM_FETCH_ZC) && !sdsm_home_serve_hook && sdsm_zcopy_offered(src);

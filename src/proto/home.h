@@ -43,6 +43,11 @@ int  sdsm_home_fault(uint32_t pg, int is_write);
 void sdsm_home_prefetch(uint32_t first, uint32_t n);
 int  sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages);
 int  sdsm_home_publish(uint32_t *written, uint32_t *again);
+/* Installed by the quiet-rank publisher (sync/quiet.c) while it runs: have
+ * it publish now.  An invalidation that sent this rank's writes for one
+ * home early holds them there until a publish has made the rest visible
+ * (inval.c, early_publish); NULL when nobody would publish. */
+extern void (*volatile sdsm_home_publish_soon)(void);
 int  sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
 int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
 void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n);

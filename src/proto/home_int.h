@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/stats.h"
+#include "net/wire.h"
 #include "proto/home.h"
 
 /*
@@ -41,6 +42,11 @@ typedef struct sdsm_home_state {
     uint32_t       *work;         /* release: dirty pages (npages capacity) */
     uint32_t       *notices;      /* release: pages written, for the barrier */
     buf_t          *out;          /* release: per-home batches */
+    uint8_t        *lift;         /* release: per home, a held batch went there (release.c) */
+    _Atomic uint8_t *lift_due;    /* per home: the generation of an early diff batch held there
+                                     that waits for a publish to lift it (inval.c,
+                                     early_publish; 0: none) */
+    _Atomic uint8_t hold_gen;     /* the generation of the last publish's holds (never 0) */
     /* service thread only */
     uint32_t      **tgt;          /* per-rank invalidation lists */
     uint32_t       *tgt_n, *tgt_cap;
@@ -67,10 +73,17 @@ typedef struct sdsm_home_state {
     uint8_t        *published;    /* per page, under release_mtx: the last quiet publish that
                                      announced it (its number mod 256; release.c) */
     uint8_t         publish_no;   /* ...and the current one */
-    uint8_t        *applying;     /* per page, under its lock, at its home: a batch of another
-                                     rank's diffs is being applied, its mapping has no access
-                                     meanwhile (inval.c, SDSM_HOME_TWINS) */
+    uint16_t       *applying;     /* per page, under its lock, at its home: batches of other
+                                     ranks' diffs being applied or held on it; its mapping has no
+                                     access meanwhile (inval.c, SDSM_HOME_TWINS) */
+    uint16_t       *held;         /* per page, under its lock, at its home: DIFF_HOLD batches
+                                     holding it (fetches of it wait, fetch.c) */
+    buf_t          *holds;        /* service thread, per rank: the pages its held batches hold
+                                     here ({u32 page, u32 gen, u32 shielded}[]) */
     _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (inval.c) */
+    _Atomic uint32_t cut;         /* cuts being taken (release.c: sdsm_home_cut_begin) */
+    _Atomic uint32_t opening;     /* write faults opening pages past the cut gate */
+    _Atomic uint32_t cut_gen;     /* moves when a cut ends (writers wait on it) */
     uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
                                      (notices[0, arrived)) not yet announced eagerly, while the
                                      barrier is not complete (0: none) */
@@ -105,6 +118,11 @@ int  sdsm_wbuf_init(void);
 void sdsm_wbuf_add(uint32_t pg);
 int  sdsm_wbuf_drain(void);
 
+/* fetch.c, service thread: a fetch of a held page waits (it is kept);
+ * the fetches kept are tried again (pages were lifted). */
+int  sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
+void sdsm_home_fetch_replay(void);
+
 /* Each file registers the handlers of its messages (from sdsm_home_init). */
 void sdsm_home_fetch_init(void);
 void sdsm_home_inval_init(void);
@@ -130,6 +148,23 @@ static inline int sdsm_home_opens_ahead(void)
 void sdsm_home_hot_fault(uint32_t pg);
 int  sdsm_home_hot(uint32_t pg);
 void sdsm_home_hot_clear(uint32_t pg);
+/*
+ * The cut (release.c).  A quiet publish, or the early diffs an invalidation
+ * sends (inval.c), take a consistent cut of this rank's writes: every
+ * write made before it travels, none made after does, whatever order the
+ * pages are taken in.  From its beginning to its end no write fault opens
+ * a page here (a page taken is protected, a page not written yet is not on
+ * the dirty list), so a thread that writes data, then a flag, cannot put
+ * the flag into the cut without the data.  The fault path enters (1) or
+ * finds a cut being taken (0: it drops its page lock and waits), and
+ * leaves once the pages it opened are on the dirty list and writable.
+ */
+void sdsm_home_cut_begin(void);
+void sdsm_home_cut_end(void);
+int  sdsm_home_cut_enter(void);
+void sdsm_home_cut_leave(void);
+void sdsm_home_cut_wait(void);
+
 /* fetch.c: a release confirms the calling thread's touched soft claims. */
 void sdsm_home_claims_flush(void);
 void sdsm_home_soft_clear(uint32_t pg);

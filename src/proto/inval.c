@@ -205,23 +205,35 @@ static unsigned fwd_writer_flags(int src)
  * writer wrote before it (in a later page of the batch, or later in the
  * page).  So while the batch is applied its pages give no access; a thread
  * that touches one waits in the fault path (home_fault) until they all
- * hold the new contents.  on: shield (1) or lift (0).
+ * hold the new contents.  Shields are counted per page: a held batch
+ * (DIFF_HOLD, below) keeps its pages shielded across other batches.
+ * shield_on appends the pages it shielded to got (u32[]).
  */
-static void shield(const uint8_t *p, uint32_t len, int on)
+static void shield_on(const uint8_t *p, uint32_t len, buf_t *got)
 {
     for (size_t off = 0; off < len; off += 8 + rd32(p + off + 4)) {
         uint32_t pg = rd32(p + off);
         sdsm_page_lock(pg);
-        sdsm_page_t *m = sdsm_page(pg);
         /* (Never main's stack, announced: the master runs on it, maybe
          * this very thread, leading the event loop from inside a wait.) */
-        if (on && !H.applying[pg] && sdsm_page_home(pg) == H.me && m->state != SDSM_PG_INVALID &&
-            !sdsm_page_announced(pg)) {
-            H.applying[pg] = 1;
-            sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
-        } else if (!on && H.applying[pg]) {
-            H.applying[pg] = 0;
-            sdsm_page_protect(pg, 1, (sdsm_pstate_t)m->state);
+        if (sdsm_page_home(pg) == H.me && !sdsm_page_announced(pg)) {
+            if (H.applying[pg]++ == 0)
+                sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
+            sdsm_buf_reserve(got, 4);
+            memcpy(got->p + got->len, &pg, 4);
+            got->len += 4;
+        }
+        sdsm_page_unlock(pg);
+    }
+}
+
+static void shield_off(const uint8_t *pages, size_t len)
+{
+    for (size_t off = 0; off < len; off += 4) {
+        uint32_t pg = rd32(pages + off);
+        sdsm_page_lock(pg);
+        if (H.applying[pg] && --H.applying[pg] == 0) {
+            sdsm_page_protect(pg, 1, (sdsm_pstate_t)sdsm_page(pg)->state);
             sdsm_page_unlock(pg);
             sdsm_page_wake(pg, 1);
             continue;
@@ -230,7 +242,70 @@ static void shield(const uint8_t *p, uint32_t len, int on)
     }
 }
 
-int sdsm_home_applying(uint32_t pg) { return H.applying[pg]; }
+/*
+ * DIFF_HOLD: a quiet publish to several homes (release.c) comes in two
+ * steps, so that no reader sees one of its writes while a copy of a page
+ * it wrote before is still valid anywhere: each home applies its batch and
+ * invalidates the other copies as for a lock release, but until the
+ * writer's LIFT - sent once every home has acknowledged, so once every
+ * old copy is gone - the pages stay held: this home's threads cannot touch
+ * them (shielded) and fetches of them wait (fetch.c).  Without it a thread
+ * could read a flag from one home while its copy of the data, homed at
+ * another, awaits its invalidation.
+ */
+typedef struct hold_ent {
+    uint32_t pg, gen, shielded;
+} hold_ent_t;
+
+static void hold(int src, unsigned gen, const uint8_t *p, uint32_t len, const buf_t *shielded)
+{
+    buf_t *hb = &H.holds[src];
+    size_t k = 0; /* shielded is the batch's pages in order, some left out */
+    for (size_t off = 0; off < len; off += 8 + rd32(p + off + 4)) {
+        hold_ent_t e = {rd32(p + off), gen, 0};
+        if (k < shielded->len && rd32(shielded->p + k) == e.pg) {
+            e.shielded = 1;
+            k += 4;
+        }
+        sdsm_page_lock(e.pg);
+        H.held[e.pg]++;
+        sdsm_page_unlock(e.pg);
+        sdsm_buf_reserve(hb, sizeof e);
+        memcpy(hb->p + hb->len, &e, sizeof e);
+        hb->len += sizeof e;
+    }
+}
+
+/* LIFT {u32 gen}: src's holds of generation gen or older end.  (One that
+ * finds none is no error: a publish lifts where an early batch of its
+ * generation went, which its own batch may have lifted already.) */
+static int on_lift(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    (void)h;
+    uint32_t gen = rd32(p);
+    if (gen == 0 || gen > 255)
+        return -EPROTO;
+    buf_t *hb = &H.holds[src];
+    size_t kept = 0;
+    for (size_t off = 0; off + sizeof(hold_ent_t) <= hb->len; off += sizeof(hold_ent_t)) {
+        hold_ent_t e;
+        memcpy(&e, hb->p + off, sizeof e);
+        if ((int8_t)(uint8_t)(gen - e.gen) < 0) {
+            memmove(hb->p + kept, &e, sizeof e);
+            kept += sizeof e;
+            continue;
+        }
+        sdsm_page_lock(e.pg);
+        if (H.held[e.pg])
+            H.held[e.pg]--;
+        sdsm_page_unlock(e.pg);
+        if (e.shielded)
+            shield_off((const uint8_t *)&e.pg, 4);
+    }
+    hb->len = kept;
+    sdsm_home_fetch_replay();
+    return 0;
+}
 
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
@@ -247,9 +322,16 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     /* The id of the operation this diff may become (it does if it has
      * copies to invalidate or older operations to wait for). */
     uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
-    int shielded = sdsm_home_twins_shared && src != H.me;
+    int held = (h->flags & SDSM_DIFF_HOLD) != 0;
+    if (held && (!(h->flags & SDSM_DIFF_EAGER) || (h->flags & (SDSM_DIFF_NOACK | SDSM_DIFF_FORWARD | SDSM_DIFF_LOCK)) ||
+                 !(h->flags >> 8))) {
+        sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
+        return -EPROTO;
+    }
+    int shielded = (sdsm_home_twins_shared || held) && src != H.me;
+    buf_t got = {0};
     if (shielded)
-        shield(p, h->len, 1);
+        shield_on(p, h->len, &got);
     for (size_t off = 0; off < h->len;) {
         uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
         /* A home's own diffL was made from this very page: applying it
@@ -296,8 +378,11 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         off += 8 + nb;
     }
-    if (shielded)
-        shield(p, h->len, 0);
+    if (held)
+        hold(src, h->flags >> 8, p, h->len, &got);
+    else if (shielded)
+        shield_off(got.p, got.len);
+    free(got.p);
     if (h->flags & SDSM_DIFF_LOCK) { /* kept, in arrival (= lock) order, for the barrier */
         pthread_mutex_lock(&H.lockfwd_mtx);
         uint32_t rec[2] = {(uint32_t)src, h->len};
@@ -357,11 +442,14 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 /*
  * Service thread, SDSM_HOME_TWINS: rank dst is about to be served a home
  * page holding writes of this rank's it has not released (a page nobody
- * else held when it was written, so it has no twin; fetch.c).  dst must
- * not see them while it keeps copies of other pages written here since
- * the release - those are twinned - so its copies of them go first: an
- * invalidation, in flight for this home's next release as any other
- * (inflight), sent ahead of the reply on the same connection.
+ * else held when it was written, so it has no twin; fetch.c).  Whoever
+ * reads that must also see what this rank's threads wrote before it, so
+ * the home's twinned pages stop hiding their writes: every other copy of
+ * them goes (an invalidation, in flight for this home's next release as
+ * any other, inflight), sent to each holder ahead of anything it is
+ * served next on the same connection, and their twins go, so they are
+ * served as they are from now on.  dst's copies of skip (the pages it
+ * asked for) are left alone: they are being replaced.
  */
 void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
 {
@@ -378,24 +466,34 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
         uint32_t before = 0;
-        if (!skipped && (m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me && sdsm_copyset_has(pg, dst)) {
-            m->copyset[dst / 64] &= ~(1ull << (dst % 64));
-            before = H.inflight[pg];
-            H.inflight[pg] = id;
-            list[n++] = pg;
+        if ((m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me) {
+            m->flags &= (uint8_t)~SDSM_PGF_TWIN;
+            if (collect_copies(pg, skipped ? dst : -1)) {
+                before = H.inflight[pg];
+                H.inflight[pg] = id;
+                list[n++] = pg;
+            }
         }
         sdsm_page_unlock(pg);
         add_dep(before); /* a later release here waits for the older ones too */
     }
-    if (n) {
-        pending_t *op = calloc(1, sizeof *op);
-        if (!op)
-            sdsm_fatal("out of memory");
-        H.next_id = id;
-        *op = (pending_t){.next = H.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
-        H.pending = op;
-        wait_deps(op);
-        sdsm_net_send(dst, SDSM_MSG_INVAL, 0, id, list, n * 4u, NULL, 0);
+    pending_t *op = NULL;
+    for (int r = 0; r < H.n; r++) {
+        if (!H.tgt_n[r])
+            continue;
+        if (!op) {
+            if (!(op = calloc(1, sizeof *op)))
+                sdsm_fatal("out of memory");
+            H.next_id = id;
+            *op = (pending_t){.next = H.pending, .id = id, .src = -1, .pages = list, .npages = n};
+            H.pending = op;
+            wait_deps(op);
+        }
+        op->remaining++;
+        sdsm_net_send(r, SDSM_MSG_INVAL, 0, id, H.tgt[r], H.tgt_n[r] * 4u, NULL, 0);
+        H.tgt_n[r] = 0;
+    }
+    if (op) {
         sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
         return; /* list is op's now */
     }
@@ -437,11 +535,27 @@ static void early_publish(int home, const uint8_t *p, uint32_t n)
         dirty = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
         sdsm_page_unlock(pg);
     }
-    uint32_t nd = 0, *list = dirty ? dirty_snapshot(&nd) : NULL;
-    if (!list)
+    if (!dirty)
         return;
+    sdsm_home_cut_begin();
+    uint32_t nd = 0, *list = dirty_snapshot(&nd);
+    if (!list) {
+        sdsm_home_cut_end();
+        return;
+    }
     buf_t b = {0};
     uint32_t nb = 0; /* pages batched, kept in list[0, nb) (nb <= i) */
+    /* Writes for other homes (or this one's own pages) wait for a release:
+     * a reader seeing these could read its old copies of those.  So these
+     * stay held at their home (DIFF_HOLD) until the quiet publisher has
+     * made all of this rank's writes visible (take_dues, release.c). */
+    void (*soon)(void) = sdsm_home_publish_soon;
+    int hold = 0;
+    for (uint32_t i = 0; i < nd && soon && !hold; i++) {
+        sdsm_page_lock(list[i]);
+        hold = sdsm_page(list[i])->state == SDSM_PG_READ_WRITE && sdsm_page_home(list[i]) != home;
+        sdsm_page_unlock(list[i]);
+    }
     for (uint32_t i = 0; i < nd; i++) {
         uint32_t pg = list[i];
         sdsm_page_lock(pg);
@@ -459,9 +573,18 @@ static void early_publish(int home, const uint8_t *p, uint32_t n)
         sdsm_page_unlock(pg);
     }
     if (b.len) {
+        /* The next publish's generation (release.c, next_gen): its cut
+         * comes after these pages were taken. */
+        uint8_t gen = (uint8_t)(atomic_load(&H.hold_gen) + 1);
+        gen = gen ? gen : 1;
         atomic_fetch_add(&H.early, 1);
-        sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER, 0, b.p, b.len, NULL, 0);
+        sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0), 0,
+                      b.p, b.len, NULL, 0);
         sdsm_stat_add(SDSM_ST_DIFFS_EARLY, 1);
+        if (hold) {
+            atomic_store(&H.lift_due[home], gen);
+            soon();
+        }
     }
     for (uint32_t i = 0; i < nb; i++) {
         sdsm_page_lock(list[i]);
@@ -469,6 +592,7 @@ static void early_publish(int home, const uint8_t *p, uint32_t n)
         sdsm_page_unlock(list[i]);
         sdsm_page_wake(list[i], 1);
     }
+    sdsm_home_cut_end();
     free(b.p);
     free(list);
 }
@@ -714,4 +838,5 @@ void sdsm_home_inval_init(void)
     sdsm_msg_set_handler(SDSM_MSG_INVAL, on_inval);
     sdsm_msg_set_handler(SDSM_MSG_DIFF_ACK, on_diff_ack);
     sdsm_msg_set_handler(SDSM_MSG_FWD_DIFF, on_fwd_diff);
+    sdsm_msg_set_handler(SDSM_MSG_LIFT, on_lift);
 }

@@ -12,6 +12,7 @@
  * A home page nobody else holds stays writable and costs nothing.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -220,14 +221,112 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
     return c;
 }
 
+void sdsm_home_cut_begin(void)
+{
+    atomic_fetch_add(&H.cut, 1);
+    while (atomic_load(&H.opening)) /* a fault past the gate: a few copies and a system call */
+        sched_yield();
+}
+
+void sdsm_home_cut_end(void)
+{
+    atomic_fetch_sub(&H.cut, 1);
+    atomic_fetch_add(&H.cut_gen, 1);
+    sdsm_wake_all(&H.cut_gen);
+}
+
+int sdsm_home_cut_enter(void)
+{
+    atomic_fetch_add(&H.opening, 1);
+    if (!atomic_load(&H.cut))
+        return 1;
+    atomic_fetch_sub(&H.opening, 1);
+    return 0;
+}
+
+void sdsm_home_cut_leave(void) { atomic_fetch_sub(&H.opening, 1); }
+
+void sdsm_home_cut_wait(void)
+{
+    for (;;) {
+        uint32_t g = atomic_load(&H.cut_gen);
+        if (!atomic_load(&H.cut))
+            return;
+        sdsm_wait_change(&H.cut_gen, g);
+    }
+}
+
 /* How a batch of diffs to home goes: eager (a lock release: the home
  * invalidates the other copies before it acknowledges), or unacknowledged
- * to the rank a barrier's arrival goes to next (via, proto.h). */
-static unsigned batch_flags(int eager, int home, int via)
+ * to the rank a barrier's arrival goes to next (via, proto.h).  hold: a
+ * publish to several homes (below). */
+static unsigned batch_flags(int eager, int home, int via, uint8_t hold)
 {
     if (eager)
-        return SDSM_DIFF_EAGER;
+        return SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)hold << 8 : 0);
     return home == via ? SDSM_DIFF_NOACK : 0;
+}
+
+/*
+ * A publish is read by threads that make no synchronization: one that sees
+ * a flag from one home must not read its old copy of data homed at another
+ * whose invalidation is still on its way.  So a publish whose pages have
+ * several homes holds them at every home (inval.c, DIFF_HOLD) until all
+ * homes have acknowledged - every old copy is gone - and then lifts them
+ * (LIFT).  Pages of one home need no hold: that home invalidates a
+ * holder's copies in one message, ahead of any reply to it.
+ */
+static int several_homes(const uint32_t *pages, uint32_t n)
+{
+    int first = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        int h = sdsm_page_home(pages[i]);
+        if (h < 0)
+            continue;
+        if (first >= 0 && h != first)
+            return 1;
+        first = h;
+    }
+    return 0;
+}
+
+static void send_batch(int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
+{
+    if (H.out[home].len && (flags & SDSM_DIFF_HOLD))
+        H.lift[home] = 1;
+    sdsm_batch_send(&H.out[home], home, flags, r, id);
+}
+
+/* The generation of a publish's holds: those of early batches sent
+ * before this are lifted with it too (inval.c, early_publish), the later
+ * ones wait for the next. */
+static uint8_t next_gen(void)
+{
+    uint8_t g = (uint8_t)(atomic_load(&H.hold_gen) + 1);
+    g = g ? g : 1;
+    atomic_store(&H.hold_gen, g);
+    return g;
+}
+
+/* Generation gen's publish: the homes holding early batches of gen or
+ * older get its LIFT too. */
+static void take_dues(uint8_t gen)
+{
+    for (int h = 0; h < H.n; h++) {
+        uint8_t d = atomic_load(&H.lift_due[h]);
+        if (d && (int8_t)(uint8_t)(gen - d) >= 0 && atomic_compare_exchange_strong(&H.lift_due[h], &d, 0))
+            H.lift[h] = 1;
+    }
+}
+
+static void lift(uint8_t gen)
+{
+    uint32_t g = gen;
+    for (int h = 0; h < H.n; h++)
+        if (H.lift[h]) {
+            H.lift[h] = 0;
+            sdsm_net_send(h, SDSM_MSG_LIFT, 0, 0, &g, 4, NULL, 0);
+        }
 }
 
 /*
@@ -243,17 +342,33 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     sdsm_home_claims_flush();
     pthread_mutex_lock(&H.release_mtx);
     atomic_fetch_add_explicit(&H.interval, 1, memory_order_relaxed);
+    /* A publish is read by threads that make no synchronization (flags):
+     * it must be a consistent cut.  A release need not be - the program
+     * orders the writes it must carry before the release. */
+    /* (At a barrier every thread of this rank has stopped writing.)  The
+     * generation before the cut: an early batch that took it took its
+     * pages before the cut. */
+    uint8_t gen = again || kind == SDSM_SYNC_BARRIER ? next_gen() : 0;
+    if (again)
+        sdsm_home_cut_begin();
+    if (gen)
+        take_dues(gen);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
     *written = 0;
     if (again)
         *again = 0;
     if (n == 0) { /* the common case of a lock or barrier without writes */
+        sdsm_count_wait_zero(&H.early);
+        lift(gen);
+        if (again)
+            sdsm_home_cut_end();
         pthread_mutex_unlock(&H.release_mtx);
         return 0;
     }
     uint8_t pno = 0;
     if (again) /* 0 stands for "never published" */
         pno = ++H.publish_no ? H.publish_no : ++H.publish_no;
+    uint8_t hold = again && several_homes(H.work, n) ? gen : 0;
     qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
@@ -297,12 +412,12 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
             }
             nn += c[k].written;
             if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
-                sdsm_batch_send(&H.out[home], home, batch_flags(eager, home, via), &r, id);
+                send_batch(home, batch_flags(eager, home, via, hold), &r, id);
         }
         i += m;
     }
     for (int h = 0; h < H.n; h++)
-        sdsm_batch_send(&H.out[h], h, batch_flags(eager, h, via), &r, id);
+        send_batch(h, batch_flags(eager, h, via, hold), &r, id);
     /* The write buffer's early diffs of pages announced here (FLUSHED). */
     int wst = sdsm_wbuf_drain();
     /* The diffs are queued on their connections: a fetch sent from now on
@@ -326,6 +441,9 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     sdsm_rpc_close(id);
     /* Diffs an invalidation sent early (inval.c) are this interval's too. */
     sdsm_count_wait_zero(&H.early);
+    lift(gen);
+    if (again)
+        sdsm_home_cut_end();
     pthread_mutex_unlock(&H.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
@@ -350,16 +468,22 @@ static uint32_t publish_arrival(void)
         return 0;
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
+    /* The last publish's generation: no early batch that came after it is
+     * lifted with these. */
+    uint8_t gen = atomic_load(&H.hold_gen);
+    gen = gen ? gen : next_gen();
+    unsigned flags = SDSM_DIFF_EAGER | (several_homes(H.notices, n) ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0);
     for (uint32_t i = 0; i < n; i++) {
         int home = sdsm_page_home(H.notices[i]);
         if (home >= 0)
             sdsm_batch_add(&H.out[home], H.notices[i], NULL);
     }
     for (int h = 0; h < H.n; h++)
-        sdsm_batch_send(&H.out[h], h, SDSM_DIFF_EAGER, &r, id);
+        send_batch(h, flags, &r, id);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
+    lift(gen);
     if (r.status)
         sdsm_fatal("a home rejected this rank's notices (protocol error)");
     H.arrived = 0;
@@ -377,11 +501,16 @@ int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, ui
     return rc;
 }
 
+void (*volatile sdsm_home_publish_soon)(void);
+
 int sdsm_home_publish(uint32_t *written, uint32_t *again)
 {
     int rc = 0;
     *written = *again = 0;
-    if (sdsm_page_dirty_count()) /* (an empty release would still count an interval) */
+    int due = 0;
+    for (int h = 0; h < H.n && !due; h++)
+        due = atomic_load(&H.lift_due[h]);
+    if (due || sdsm_page_dirty_count()) /* (an empty release would still count an interval) */
         rc = release_run(SDSM_SYNC_LOCK, -1, 0, written, again);
     pthread_mutex_lock(&H.release_mtx);
     *written += publish_arrival();

@@ -40,6 +40,7 @@
 #include "core/stats.h"
 #include "mem/page.h"
 #include "net/net.h"
+#include "proto/home.h"
 #include "proto/proto.h"
 
 #define BACKOFF_MAX  64u
@@ -49,7 +50,7 @@ static struct {
     pthread_t       thread;
     pthread_mutex_t mtx;
     pthread_cond_t  cv;
-    int             running, stop;
+    int             running, stop, soon;
 } Q = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t stat(sdsm_stat_t s) { return atomic_load_explicit(&sdsm_stats.v[s], memory_order_relaxed); }
@@ -64,7 +65,17 @@ static uint64_t calls(void)
 /* The program's own synchronizations so far (they end a back-off). */
 static uint64_t syncs(void) { return stat(SDSM_ST_LOCK_ACQUIRES) + stat(SDSM_ST_BARRIERS); }
 
-/* Sleep for ns unless stopped; returns 1 once stopped. */
+/* Publish now (sdsm_home_publish_soon): any thread, a handler too. */
+static void soon(void)
+{
+    pthread_mutex_lock(&Q.mtx);
+    Q.soon = 1;
+    pthread_cond_signal(&Q.cv);
+    pthread_mutex_unlock(&Q.mtx);
+}
+
+/* Sleep for ns unless stopped or asked to publish now; returns 1 once
+ * stopped, 2 when asked. */
 static int nap(uint64_t ns)
 {
     struct timespec until;
@@ -76,11 +87,12 @@ static int nap(uint64_t ns)
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&Q.mtx);
-    while (!Q.stop && pthread_cond_timedwait(&Q.cv, &Q.mtx, &until) != ETIMEDOUT)
+    while (!Q.stop && !Q.soon && pthread_cond_timedwait(&Q.cv, &Q.mtx, &until) != ETIMEDOUT)
         ;
-    int stop = Q.stop;
+    int rc = Q.stop ? 1 : Q.soon ? 2 : 0;
+    Q.soon = 0;
     pthread_mutex_unlock(&Q.mtx);
-    return stop;
+    return rc;
 }
 
 /* SDSM_QUIET_US; -1: on for OpenMP programs (whose flush makes flags
@@ -99,9 +111,9 @@ static void *quiet_main(void *arg)
     (void)arg;
     uint64_t period = (uint64_t)period_us() * 1000u, last = calls(), synced = syncs();
     unsigned backoff = 1;
-    while (!nap(period * backoff)) {
+    for (int rc; (rc = nap(period * backoff)) != 1;) {
         uint64_t now = calls();
-        if (now != last) {
+        if (now != last && rc != 2) {
             last = now;
             continue;
         }
@@ -140,6 +152,7 @@ int sdsm_quiet_start(void)
         return 0;
     }
     Q.running = 1;
+    sdsm_home_publish_soon = soon;
     return 0;
 }
 
@@ -147,11 +160,15 @@ void sdsm_quiet_stop(void)
 {
     if (!Q.running)
         return;
+    sdsm_home_publish_soon = NULL;
     pthread_mutex_lock(&Q.mtx);
     Q.stop = 1;
     pthread_cond_signal(&Q.cv);
     pthread_mutex_unlock(&Q.mtx);
     pthread_join(Q.thread, NULL);
+    /* Early diffs still held for a publish (proto/home.h) are lifted now. */
+    uint32_t written, again;
+    sdsm_proto->publish(&written, &again);
     pthread_cond_destroy(&Q.cv);
     Q.running = 0;
 }

@@ -74,6 +74,7 @@ static const struct {
     {SDSM_MSG_SOFT_CONFIRM, "SOFT_CONFIRM", 8, 8, 0}, /* first, count */
     {SDSM_MSG_LOCK_FWD, "LOCK_FWD", 8, 8, 0},         /* lock, rank */
     {SDSM_MSG_LOCK_PASSED, "LOCK_PASSED", 8, 8, 0},   /* lock, rank */
+    {SDSM_MSG_LIFT, "LIFT", 4, 4, 0},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
