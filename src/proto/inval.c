@@ -523,26 +523,25 @@ static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
  * this rank is writing for the same home goes first, as a lock release
  * sends them (EAGER: the home invalidates the other copies before it reads
  * anything after them), then the pages invalidated.  Their acknowledgements
- * are counted in H.early (the next release waits for them).  Pages of
- * other homes are not ordered with them (README: 'Flags and flush').
+ * are counted in H.early (the next release waits for them).  The caller
+ * holds a cut (release.c), so they are all this rank wrote for that home up
+ * to a point; what it wrote before that point for other homes, or on its
+ * own pages, is not there yet, so then the batch stays held at the home
+ * until the quiet publisher has published the rest (DIFF_HOLD).
  */
-static void early_publish(int home, const uint8_t *p, uint32_t n)
+/* An early batch's hold generation: the next publish's (release.c,
+ * next_gen), whose cut comes after the batch's pages were taken. */
+static uint8_t early_gen(void)
 {
-    int dirty = 0;
-    for (uint32_t i = 0; i < n && !dirty; i++) {
-        uint32_t pg = rd32(p + 4 * i);
-        sdsm_page_lock(pg);
-        dirty = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
-        sdsm_page_unlock(pg);
-    }
-    if (!dirty)
-        return;
-    sdsm_home_cut_begin();
+    uint8_t gen = (uint8_t)(atomic_load(&H.hold_gen) + 1);
+    return gen ? gen : 1;
+}
+
+static void early_publish(int home)
+{
     uint32_t nd = 0, *list = dirty_snapshot(&nd);
-    if (!list) {
-        sdsm_home_cut_end();
+    if (!list)
         return;
-    }
     buf_t b = {0};
     uint32_t nb = 0; /* pages batched, kept in list[0, nb) (nb <= i) */
     /* Writes for other homes (or this one's own pages) wait for a release:
@@ -573,10 +572,7 @@ static void early_publish(int home, const uint8_t *p, uint32_t n)
         sdsm_page_unlock(pg);
     }
     if (b.len) {
-        /* The next publish's generation (release.c, next_gen): its cut
-         * comes after these pages were taken. */
-        uint8_t gen = (uint8_t)(atomic_load(&H.hold_gen) + 1);
-        gen = gen ? gen : 1;
+        uint8_t gen = early_gen();
         atomic_fetch_add(&H.early, 1);
         sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0), 0,
                       b.p, b.len, NULL, 0);
@@ -592,7 +588,6 @@ static void early_publish(int home, const uint8_t *p, uint32_t n)
         sdsm_page_unlock(list[i]);
         sdsm_page_wake(list[i], 1);
     }
-    sdsm_home_cut_end();
     free(b.p);
     free(list);
 }
@@ -607,7 +602,21 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
     for (uint32_t i = 0; i < n; i++)
         if (rd32(p + 4 * i) >= sdsm_region.npages)
             return -EPROTO;
-    early_publish(src, p, n);
+    /* A cut from the early diffs to the end (early_publish): a write made
+     * meanwhile must not reach the home with the pages invalidated. */
+    int cut = 0;
+    for (uint32_t i = 0; i < n && !cut; i++) {
+        uint32_t pg = rd32(p + 4 * i);
+        sdsm_page_lock(pg);
+        cut = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
+        sdsm_page_unlock(pg);
+    }
+    if (cut) {
+        sdsm_home_cut_begin();
+        early_publish(src);
+    }
+    void (*soon)(void) = sdsm_home_publish_soon;
+    uint8_t late = 0;
     buf_t early = {0};
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg = rd32(p + 4 * i);
@@ -622,22 +631,37 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
             continue;
         }
         if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE) {
-            int dirty = m->state == SDSM_PG_READ_WRITE;
+            int written = m->state == SDSM_PG_READ_WRITE;
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
             sdsm_home_ahead_drop(pg);
-            if (dirty) {
+            if (written) {
                 /* Send before unlocking: a fetch of this page by one of our
-                 * threads must reach the home after our own writes. */
+                 * threads must reach the home after our own writes.  A page
+                 * written since the look above, without a cut (where flags
+                 * are read): held like early_publish's batches. */
                 early.len = 0;
                 sdsm_batch_add(&early, pg, sdsm_page_twin(pg));
                 m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
-                sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
+                if (!cut && soon) {
+                    late = early_gen();
+                    atomic_fetch_add(&H.early, 1);
+                    sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | SDSM_DIFF_HOLD | (unsigned)late << 8, 0,
+                                  early.p, early.len, NULL, 0);
+                } else {
+                    sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
+                }
             }
             sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
         }
         sdsm_page_unlock(pg);
     }
     free(early.p);
+    if (cut)
+        sdsm_home_cut_end();
+    if (late) {
+        atomic_store(&H.lift_due[src], late);
+        soon();
+    }
     sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
     return 0;
 }
