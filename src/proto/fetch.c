@@ -342,6 +342,18 @@ void sdsm_home_prefetch(uint32_t first, uint32_t n)
 
 /* Page lock held: the READ_ONLY page pg becomes READ_WRITE (twin, hook,
  * dirty list); the caller changes the mapping. */
+void sdsm_home_twin_note(uint32_t pg)
+{
+    pthread_mutex_lock(&H.twin_mtx);
+    if (!H.twin_listed[pg]) {
+        H.twin_listed[pg] = 1;
+        sdsm_buf_reserve(&H.twins, 4);
+        memcpy(H.twins.p + H.twins.len, &pg, 4);
+        H.twins.len += 4;
+    }
+    pthread_mutex_unlock(&H.twin_mtx);
+}
+
 static void open_write(uint32_t pg, int home)
 {
     sdsm_page_t *p = sdsm_page(pg);
@@ -357,6 +369,8 @@ static void open_write(uint32_t pg, int home)
         memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
         p->flags |= SDSM_PGF_TWIN;
         sdsm_stat_add(SDSM_ST_TWINS, 1);
+        if (home == H.me)
+            sdsm_home_twin_note(pg);
     }
     if (sdsm_home_write_hook)
         sdsm_home_write_hook(pg);
@@ -619,6 +633,24 @@ static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
     return any;
 }
 
+/* Whether the request holds a page with another rank's unannounced
+ * barrier diffs (inval.c, sdsm_home_inval_unannounced). */
+static int any_unannounced(uint32_t first, uint32_t count, int32_t stride)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (H.unannounced[(uint32_t)((int64_t)first + (int64_t)stride * i)])
+            return 1;
+    return 0;
+}
+
+static void guard_unannounced(int src, uint32_t first, uint32_t count, int32_t stride)
+{
+    uint32_t skip[1 + PREFETCH_MAX];
+    for (uint32_t i = 0; i < count && i < 1 + PREFETCH_MAX; i++)
+        skip[i] = (uint32_t)((int64_t)first + (int64_t)stride * i);
+    sdsm_home_inval_unannounced(src, skip, count < 1 + PREFETCH_MAX ? count : 1 + PREFETCH_MAX);
+}
+
 /* The asker's copies of the other pages written here go first
  * (sdsm_home_inval_copies). */
 static void guard(int src, uint32_t first, uint32_t count, int32_t stride)
@@ -727,6 +759,8 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
      * home). */
     if (sdsm_home_twins_shared && unshared_written(first, count, stride))
         guard(src, first, count, stride);
+    if (sdsm_home_twins_shared && any_unannounced(first, count, stride))
+        guard_unannounced(src, first, count, stride);
     uint32_t run = first, nrun = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);

@@ -78,10 +78,20 @@ typedef struct sdsm_home_state {
                                      access meanwhile (inval.c, SDSM_HOME_TWINS) */
     uint16_t       *held;         /* per page, under its lock, at its home: DIFF_HOLD batches
                                      holding it (fetches of it wait, fetch.c) */
+    uint8_t        *unannounced;  /* service thread, per page, at its home: holds diffs of
+                                     another rank's barrier release whose other copies are
+                                     still valid (inval.c, SDSM_HOME_TWINS) ... */
+    buf_t           unann_list;   /* ...those pages (u32[], some no longer marked) */
+    pthread_mutex_t twin_mtx;     /* guards the two below */
+    buf_t           twins;        /* home pages twinned since the last guard (u32[]; some
+                                     twins are gone; fetch.c, open_write) */
+    uint8_t        *twin_listed;  /* per page: in twins */
     buf_t          *holds;        /* service thread, per rank: the pages its held batches hold
                                      here ({u32 page, u32 gen, u32 shielded}[]) */
     _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (inval.c) */
     _Atomic uint32_t cut;         /* cuts being taken (release.c: sdsm_home_cut_begin) */
+    _Atomic int     sending;      /* a release took the dirty list and has not sent all its
+                                     diffs yet (an invalidation's diffs wait, inval.c) */
     _Atomic uint32_t opening;     /* write faults opening pages past the cut gate */
     _Atomic uint32_t cut_gen;     /* moves when a cut ends (writers wait on it) */
     uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
@@ -117,6 +127,9 @@ static inline void sdsm_home_ahead_drop(uint32_t pg)
 int  sdsm_wbuf_init(void);
 void sdsm_wbuf_add(uint32_t pg);
 int  sdsm_wbuf_drain(void);
+
+/* fetch.c, page lock held: home page pg was twinned (its twin is served). */
+void sdsm_home_twin_note(uint32_t pg);
 
 /* fetch.c, service thread: a fetch of a held page waits (it is kept);
  * the fetches kept are tried again (pages were lifted). */

@@ -8,6 +8,7 @@
  * so no byte is lost; forwarded diffs are applied to copies and twins.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -348,6 +349,13 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
                 sdsm_home_hot_clear(pg);
             sdsm_page_unlock(pg);
         }
+        if (nb && src != H.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) &&
+            !H.unannounced[pg]) {
+            H.unannounced[pg] = 1;
+            sdsm_buf_reserve(&H.unann_list, 4);
+            memcpy(H.unann_list.p + H.unann_list.len, &pg, 4);
+            H.unann_list.len += 4;
+        }
         if (src == H.me && !sdsm_home_twins_at_home) {
             /* The home's own notice: its writes are announced now, with
              * the invalidations below (release.c says why the twin stays
@@ -453,7 +461,17 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
  */
 void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
 {
-    uint32_t nd = 0, *list = dirty_snapshot(&nd);
+    /* Every twinned page: not only those on the dirty list - a barrier's
+     * release keeps its pages' twins until the barrier completes. */
+    pthread_mutex_lock(&H.twin_mtx);
+    uint32_t nd = (uint32_t)(H.twins.len / 4), *list = nd ? malloc((size_t)nd * 4) : NULL;
+    if (list) {
+        memcpy(list, H.twins.p, (size_t)nd * 4);
+        for (uint32_t i = 0; i < nd; i++)
+            H.twin_listed[list[i]] = 0;
+        H.twins.len = 0;
+    }
+    pthread_mutex_unlock(&H.twin_mtx);
     if (!list)
         return;
     uint32_t n = 0;
@@ -499,6 +517,56 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
     }
     H.ndeps = 0;
     free(list);
+}
+
+/*
+ * Service thread, SDSM_HOME_TWINS: rank dst is about to be served a page
+ * holding diffs of another rank's barrier release, which left the other
+ * copies valid until the barrier completes (release.c).  A thread of dst
+ * that spins on a flag without synchronizing could see that writer's flag
+ * now, so dst's copies of the other pages the writers' barrier diffs
+ * changed here go first (as sdsm_home_inval_copies does for this home's
+ * own writes).  dst's copies of skip are being replaced.
+ */
+void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
+{
+    uint32_t n = 0, kept = 0, *list = NULL;
+    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
+    for (size_t off = 0; off < H.unann_list.len; off += 4) {
+        uint32_t pg = rd32(H.unann_list.p + off);
+        if (!H.unannounced[pg])
+            continue;
+        memcpy(H.unann_list.p + 4 * kept++, &pg, 4);
+        int skipped = 0;
+        for (uint32_t k = 0; k < nskip && !skipped; k++)
+            skipped = skip[k] == pg;
+        sdsm_page_lock(pg);
+        uint32_t before = 0;
+        if (!skipped && sdsm_copyset_has(pg, dst)) {
+            sdsm_page(pg)->copyset[dst / 64] &= ~(1ull << (dst % 64));
+            before = H.inflight[pg];
+            H.inflight[pg] = id;
+            if (!(n & (n - 1)) && !(list = realloc(list, (n ? 2 * n : 1) * sizeof *list)))
+                sdsm_fatal("out of memory");
+            list[n++] = pg;
+        }
+        sdsm_page_unlock(pg);
+        add_dep(before);
+    }
+    H.unann_list.len = 4 * (size_t)kept;
+    if (!n) {
+        H.ndeps = 0;
+        return;
+    }
+    pending_t *op = calloc(1, sizeof *op);
+    if (!op)
+        sdsm_fatal("out of memory");
+    H.next_id = id;
+    *op = (pending_t){.next = H.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
+    H.pending = op;
+    wait_deps(op);
+    sdsm_net_send(dst, SDSM_MSG_INVAL, 0, id, list, n * 4u, NULL, 0);
+    sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
 }
 
 static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -604,6 +672,11 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
             return -EPROTO;
     /* A cut from the early diffs to the end (early_publish): a write made
      * meanwhile must not reach the home with the pages invalidated. */
+    /* A release that took pages it has not sent yet: the diffs below must
+     * not overtake them (the flag's page here, the data's in its batch).
+     * It sends without waiting for anything of ours. */
+    while (atomic_load(&H.sending))
+        sched_yield();
     int cut = 0;
     for (uint32_t i = 0; i < n && !cut; i++) {
         uint32_t pg = rd32(p + 4 * i);

@@ -82,8 +82,10 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
 static int notice_page(uint32_t pg, int writer, int push)
 {
     sdsm_page_t *m = sdsm_page(pg);
-    if (sdsm_page_home(pg) == H.me) /* announced: readers get the page itself (release.c) */
+    if (sdsm_page_home(pg) == H.me) { /* announced: readers get the page itself (release.c) */
         m->flags &= (uint8_t)~SDSM_PGF_TWIN;
+        H.unannounced[pg] = 0;
+    }
     if (m->copyset) {
         if (!push) {
             int keep = writer >= 0 && sdsm_copyset_has(pg, writer);

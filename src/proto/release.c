@@ -353,11 +353,13 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         sdsm_home_cut_begin();
     if (gen)
         take_dues(gen);
+    atomic_store(&H.sending, 1);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
     *written = 0;
     if (again)
         *again = 0;
     if (n == 0) { /* the common case of a lock or barrier without writes */
+        atomic_store(&H.sending, 0);
         sdsm_count_wait_zero(&H.early);
         lift(gen);
         if (again)
@@ -429,6 +431,7 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         p->flags &= (uint8_t)~SDSM_PGF_PENDING;
         sdsm_page_unlock(H.work[i]);
     }
+    atomic_store(&H.sending, 0);
     /* A system call only where a thread sleeps (every bucket once for
      * many pages). */
     if (npend >= SDSM_PAGE_WAKE_BUCKETS)
