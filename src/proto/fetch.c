@@ -781,6 +781,8 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         }
         if (sdsm_copyset_add(pg, src))
             sdsm_fatal("out of memory recording a copy holder");
+        if (H.unannounced[pg]) /* its copy from now on is new enough (inval.c) */
+            sdsm_home_unann_stale(pg)[src / 64] &= ~(1ull << (src % 64));
         if (zc) {
             sdsm_page_unlock(pg);
             if (stride != 1) { /* not a run: each page is read alone */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/stats.h"
+#include "mem/page.h"
 #include "net/wire.h"
 #include "proto/home.h"
 
@@ -82,6 +83,8 @@ typedef struct sdsm_home_state {
                                      another rank's barrier release whose other copies are
                                      still valid (inval.c, SDSM_HOME_TWINS) ... */
     buf_t           unann_list;   /* ...those pages (u32[], some no longer marked) */
+    uint64_t       *unann_stale;  /* ...per page, copyset_words words: the ranks whose copy
+                                     predates those diffs (under its lock) */
     pthread_mutex_t twin_mtx;     /* guards the two below */
     buf_t           twins;        /* home pages twinned since the last guard (u32[]; some
                                      twins are gone; fetch.c, open_write) */
@@ -112,6 +115,13 @@ static inline uint32_t rd32(const uint8_t *p)
 /* The one instance (home.c); H is the short name every home file uses. */
 extern sdsm_home_state_t sdsm_home_state;
 #define H sdsm_home_state
+
+/* The ranks whose copy of pg predates another rank's unannounced barrier
+ * diffs at this home (inval.c). */
+static inline uint64_t *sdsm_home_unann_stale(uint32_t pg)
+{
+    return H.unann_stale + (size_t)pg * sdsm_region.copyset_words;
+}
 
 /* pg's copy goes away (invalidated, freed, its reply dropped): if it was
  * taken ahead of a fault and never seen in use, the prefetch was wasted. */

@@ -349,12 +349,21 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
                 sdsm_home_hot_clear(pg);
             sdsm_page_unlock(pg);
         }
-        if (nb && src != H.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) &&
-            !H.unannounced[pg]) {
-            H.unannounced[pg] = 1;
-            sdsm_buf_reserve(&H.unann_list, 4);
-            memcpy(H.unann_list.p + H.unann_list.len, &pg, 4);
-            H.unann_list.len += 4;
+        if (nb && src != H.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))) {
+            /* Every copy held now is older than these writes. */
+            sdsm_page_lock(pg);
+            uint64_t *st = sdsm_home_unann_stale(pg);
+            const uint64_t *cs = sdsm_page(pg)->copyset;
+            for (size_t w = 0; cs && w < sdsm_region.copyset_words; w++)
+                st[w] |= cs[w];
+            st[src / 64] &= ~(1ull << (src % 64));
+            sdsm_page_unlock(pg);
+            if (!H.unannounced[pg]) {
+                H.unannounced[pg] = 1;
+                sdsm_buf_reserve(&H.unann_list, 4);
+                memcpy(H.unann_list.p + H.unann_list.len, &pg, 4);
+                H.unann_list.len += 4;
+            }
         }
         if (src == H.me && !sdsm_home_twins_at_home) {
             /* The home's own notice: its writes are announced now, with
@@ -542,7 +551,12 @@ void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
             skipped = skip[k] == pg;
         sdsm_page_lock(pg);
         uint32_t before = 0;
-        if (!skipped && sdsm_copyset_has(pg, dst)) {
+        uint64_t *st = sdsm_home_unann_stale(pg), bit = 1ull << (dst % 64);
+        /* Only a copy older than those diffs: one fetched since is new
+         * enough (and two such pages read in turn would otherwise take
+         * each other's copy away for ever). */
+        if (!skipped && (st[dst / 64] & bit) && sdsm_copyset_has(pg, dst)) {
+            st[dst / 64] &= ~bit;
             sdsm_page(pg)->copyset[dst / 64] &= ~(1ull << (dst % 64));
             before = H.inflight[pg];
             H.inflight[pg] = id;
