@@ -420,6 +420,9 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     }
     for (int h = 0; h < H.n; h++)
         send_batch(h, batch_flags(eager, h, via, hold), &r, id);
+    /* Queued: an invalidation's diffs may follow now (inval.c).  (Before
+     * anything below, which may wait for the service thread.) */
+    atomic_store(&H.sending, 0);
     /* The write buffer's early diffs of pages announced here (FLUSHED). */
     int wst = sdsm_wbuf_drain();
     /* The diffs are queued on their connections: a fetch sent from now on
@@ -431,7 +434,6 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         p->flags &= (uint8_t)~SDSM_PGF_PENDING;
         sdsm_page_unlock(H.work[i]);
     }
-    atomic_store(&H.sending, 0);
     /* A system call only where a thread sleeps (every bucket once for
      * many pages). */
     if (npend >= SDSM_PAGE_WAKE_BUCKETS)
