@@ -757,6 +757,12 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
      * serve hook sees): a write by this rank's threads after that is
      * announced as usual (the page is write-protected, or twinned at the
      * home). */
+    /* Where homes serve twins, what is served is a cut of this rank's
+     * writes: a page twinned after the guard looked, but written before a
+     * flag copied below, would keep the asker's old copy of it valid. */
+    int cut = sdsm_home_twins_shared;
+    if (cut)
+        sdsm_home_cut_begin();
     if (sdsm_home_twins_shared && unshared_written(first, count, stride))
         guard(src, first, count, stride);
     if (sdsm_home_twins_shared && any_unannounced(first, count, stride))
@@ -815,6 +821,8 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, p, 8, NULL, 0);
     else if (!zc)
         send_run(src, run, nrun, h->seq);
+    if (cut)
+        sdsm_home_cut_end();
     sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
     return 0;
 }
