@@ -142,6 +142,7 @@ int sdsm_home_init(void)
     pthread_mutex_init(&H.release_mtx, NULL);
     pthread_mutex_init(&H.lockfwd_mtx, NULL);
     pthread_mutex_init(&H.twin_mtx, NULL);
+    pthread_mutex_init(&H.take_mtx, NULL);
     size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
     H.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -93,8 +93,9 @@ typedef struct sdsm_home_state {
                                      here ({u32 page, u32 gen, u32 shielded}[]) */
     _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (inval.c) */
     _Atomic uint32_t cut;         /* cuts being taken (release.c: sdsm_home_cut_begin) */
-    _Atomic int     sending;      /* a release took the dirty list and has not sent all its
-                                     diffs yet (an invalidation's diffs wait, inval.c) */
+    pthread_mutex_t take_mtx;     /* held by a release from taking the dirty list until its
+                                     diffs are queued, and by an invalidation that sends
+                                     diffs (inval.c): neither overtakes the other's */
     _Atomic uint32_t opening;     /* write faults opening pages past the cut gate */
     _Atomic uint32_t cut_gen;     /* moves when a cut ends (writers wait on it) */
     uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival

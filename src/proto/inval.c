@@ -686,11 +686,10 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
             return -EPROTO;
     /* A cut from the early diffs to the end (early_publish): a write made
      * meanwhile must not reach the home with the pages invalidated. */
-    /* A release that took pages it has not sent yet: the diffs below must
-     * not overtake them (the flag's page here, the data's in its batch).
-     * It sends without waiting for anything of ours. */
-    while (atomic_load(&H.sending))
-        sched_yield();
+    /* A release taking pages: the diffs below must not overtake its batch
+     * (the flag's page here, the data's there), nor it ours.  It queues
+     * its batch without waiting for anything of ours. */
+    pthread_mutex_lock(&H.take_mtx);
     int cut = 0;
     for (uint32_t i = 0; i < n && !cut; i++) {
         uint32_t pg = rd32(p + 4 * i);
@@ -745,6 +744,7 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
     free(early.p);
     if (cut)
         sdsm_home_cut_end();
+    pthread_mutex_unlock(&H.take_mtx);
     if (late) {
         atomic_store(&H.lift_due[src], late);
         soon();

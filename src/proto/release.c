@@ -353,13 +353,13 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         sdsm_home_cut_begin();
     if (gen)
         take_dues(gen);
-    atomic_store(&H.sending, 1);
+    pthread_mutex_lock(&H.take_mtx);
     uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
     *written = 0;
     if (again)
         *again = 0;
     if (n == 0) { /* the common case of a lock or barrier without writes */
-        atomic_store(&H.sending, 0);
+        pthread_mutex_unlock(&H.take_mtx);
         sdsm_count_wait_zero(&H.early);
         lift(gen);
         if (again)
@@ -422,7 +422,7 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         send_batch(h, batch_flags(eager, h, via, hold), &r, id);
     /* Queued: an invalidation's diffs may follow now (inval.c).  (Before
      * anything below, which may wait for the service thread.) */
-    atomic_store(&H.sending, 0);
+    pthread_mutex_unlock(&H.take_mtx);
     /* The write buffer's early diffs of pages announced here (FLUSHED). */
     int wst = sdsm_wbuf_drain();
     /* The diffs are queued on their connections: a fetch sent from now on
