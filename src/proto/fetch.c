@@ -643,22 +643,16 @@ static int any_unannounced(uint32_t first, uint32_t count, int32_t stride)
     return 0;
 }
 
-static void guard_unannounced(int src, uint32_t first, uint32_t count, int32_t stride)
+/* The asker's copies of the other pages go first: inval is
+ * sdsm_home_inval_copies or sdsm_home_inval_unannounced (inval.c); the
+ * pages asked for are left out. */
+static void guard(int src, uint32_t first, uint32_t count, int32_t stride,
+                  void (*inval)(int, const uint32_t *, uint32_t))
 {
     uint32_t skip[1 + PREFETCH_MAX];
     for (uint32_t i = 0; i < count && i < 1 + PREFETCH_MAX; i++)
         skip[i] = (uint32_t)((int64_t)first + (int64_t)stride * i);
-    sdsm_home_inval_unannounced(src, skip, count < 1 + PREFETCH_MAX ? count : 1 + PREFETCH_MAX);
-}
-
-/* The asker's copies of the other pages written here go first
- * (sdsm_home_inval_copies). */
-static void guard(int src, uint32_t first, uint32_t count, int32_t stride)
-{
-    uint32_t skip[1 + PREFETCH_MAX];
-    for (uint32_t i = 0; i < count && i < 1 + PREFETCH_MAX; i++)
-        skip[i] = (uint32_t)((int64_t)first + (int64_t)stride * i);
-    sdsm_home_inval_copies(src, skip, count < 1 + PREFETCH_MAX ? count : 1 + PREFETCH_MAX);
+    inval(src, skip, count < 1 + PREFETCH_MAX ? count : 1 + PREFETCH_MAX);
 }
 
 /*
@@ -764,9 +758,9 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (cut)
         sdsm_home_cut_begin();
     if (sdsm_home_twins_shared && unshared_written(first, count, stride))
-        guard(src, first, count, stride);
+        guard(src, first, count, stride, sdsm_home_inval_copies);
     if (sdsm_home_twins_shared && any_unannounced(first, count, stride))
-        guard_unannounced(src, first, count, stride);
+        guard(src, first, count, stride, sdsm_home_inval_unannounced);
     uint32_t run = first, nrun = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
