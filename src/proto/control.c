@@ -231,6 +231,7 @@ void sdsm_home_free_range(uint32_t first, uint32_t n)
                 sdsm_home_ahead_drop((uint32_t)pg);
             sdsm_home_soft_clear((uint32_t)pg);
             sdsm_home_hot_clear((uint32_t)pg);
+            H.exposed[pg] = 0;
             if (m->state || m->flags || m->home1 || m->copyset) {
                 free(m->copyset);
                 memset(m, 0, sizeof *m);

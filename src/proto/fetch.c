@@ -618,7 +618,8 @@ static int any_twin(uint32_t first, uint32_t count, int32_t stride)
 
 /* Whether the request holds a home page written here since the release
  * while nobody else held it (writable, no twin; not a page kept open,
- * which is announced whatever happens): it goes out with those writes. */
+ * which is announced whatever happens), or taken so by a release that has
+ * not announced it yet (exposed): it goes out with those writes. */
 static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
 {
     int any = 0;
@@ -626,8 +627,9 @@ static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
         uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
         sdsm_page_lock(pg);
         const sdsm_page_t *m = sdsm_page(pg);
-        any = m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me &&
-              !sdsm_page_announced(pg) && !sdsm_home_hot(pg);
+        any = (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me &&
+               !sdsm_page_announced(pg) && !sdsm_home_hot(pg)) ||
+              H.exposed[pg];
         sdsm_page_unlock(pg);
     }
     return any;

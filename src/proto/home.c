@@ -164,6 +164,8 @@ int sdsm_home_init(void)
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.unannounced = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    H.exposed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.held = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.held, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     H.holds = calloc((size_t)H.n, sizeof *H.holds);
@@ -179,7 +181,7 @@ int sdsm_home_init(void)
     H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
     H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
     if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || H.ftag == MAP_FAILED ||
-        H.soft == MAP_FAILED || H.published == MAP_FAILED || H.applying == MAP_FAILED || H.held == MAP_FAILED || H.unannounced == MAP_FAILED || H.twin_listed == MAP_FAILED || H.unann_stale == MAP_FAILED || !H.holds || !H.lift || !H.lift_due || H.hot == MAP_FAILED || H.hot_last == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
+        H.soft == MAP_FAILED || H.published == MAP_FAILED || H.applying == MAP_FAILED || H.held == MAP_FAILED || H.unannounced == MAP_FAILED || H.exposed == MAP_FAILED || H.twin_listed == MAP_FAILED || H.unann_stale == MAP_FAILED || !H.holds || !H.lift || !H.lift_due || H.hot == MAP_FAILED || H.hot_last == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
         !H.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;

@@ -79,6 +79,10 @@ typedef struct sdsm_home_state {
                                      access meanwhile (inval.c, SDSM_HOME_TWINS) */
     uint16_t       *held;         /* per page, under its lock, at its home: DIFF_HOLD batches
                                      holding it (fetches of it wait, fetch.c) */
+    uint8_t        *exposed;      /* per page, under its lock, at its home: written here, taken by
+                                     a release that has not announced it yet, with no twin to hide
+                                     those writes from readers (release.c); a fetch of it is
+                                     guarded as one of a page written unshared (fetch.c) */
     uint8_t        *unannounced;  /* service thread, per page, at its home: holds diffs of
                                      another rank's barrier release whose other copies are
                                      still valid (inval.c, SDSM_HOME_TWINS) ... */

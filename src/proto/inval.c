@@ -371,6 +371,7 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
              * until here). */
             sdsm_page_lock(pg);
             sdsm_page(pg)->flags &= (uint8_t)~SDSM_PGF_TWIN;
+            H.exposed[pg] = 0;
             sdsm_page_unlock(pg);
         }
         if (nb && (h->flags & SDSM_DIFF_FORWARD) && sdsm_home_check_hook)

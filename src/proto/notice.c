@@ -84,6 +84,7 @@ static int notice_page(uint32_t pg, int writer, int push)
     sdsm_page_t *m = sdsm_page(pg);
     if (sdsm_page_home(pg) == H.me) { /* announced: readers get the page itself (release.c) */
         m->flags &= (uint8_t)~SDSM_PGF_TWIN;
+        H.exposed[pg] = 0;
         if (H.unannounced[pg]) {
             H.unannounced[pg] = 0;
             memset(sdsm_home_unann_stale(pg), 0, sdsm_region.copyset_words * sizeof(uint64_t));

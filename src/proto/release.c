@@ -206,6 +206,10 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
          * copy, needs no notice: whoever fetches it later gets it whole.
          * (Copysets change under the page lock, which we hold.) */
         c.written = home != H.me || home_shared(pg);
+        /* Written while nobody held it (an invalidation of the last copy
+         * still in flight): until announced, it is served as it is. */
+        if (home == H.me && c.written && !(p->flags & SDSM_PGF_TWIN))
+            H.exposed[pg] = 1;
     } else if (flushed) {
         c.notice = eager && home >= 0;
         c.written = 1;
