@@ -352,7 +352,10 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     /* (At a barrier every thread of this rank has stopped writing.)  The
      * generation before the cut: an early batch that took it took its
      * pages before the cut. */
-    uint8_t gen = again || kind == SDSM_SYNC_BARRIER ? next_gen() : 0;
+    /* Where threads may spin on flags (a quiet publisher runs), every
+     * release over several homes is held (below): it has a generation. */
+    int flags_read = sdsm_home_twins_shared && sdsm_home_publish_soon;
+    uint8_t gen = again || kind == SDSM_SYNC_BARRIER || (eager && flags_read) ? next_gen() : 0;
     if (again)
         sdsm_home_cut_begin();
     if (gen)
@@ -374,7 +377,21 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     uint8_t pno = 0;
     if (again) /* 0 stands for "never published" */
         pno = ++H.publish_no ? H.publish_no : ++H.publish_no;
-    uint8_t hold = again && several_homes(H.work, n) ? gen : 0;
+    /* Where flags are read, a lock release over several homes is held
+     * like a publish: a thread spinning on a flag it carries makes no
+     * acquire (a thread ending its share of a pipeline releases as it
+     * leaves: the flag reached one home, the data's invalidation at
+     * another was still on its way).  A barrier's arrival there would
+     * reach its homes unannounced, so a reader served the flag at one
+     * home kept its old copy of data homed at another until the barrier
+     * completed (a pipeline's last flag is written just before the
+     * barrier): over several homes it goes as a publish, eager and held,
+     * too. */
+    int several = (again || flags_read) && several_homes(H.work, n);
+    int eager_arrival = kind == SDSM_SYNC_BARRIER && flags_read && several;
+    if (eager_arrival)
+        eager = 1;
+    uint8_t hold = several && (again || eager) ? gen : 0;
     qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
@@ -457,7 +474,7 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
     if (kind == SDSM_SYNC_BARRIER && notices)
-        H.arrived = nn;
+        H.arrived = eager_arrival ? 0 : nn; /* announced already: nothing for publish_arrival */
     *written = nn;
     return 0;
 }

@@ -9,7 +9,10 @@
  * before it.  The blocks lie in globals (homed at the first rank under
  * sdsm) and on the heap; the flags share one page, which every thread
  * writes, or lie one per page (argument 2), so a flag's page is now and
- * then fetched while nobody else holds it.
+ * then fetched while nobody else holds it.  Arguments: rounds (40), wide
+ * (0), teams (1: the rounds are run by that many parallel regions in turn,
+ * each going on from where the last ended; a thread leaving a team
+ * releases its last block and flag).
  */
 #include <omp.h>
 #include <stdint.h>
@@ -42,13 +45,18 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : ROUNDS;
     int wide = argc > 2 && atoi(argv[2]) != 0;
+    int teams = argc > 3 ? atoi(argv[3]) : 1;
     if (rounds < 1)
         rounds = ROUNDS;
+    if (teams < 1)
+        teams = 1;
     long *hblock = calloc((size_t)MAXT * WORDS, sizeof *hblock);
     if (!hblock)
         return 2;
     int nthreads = 0;
     long stale = 0, hstale = 0, ahead = 0;
+    /* Each team goes on from the round the last one ended with. */
+    for (int g = 0; g < teams; g++)
 #pragma omp parallel reduction(+ : stale, hstale, ahead)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -56,7 +64,7 @@ int main(int argc, char **argv)
         nthreads = n;
         if (n <= MAXT) {
             int left = (t + n - 1) % n;
-            for (int r = 1; r <= rounds; r++) {
+            for (int r = g * rounds + 1; r <= (g + 1) * rounds; r++) {
                 /* Thread 0 starts a round once the last thread finished
                  * the one before; the others wait for their left neighbour. */
                 int want = t == 0 ? r - 1 : r;
@@ -85,7 +93,7 @@ int main(int argc, char **argv)
     if (stale || hstale)
         fprintf(stderr, "flagdata: %ld stale words in globals, %ld on the heap\n", stale, hstale);
     stale += hstale;
-    ot_check(stale == 0, "%d rounds of blocks handed on behind flags, no stale word", rounds);
+    ot_check(stale == 0, "%d rounds of blocks handed on behind flags, no stale word", rounds * teams);
     ot_check(ahead == 0, "no flag ran ahead of its round");
     free(hblock);
     return ot_done();
