@@ -396,6 +396,13 @@ static void open_write(uint32_t pg, int home)
  * ibec, whose write hook binds each page written to a critical section.
  */
 #define WRITE_AHEAD_MAX 128
+/* Page locks one write-ahead may hold: ThreadSanitizer's deadlock detector
+ * stops the program past 64 held locks (mem/page.h). */
+#if defined(__SANITIZE_THREAD__)
+#define WRITE_AHEAD_HELD 48u
+#else
+#define WRITE_AHEAD_HELD WRITE_AHEAD_MAX
+#endif
 
 typedef struct opened {
     uint32_t n;                               /* pages opened ahead */
@@ -410,7 +417,7 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
     if (!sdsm_home_opens_ahead() || !sdsm_cfg.write_ahead)
         return;
     uint32_t cap = (uint32_t)sdsm_cfg.write_ahead;
-    sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_WRITE, pg, cap < WRITE_AHEAD_MAX ? cap : WRITE_AHEAD_MAX);
+    sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_WRITE, pg, cap < WRITE_AHEAD_HELD ? cap : WRITE_AHEAD_HELD);
     *stride = w.stride;
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     memset(o->held, 0, sizeof o->held);

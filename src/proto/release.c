@@ -470,11 +470,12 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     lift(gen);
     if (again)
         sdsm_home_cut_end();
+    /* Under release_mtx, which publish_arrival reads it under. */
+    if (kind == SDSM_SYNC_BARRIER && notices)
+        H.arrived = eager_arrival ? 0 : nn; /* announced already: nothing for publish_arrival */
     pthread_mutex_unlock(&H.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
-    if (kind == SDSM_SYNC_BARRIER && notices)
-        H.arrived = eager_arrival ? 0 : nn; /* announced already: nothing for publish_arrival */
     *written = nn;
     return 0;
 }
