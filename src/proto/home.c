@@ -111,11 +111,8 @@ void sdsm_home_no_second(void) {}
 /* A barrier completed: its notices did their work (sdsm_home_publish). */
 void sdsm_home_no_acquire(sdsm_sync_kind_t kind)
 {
-    if (kind != SDSM_SYNC_BARRIER)
-        return;
-    pthread_mutex_lock(&H.release_mtx);
-    H.arrived = 0;
-    pthread_mutex_unlock(&H.release_mtx);
+    if (kind == SDSM_SYNC_BARRIER)
+        sdsm_home_arrival_done();
 }
 int sdsm_home_flush(uint32_t first, uint32_t n, int drop) { return sdsm_home_flush_range(first, n, drop, 0); }
 

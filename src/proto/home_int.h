@@ -43,7 +43,9 @@ typedef struct sdsm_home_state {
     uint32_t       *work;         /* release: dirty pages (npages capacity) */
     uint32_t       *notices;      /* release: pages written, for the barrier */
     buf_t          *out;          /* release: per-home batches */
-    uint8_t        *lift;         /* release: per home, a held batch went there (release.c) */
+    uint8_t        *lift;         /* release: per home, a held batch went there (release.c):
+                                     LIFT_EAGER, LIFT_ARRIVAL (the arrival's, lifted there at the
+                                     barrier's completion unless publish_arrival lifts it first) */
     _Atomic uint8_t *lift_due;    /* per home: the generation of an early diff batch held there
                                      that waits for a publish to lift it (inval.c,
                                      early_publish; 0: none) */
@@ -105,6 +107,8 @@ typedef struct sdsm_home_state {
     uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
                                      (notices[0, arrived)) not yet announced eagerly, while the
                                      barrier is not complete (0: none) */
+    uint8_t         arrival_gen;  /* under release_mtx: the generation that arrival's batches
+                                     are held under at their homes (0: not held; release.c) */
     pthread_mutex_t lockfwd_mtx;
     buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order:
                                      {u32 writer, u32 len, batch[len]}[] */
@@ -150,6 +154,11 @@ void sdsm_home_twin_note(uint32_t pg);
  * the fetches kept are tried again (pages were lifted). */
 int  sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
 void sdsm_home_fetch_replay(void);
+/* Service thread, at a barrier's completion: every rank's arrival holds
+ * here end (inval.c). */
+void sdsm_home_lift_arrivals(void);
+/* A barrier completed at this rank: its arrival is done with (release.c). */
+void sdsm_home_arrival_done(void);
 
 /* Each file registers the handlers of its messages (from sdsm_home_init). */
 void sdsm_home_fetch_init(void);

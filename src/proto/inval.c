@@ -253,17 +253,28 @@ static void shield_off(const uint8_t *pages, size_t len)
  * them (shielded) and fetches of them wait (fetch.c).  Without it a thread
  * could read a flag from one home while its copy of the data, homed at
  * another, awaits its invalidation.
+ *
+ * A barrier arrival over several homes is held too, but goes as a barrier's
+ * diffs do (no invalidation, DIFF_HOLD without EAGER): the other copies go
+ * when the barrier completes, everywhere, and so do these holds, at this
+ * home (sdsm_home_lift_arrivals; a frame of a later barrier's arrival waits
+ * for this rank's epoch to move, net.c, so every arrival hold here is of
+ * the barrier completing).  Before that only a reader that has not reached
+ * the barrier - a thread spinning on a flag - could look, and for it the
+ * writer's quiet thread announces the arrival eagerly and lifts it
+ * (release.c, publish_arrival).
  */
 typedef struct hold_ent {
-    uint32_t pg, gen, shielded;
+    uint32_t pg, gen;
+    uint16_t shielded, arrival;
 } hold_ent_t;
 
-static void hold(int src, unsigned gen, const uint8_t *p, uint32_t len, const buf_t *shielded)
+static void hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32_t len, const buf_t *shielded)
 {
     buf_t *hb = &H.holds[src];
     size_t k = 0; /* shielded is the batch's pages in order, some left out */
     for (size_t off = 0; off < len; off += 8 + rd32(p + off + 4)) {
-        hold_ent_t e = {rd32(p + off), gen, 0};
+        hold_ent_t e = {rd32(p + off), gen, 0, (uint16_t)arrival};
         if (k < shielded->len && rd32(shielded->p + k) == e.pg) {
             e.shielded = 1;
             k += 4;
@@ -277,6 +288,32 @@ static void hold(int src, unsigned gen, const uint8_t *p, uint32_t len, const bu
     }
 }
 
+/* src's holds of generation gen or older end (gen 0: its arrival holds).
+ * Returns how many. */
+static size_t lift_holds(int src, uint32_t gen)
+{
+    buf_t *hb = &H.holds[src];
+    size_t kept = 0, lifted = 0;
+    for (size_t off = 0; off + sizeof(hold_ent_t) <= hb->len; off += sizeof(hold_ent_t)) {
+        hold_ent_t e;
+        memcpy(&e, hb->p + off, sizeof e);
+        if (gen ? (int8_t)(uint8_t)(gen - e.gen) < 0 : !e.arrival) {
+            memmove(hb->p + kept, &e, sizeof e);
+            kept += sizeof e;
+            continue;
+        }
+        lifted++;
+        sdsm_page_lock(e.pg);
+        if (H.held[e.pg])
+            H.held[e.pg]--;
+        sdsm_page_unlock(e.pg);
+        if (e.shielded)
+            shield_off((const uint8_t *)&e.pg, 4);
+    }
+    hb->len = kept;
+    return lifted;
+}
+
 /* LIFT {u32 gen}: src's holds of generation gen or older end.  (One that
  * finds none is no error: a publish lifts where an early batch of its
  * generation went, which its own batch may have lifted already.) */
@@ -286,26 +323,19 @@ static int on_lift(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t gen = rd32(p);
     if (gen == 0 || gen > 255)
         return -EPROTO;
-    buf_t *hb = &H.holds[src];
-    size_t kept = 0;
-    for (size_t off = 0; off + sizeof(hold_ent_t) <= hb->len; off += sizeof(hold_ent_t)) {
-        hold_ent_t e;
-        memcpy(&e, hb->p + off, sizeof e);
-        if ((int8_t)(uint8_t)(gen - e.gen) < 0) {
-            memmove(hb->p + kept, &e, sizeof e);
-            kept += sizeof e;
-            continue;
-        }
-        sdsm_page_lock(e.pg);
-        if (H.held[e.pg])
-            H.held[e.pg]--;
-        sdsm_page_unlock(e.pg);
-        if (e.shielded)
-            shield_off((const uint8_t *)&e.pg, 4);
-    }
-    hb->len = kept;
+    lift_holds(src, gen);
     sdsm_home_fetch_replay();
     return 0;
+}
+
+void sdsm_home_lift_arrivals(void)
+{
+    size_t lifted = 0;
+    for (int r = 0; r < H.n; r++)
+        if (H.holds[r].len)
+            lifted += lift_holds(r, 0);
+    if (lifted)
+        sdsm_home_fetch_replay();
 }
 
 static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -324,8 +354,8 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
      * copies to invalidate or older operations to wait for). */
     uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
     int held = (h->flags & SDSM_DIFF_HOLD) != 0;
-    if (held && (!(h->flags & SDSM_DIFF_EAGER) || (h->flags & (SDSM_DIFF_NOACK | SDSM_DIFF_FORWARD | SDSM_DIFF_LOCK)) ||
-                 !(h->flags >> 8))) {
+    if (held && ((h->flags & (SDSM_DIFF_FORWARD | SDSM_DIFF_LOCK)) || !(h->flags >> 8) ||
+                 (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_NOACK)) == (SDSM_DIFF_EAGER | SDSM_DIFF_NOACK))) {
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
         return -EPROTO;
     }
@@ -397,7 +427,7 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
         off += 8 + nb;
     }
     if (held)
-        hold(src, h->flags >> 8, p, h->len, &got);
+        hold(src, h->flags >> 8, !(h->flags & SDSM_DIFF_EAGER), p, h->len, &got);
     else if (shielded)
         shield_off(got.p, got.len);
     free(got.p);

@@ -147,6 +147,7 @@ int sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push)
             sdsm_page_unlock(first + k);
         i += m;
     }
+    sdsm_home_lift_arrivals();
     return 0;
 }
 

@@ -263,12 +263,13 @@ void sdsm_home_cut_wait(void)
 /* How a batch of diffs to home goes: eager (a lock release: the home
  * invalidates the other copies before it acknowledges), or unacknowledged
  * to the rank a barrier's arrival goes to next (via, proto.h).  hold: a
- * publish to several homes (below). */
+ * publish or an arrival to several homes (below). */
 static unsigned batch_flags(int eager, int home, int via, uint8_t hold)
 {
+    unsigned held = hold ? SDSM_DIFF_HOLD | (unsigned)hold << 8 : 0;
     if (eager)
-        return SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)hold << 8 : 0);
-    return home == via ? SDSM_DIFF_NOACK : 0;
+        return SDSM_DIFF_EAGER | held;
+    return (home == via ? SDSM_DIFF_NOACK : 0) | held;
 }
 
 /*
@@ -278,7 +279,9 @@ static unsigned batch_flags(int eager, int home, int via, uint8_t hold)
  * several homes holds them at every home (inval.c, DIFF_HOLD) until all
  * homes have acknowledged - every old copy is gone - and then lifts them
  * (LIFT).  Pages of one home need no hold: that home invalidates a
- * holder's copies in one message, ahead of any reply to it.
+ * holder's copies in one message, ahead of any reply to it.  A barrier's
+ * arrival to several homes is held without the invalidations (inval.c,
+ * hold): the barrier's completion lifts it, or publish_arrival below.
  */
 static int several_homes(const uint32_t *pages, uint32_t n)
 {
@@ -294,10 +297,12 @@ static int several_homes(const uint32_t *pages, uint32_t n)
     return 0;
 }
 
+enum { LIFT_EAGER = 1, LIFT_ARRIVAL = 2 };
+
 static void send_batch(int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
 {
     if (H.out[home].len && (flags & SDSM_DIFF_HOLD))
-        H.lift[home] = 1;
+        H.lift[home] |= flags & SDSM_DIFF_EAGER ? LIFT_EAGER : LIFT_ARRIVAL;
     sdsm_batch_send(&H.out[home], home, flags, r, id);
 }
 
@@ -319,18 +324,19 @@ static void take_dues(uint8_t gen)
     for (int h = 0; h < H.n; h++) {
         uint8_t d = atomic_load(&H.lift_due[h]);
         if (d && (int8_t)(uint8_t)(gen - d) >= 0 && atomic_compare_exchange_strong(&H.lift_due[h], &d, 0))
-            H.lift[h] = 1;
+            H.lift[h] |= LIFT_EAGER;
     }
 }
 
-static void lift(uint8_t gen)
+/* The homes marked with any of mask get a LIFT; every mark goes. */
+static void lift(uint8_t gen, unsigned mask)
 {
     uint32_t g = gen;
-    for (int h = 0; h < H.n; h++)
-        if (H.lift[h]) {
-            H.lift[h] = 0;
+    for (int h = 0; h < H.n; h++) {
+        if (H.lift[h] & mask)
             sdsm_net_send(h, SDSM_MSG_LIFT, 0, 0, &g, 4, NULL, 0);
-        }
+        H.lift[h] = 0;
+    }
 }
 
 /*
@@ -340,11 +346,17 @@ static void lift(uint8_t gen)
  * many pages it announced; *again (publish only): how many of them the
  * previous publish had announced too.
  */
+static uint32_t publish_arrival(void);
+
 static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *written, uint32_t *again)
 {
     int eager = kind == SDSM_SYNC_LOCK;
     sdsm_home_claims_flush();
     pthread_mutex_lock(&H.release_mtx);
+    /* A held arrival is lifted before any later generation's lift could
+     * (a barrier whose threads are not all in it). */
+    if (H.arrival_gen)
+        publish_arrival();
     atomic_fetch_add_explicit(&H.interval, 1, memory_order_relaxed);
     /* A publish is read by threads that make no synchronization (flags):
      * it must be a consistent cut.  A release need not be - the program
@@ -368,7 +380,7 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     if (n == 0) { /* the common case of a lock or barrier without writes */
         pthread_mutex_unlock(&H.take_mtx);
         sdsm_count_wait_zero(&H.early);
-        lift(gen);
+        lift(gen, LIFT_EAGER);
         if (again)
             sdsm_home_cut_end();
         pthread_mutex_unlock(&H.release_mtx);
@@ -381,17 +393,15 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
      * like a publish: a thread spinning on a flag it carries makes no
      * acquire (a thread ending its share of a pipeline releases as it
      * leaves: the flag reached one home, the data's invalidation at
-     * another was still on its way).  A barrier's arrival there would
-     * reach its homes unannounced, so a reader served the flag at one
-     * home kept its old copy of data homed at another until the barrier
+     * another was still on its way).  A barrier's arrival there reaches
+     * its homes unannounced, so a reader served the flag at one home
+     * would keep its old copy of data homed at another until the barrier
      * completed (a pipeline's last flag is written just before the
-     * barrier): over several homes it goes as a publish, eager and held,
-     * too. */
+     * barrier): over several homes it is held too, until the barrier
+     * completes or publish_arrival has announced it. */
     int several = (again || flags_read) && several_homes(H.work, n);
-    int eager_arrival = kind == SDSM_SYNC_BARRIER && flags_read && several;
-    if (eager_arrival)
-        eager = 1;
-    uint8_t hold = several && (again || eager) ? gen : 0;
+    int held_arrival = kind == SDSM_SYNC_BARRIER && notices && flags_read && several;
+    uint8_t hold = several && (again || eager || held_arrival) ? gen : 0;
     qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
@@ -467,12 +477,16 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     sdsm_rpc_close(id);
     /* Diffs an invalidation sent early (inval.c) are this interval's too. */
     sdsm_count_wait_zero(&H.early);
-    lift(gen);
+    /* (A held arrival's early batches wait with it: sdsm_home_arrival_done.) */
+    if (held_arrival)
+        H.arrival_gen = gen;
+    else
+        lift(gen, LIFT_EAGER);
     if (again)
         sdsm_home_cut_end();
     /* Under release_mtx, which publish_arrival reads it under. */
     if (kind == SDSM_SYNC_BARRIER && notices)
-        H.arrived = eager_arrival ? 0 : nn; /* announced already: nothing for publish_arrival */
+        H.arrived = nn;
     pthread_mutex_unlock(&H.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
@@ -495,9 +509,9 @@ static uint32_t publish_arrival(void)
         return 0;
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
-    /* The last publish's generation: no early batch that came after it is
-     * lifted with these. */
-    uint8_t gen = atomic_load(&H.hold_gen);
+    /* The arrival's generation, or the last publish's: no early batch that
+     * came after it is lifted with these. */
+    uint8_t gen = H.arrival_gen ? H.arrival_gen : atomic_load(&H.hold_gen);
     gen = gen ? gen : next_gen();
     unsigned flags = SDSM_DIFF_EAGER | (several_homes(H.notices, n) ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0);
     for (uint32_t i = 0; i < n; i++) {
@@ -510,11 +524,24 @@ static uint32_t publish_arrival(void)
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
-    lift(gen);
+    lift(gen, LIFT_EAGER | LIFT_ARRIVAL); /* every home the arrival went to too */
     if (r.status)
         sdsm_fatal("a home rejected this rank's notices (protocol error)");
     H.arrived = 0;
+    H.arrival_gen = 0;
     return n;
+}
+
+void sdsm_home_arrival_done(void)
+{
+    pthread_mutex_lock(&H.release_mtx);
+    H.arrived = 0;
+    /* Its homes lifted the arrival's own holds as the barrier completed
+     * there (inval.c); the early batches that waited for it go now. */
+    if (H.arrival_gen)
+        lift(H.arrival_gen, LIFT_EAGER);
+    H.arrival_gen = 0;
+    pthread_mutex_unlock(&H.release_mtx);
 }
 
 int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
