@@ -39,7 +39,7 @@ void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow);
 
 static struct {
     uintptr_t data, data_end; /* the program's shared data */
-    uintptr_t text, text_end; /* the program's code (malloc.c: who calls) */
+    uintptr_t text, text_end; /* the program's code (override.c: who calls) */
     int       bind_now, relro;
     void     *stack;
     size_t    stack_len;

@@ -19,7 +19,7 @@
 /* The program's entry, called by __wrap_main with the program's own main. */
 int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char **, char **));
 
-/* --- memory side (mem.c, malloc.c) -------------------------------------- */
+/* --- memory side (mem.c, heap.c, override.c) ----------------------------- */
 
 /*
  * sdsm_init for an OpenMP program: the program's writable data (its
@@ -42,10 +42,17 @@ void *sdsm_omp_master_thread_stack(size_t *len);
 /* The same bounds, with nothing set up (any thread may ask). */
 void *sdsm_omp_master_stack_bounds(size_t *len);
 
-/* The shared heap, after sdsm_init (malloc.c): until then, and for calls
+/* The shared heap, after sdsm_init (heap.c): until then, and for calls
  * that do not come from the program's own code, malloc and friends are the
- * C library's. */
-void sdsm_omp_heap_init(void);
+ * C library's (override.c). */
+void   sdsm_omp_heap_init(void);
+int    sdsm_omp_heap_ready(void);
+int    sdsm_omp_heap_has(const void *p); /* p is in the shared heap */
+void  *sdsm_omp_heap_alloc(size_t n, int zero);
+void  *sdsm_omp_heap_aligned(size_t align, size_t n);
+void  *sdsm_omp_heap_realloc(void *p, size_t n); /* p in the heap, n may be 0 */
+void   sdsm_omp_heap_free(void *p);
+size_t sdsm_omp_heap_usable(const void *p);
 
 /* Nonzero if the code address `caller` is in the program (not a library). */
 int sdsm_omp_from_program(const void *caller);

@@ -1,9 +1,11 @@
 /*
- * malloc.c - an OpenMP program's heap in shared memory.
+ * heap.c - an OpenMP program's heap in shared memory.
  *
  * malloc and friends called from the program's own code (not from a
  * library: the C library's and the runtime's own allocations stay private
- * to the process) are served from the shared region once sdsm_init has run.
+ * to the process) are served from the shared region once sdsm_init has run
+ * (the entry points are in override.c, with the rest of the C library that
+ * libsdsm-omp replaces).
  * At start-up one collective block is reserved for the heap and cut into
  * one part per rank; each rank allocates from its own part alone, with
  * private bookkeeping, so a malloc costs no message.  Pages are homed by
@@ -23,11 +25,9 @@
  * A block freed by another rank than its allocator is not reused (counted,
  * reported at exit by SDSM_OMP_VERBOSE=1).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +36,7 @@
 #include "omp_int.h"
 #include "sdsm.h"
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void  __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_realloc(void *, size_t); /* the bookkeeping is private */
 
 #define PAGE      4096ul
 #define HDR       16ul
@@ -229,7 +225,7 @@ static void *alloc_large(size_t n, int zero)
     return (void *)data;
 }
 
-static void *heap_alloc(size_t n, int zero)
+void *sdsm_omp_heap_alloc(size_t n, int zero)
 {
     void *p = n <= SMALL_MAX ? alloc_small(n, zero) : alloc_large(n, zero);
     if (!p)
@@ -237,7 +233,7 @@ static void *heap_alloc(size_t n, int zero)
     return p;
 }
 
-static int in_heap(const void *p)
+int sdsm_omp_heap_has(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     return H.ready && a >= H.lo && a < H.hi;
@@ -254,21 +250,21 @@ static const hdr_t *header(const void *p)
     return h;
 }
 
-static size_t usable(const void *p)
+size_t sdsm_omp_heap_usable(const void *p)
 {
     const hdr_t *h = header(p);
     switch (h->kind) {
     case K_SMALL: return class_size((int)h->v) - HDR;
     case K_LARGE: return h->v * PAGE;
-    default: return usable((const void *)((uintptr_t)p - h->v)) - h->v;
+    default: return sdsm_omp_heap_usable((const void *)((uintptr_t)p - h->v)) - h->v;
     }
 }
 
-static void heap_free(void *p)
+void sdsm_omp_heap_free(void *p)
 {
     hdr_t h = *header(p);
     if (h.kind == K_ALIGNED) {
-        heap_free((void *)((uintptr_t)p - h.v));
+        sdsm_omp_heap_free((void *)((uintptr_t)p - h.v));
         return;
     }
     if (h.owner != (uint16_t)H.rank) {
@@ -283,13 +279,13 @@ static void heap_free(void *p)
     pthread_mutex_unlock(&H.mu);
 }
 
-static void *heap_aligned(size_t align, size_t n)
+void *sdsm_omp_heap_aligned(size_t align, size_t n)
 {
     if (align <= HDR)
-        return heap_alloc(n, 0);
+        return sdsm_omp_heap_alloc(n, 0);
     if (align <= PAGE && n > SMALL_MAX)
-        return heap_alloc(n, 0); /* large blocks are page-aligned */
-    uint8_t *raw = heap_alloc(n + align + HDR, 0);
+        return sdsm_omp_heap_alloc(n, 0); /* large blocks are page-aligned */
+    uint8_t *raw = sdsm_omp_heap_alloc(n + align + HDR, 0);
     if (!raw)
         return NULL;
     uintptr_t p = ((uintptr_t)raw + HDR + align - 1) & ~(uintptr_t)(align - 1);
@@ -366,164 +362,21 @@ void sdsm_omp_heap_init(void)
     __atomic_store_n(&H.ready, 1, __ATOMIC_RELEASE);
 }
 
-/* --- the interposed calls ----------------------------------------------- */
+int sdsm_omp_heap_ready(void) { return __atomic_load_n(&H.ready, __ATOMIC_ACQUIRE); }
 
-#define FROM_PROGRAM() \
-    (__atomic_load_n(&H.ready, __ATOMIC_ACQUIRE) && sdsm_omp_from_program(__builtin_return_address(0)))
-
-void *malloc(size_t n)
+void *sdsm_omp_heap_realloc(void *p, size_t n)
 {
-    return FROM_PROGRAM() ? heap_alloc(n, 0) : __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-    if (!FROM_PROGRAM())
-        return __libc_calloc(n, size);
-    size_t t;
-    if (__builtin_mul_overflow(n, size, &t)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return heap_alloc(t, 1);
-}
-
-void free(void *p)
-{
-    if (!p)
-        return;
-    if (in_heap(p))
-        heap_free(p);
-    else
-        __libc_free(p);
-}
-
-void *realloc(void *p, size_t n)
-{
-    if (!p)
-        return FROM_PROGRAM() ? heap_alloc(n, 0) : __libc_malloc(n);
-    if (!in_heap(p))
-        return __libc_realloc(p, n);
     if (!n) {
-        heap_free(p);
+        sdsm_omp_heap_free(p);
         return NULL;
     }
-    size_t have = usable(p);
+    size_t have = sdsm_omp_heap_usable(p);
     if (n <= have && (n > SMALL_MAX || n * 2 > have))
         return p;
-    void *q = heap_alloc(n, 0);
+    void *q = sdsm_omp_heap_alloc(n, 0);
     if (!q)
         return NULL;
     memcpy(q, p, n < have ? n : have);
-    heap_free(p);
+    sdsm_omp_heap_free(p);
     return q;
-}
-
-int posix_memalign(void **out, size_t align, size_t n)
-{
-    if (!align || (align & (align - 1)) || align % sizeof(void *))
-        return EINVAL;
-    void *p = FROM_PROGRAM() ? heap_aligned(align, n) : __libc_memalign(align, n);
-    if (!p)
-        return ENOMEM;
-    *out = p;
-    return 0;
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-    if (!align || (align & (align - 1))) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return FROM_PROGRAM() ? heap_aligned(align, n) : __libc_memalign(align, n);
-}
-
-void *memalign(size_t align, size_t n)
-{
-    if (!align || (align & (align - 1))) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return FROM_PROGRAM() ? heap_aligned(align, n) : __libc_memalign(align, n);
-}
-
-void *valloc(size_t n)
-{
-    return FROM_PROGRAM() ? heap_aligned(PAGE, n) : __libc_memalign(PAGE, n);
-}
-
-void *pvalloc(size_t n)
-{
-    n = (n + PAGE - 1) & ~(PAGE - 1);
-    return FROM_PROGRAM() ? heap_aligned(PAGE, n ? n : PAGE) : __libc_memalign(PAGE, n ? n : PAGE);
-}
-
-size_t malloc_usable_size(void *p)
-{
-    if (!p)
-        return 0;
-    if (in_heap(p))
-        return usable(p);
-    static size_t (*libc_usable)(void *);
-    if (!libc_usable)
-        libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-    return libc_usable ? libc_usable(p) : 0;
-}
-
-/* The C library's own strdup would take its block from the C library's
- * private heap: a string made by one rank's thread and read or freed by
- * another (the master, after a region) must come from the shared heap. */
-char *strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = FROM_PROGRAM() ? heap_alloc(n, 0) : __libc_malloc(n);
-    return p ? memcpy(p, s, n) : NULL;
-}
-
-char *strndup(const char *s, size_t max)
-{
-    size_t n = strnlen(s, max);
-    char *p = FROM_PROGRAM() ? heap_alloc(n + 1, 0) : __libc_malloc(n + 1);
-    if (!p)
-        return NULL;
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
-/* asprintf and vasprintf from the program: the string comes from the shared
- * heap, like strdup's (the C library's own would take the private one). */
-static int format_into(int shared, char **out, const char *fmt, va_list ap)
-{
-    if (!shared) {
-        static int (*libc_vasprintf)(char **, const char *, va_list);
-        if (!libc_vasprintf)
-            libc_vasprintf = (int (*)(char **, const char *, va_list))dlsym(RTLD_NEXT, "vasprintf");
-        return libc_vasprintf ? libc_vasprintf(out, fmt, ap) : -1;
-    }
-    va_list cp;
-    va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    char *p = n < 0 ? NULL : heap_alloc((size_t)n + 1, 0);
-    if (!p)
-        return -1;
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    *out = p;
-    return n;
-}
-
-int vasprintf(char **out, const char *fmt, va_list ap)
-{
-    return format_into(FROM_PROGRAM(), out, fmt, ap);
-}
-
-int asprintf(char **out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = format_into(FROM_PROGRAM(), out, fmt, ap);
-    va_end(ap);
-    return n;
 }
