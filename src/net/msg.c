@@ -52,6 +52,7 @@ sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES] = {
     FIXED(LOCK_FWD, 8),
     FIXED(LOCK_PASSED, 8),
     FIXED(LIFT, 4),
+    ARRAY(PUBLISH_ASK, 0, 4),      /* empty, or one page to itself: the handler checks */
 };
 
 void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h)

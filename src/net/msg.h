@@ -69,6 +69,8 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_LOCK_FWD,    /* u32 lock, i32 rank: after you, pass the lock to rank (sync/lock.c) */
     SDSM_MSG_LOCK_PASSED, /* u32 lock, i32 rank: I passed the lock to rank (to its manager) */
     SDSM_MSG_LIFT,        /* u32 gen: the pages the sender's DIFF_HOLD batches of generations up to gen hold here are free */
+    SDSM_MSG_PUBLISH_ASK, /* empty: a thread waits for pages the receiver's barrier arrival holds at the sender: publish
+                             now; u32 page, to itself only: ask the ranks whose arrival holds it here */
     SDSM_MSG_NTYPES
 } sdsm_msg_type_t;
 

@@ -485,12 +485,16 @@ static int home_fault(uint32_t pg, int is_write)
         return -1;
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
     uint64_t t0 = sdsm_trace_t0(), asked = 0;
-    int joined = 0, waited = 0, entered = 0;
+    int joined = 0, waited = 0, entered = 0, asked_lift = 0;
     sdsm_page_lock(pg);
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
         if (H.applying[pg]) { /* another rank's diffs are landing (inval.c, shield) */
+            if (H.held[pg] && !asked_lift) { /* held: its writers may publish now (inval.c) */
+                asked_lift = 1;
+                sdsm_net_send(H.me, SDSM_MSG_PUBLISH_ASK, 0, 0, &pg, 4, NULL, 0);
+            }
             sdsm_page_wait(pg);
             waited = 1;
             continue;
@@ -712,6 +716,7 @@ int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
     k->src = src;
     k->h = *h;
     memcpy(k->p, p, h->len);
+    sdsm_home_ask_lift(first, count, stride);
     return 1;
 }
 

@@ -157,6 +157,10 @@ void sdsm_home_fetch_replay(void);
 /* Service thread, at a barrier's completion: every rank's arrival holds
  * here end (inval.c). */
 void sdsm_home_lift_arrivals(void);
+/* Service thread: the ranks whose barrier arrival holds any of count pages
+ * from first, stride apart (0: first alone), here, are asked to publish now
+ * (inval.c). */
+void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride);
 /* A barrier completed at this rank: its arrival is done with (release.c). */
 void sdsm_home_arrival_done(void);
 

@@ -288,6 +288,8 @@ static void hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32_t 
     }
 }
 
+static uint8_t *asked; /* per rank: asked to publish (sdsm_home_ask_lift) */
+
 /* src's holds of generation gen or older end (gen 0: its arrival holds).
  * Returns how many. */
 static size_t lift_holds(int src, uint32_t gen)
@@ -303,6 +305,8 @@ static size_t lift_holds(int src, uint32_t gen)
             continue;
         }
         lifted++;
+        if (asked)
+            asked[src] = 0;
         sdsm_page_lock(e.pg);
         if (H.held[e.pg])
             H.held[e.pg]--;
@@ -325,6 +329,59 @@ static int on_lift(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return -EPROTO;
     lift_holds(src, gen);
     sdsm_home_fetch_replay();
+    return 0;
+}
+
+/*
+ * A thread waits for a page a barrier arrival holds here (a fetch kept,
+ * fetch.c; a home thread at a shielded page, home_fault): the ranks whose
+ * arrival holds it are asked to publish now (PUBLISH_ASK), which announces
+ * the arrival and lifts it, instead of when their quiet thread next looks
+ * (a period, doubled while it backs off).  Once per rank until its holds
+ * here are lifted.
+ */
+void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride)
+{
+    if (!asked && !(asked = calloc((size_t)H.n, 1)))
+        return; /* (the quiet thread lifts it all the same) */
+    for (int r = 0; r < H.n; r++) {
+        if (asked[r] || !H.holds[r].len)
+            continue;
+        const buf_t *hb = &H.holds[r];
+        int hit = 0;
+        for (size_t off = 0; off + sizeof(hold_ent_t) <= hb->len && !hit; off += sizeof(hold_ent_t)) {
+            hold_ent_t e;
+            memcpy(&e, hb->p + off, sizeof e);
+            int64_t d = (int64_t)e.pg - (int64_t)first;
+            hit = e.arrival && (stride ? d % stride == 0 && d / stride >= 0 && d / stride < count : d == 0);
+        }
+        if (!hit)
+            continue;
+        asked[r] = 1;
+        if (r == H.me) {
+            void (*soon)(void) = sdsm_home_publish_soon;
+            if (soon)
+                soon();
+        } else {
+            sdsm_net_send(r, SDSM_MSG_PUBLISH_ASK, 0, 0, NULL, 0, NULL, 0);
+        }
+    }
+}
+
+static int on_publish_ask(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (src == H.me && h->len == 4) {
+        uint32_t pg = rd32(p);
+        if (pg >= sdsm_region.npages)
+            return -EPROTO;
+        sdsm_home_ask_lift(pg, 1, 0);
+        return 0;
+    }
+    if (h->len)
+        return -EPROTO;
+    void (*soon)(void) = sdsm_home_publish_soon;
+    if (soon)
+        soon();
     return 0;
 }
 
@@ -981,4 +1038,5 @@ void sdsm_home_inval_init(void)
     sdsm_msg_set_handler(SDSM_MSG_DIFF_ACK, on_diff_ack);
     sdsm_msg_set_handler(SDSM_MSG_FWD_DIFF, on_fwd_diff);
     sdsm_msg_set_handler(SDSM_MSG_LIFT, on_lift);
+    sdsm_msg_set_handler(SDSM_MSG_PUBLISH_ASK, on_publish_ask);
 }

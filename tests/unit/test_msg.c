@@ -75,6 +75,7 @@ static const struct {
     {SDSM_MSG_LOCK_FWD, "LOCK_FWD", 8, 8, 0},         /* lock, rank */
     {SDSM_MSG_LOCK_PASSED, "LOCK_PASSED", 8, 8, 0},   /* lock, rank */
     {SDSM_MSG_LIFT, "LIFT", 4, 4, 0},
+    {SDSM_MSG_PUBLISH_ASK, "PUBLISH_ASK", 0, ANY, 4}, /* empty, or a page to itself */
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
