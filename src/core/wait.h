@@ -28,7 +28,7 @@
 
 #include "core/config.h"
 #include "core/stats.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 
 /*
  * Threads asleep in futex_wait, so wakers skip the system call when none is,
@@ -115,7 +115,7 @@ static inline void sdsm_wait_blocking(void)
 
 /* A safe point (no runtime lock held): a compute thread that gave up its
  * run slot while waiting waits for one again here.  Every return from a
- * runtime call or fault passes here, so the thread's call count (waits.h)
+ * runtime call or fault passes here, so the thread's call count (blocked.h)
  * is kept here too. */
 static inline void sdsm_wait_resume(void)
 {

@@ -39,7 +39,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/trace.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "mem/page.h"
 #include "mem/span.h"
 #include "net/msg.h"

@@ -26,7 +26,7 @@
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "mem/crash.h"
 #include "mem/page.h"
 

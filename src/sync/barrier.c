@@ -42,7 +42,7 @@
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/trace.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/page.h"

@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/trace.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "net/net.h"
 #include "net/rpc.h"
 #include "sync.h"

@@ -46,7 +46,7 @@
 #include "core/stats.h"
 #include "core/trace.h"
 #include "core/wait.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "mem/page.h"
 #include "net/net.h"
 #include "proto/proto.h"

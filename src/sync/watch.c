@@ -4,7 +4,7 @@
  * prints the answers, at most once per period, and the job goes on.
  *
  * Each rank runs a small watchdog thread that looks at its own wait records
- * (core/waits.h) a few times per period; the first time one is older than
+ * (core/blocked.h) a few times per period; the first time one is older than
  * the period it tells rank 0 (HANG_NOTE).  Rank 0 sends HANG_QUERY to every
  * rank, whose service thread answers with one line (HANG_STATE) built from
  * its wait records, the locks it holds and the locks and barrier it manages,
@@ -37,7 +37,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
 #include "net/net.h"

@@ -27,7 +27,7 @@
 
 #include "core/stats.h"
 #include "core/wait.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 
 static _Atomic int      free_slots;
 static _Atomic int      holders, ready; /* holding a slot; waiting for one */
@@ -47,7 +47,7 @@ static int              nslots;
 typedef struct rec {
     _Atomic int      tid;   /* its thread id while it holds a slot, else 0 */
     _Atomic int      lent;  /* its slot was lent to a ready thread (lend) */
-    int              wrec;  /* its record in core/waits.h: call count, CPU clock */
+    int              wrec;  /* its record in core/blocked.h: call count, CPU clock */
     /* a ready thread's last look at it (stale) */
     _Atomic int      looked;
     _Atomic uint32_t seen;

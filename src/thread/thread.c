@@ -30,7 +30,7 @@
 #include "core/log.h"
 #include "core/trace.h"
 #include "core/wait.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "mem/crash.h"
 #include "sdsm.h"
 #include "thread/sched.h"

@@ -1,6 +1,6 @@
 /*
  * test_coll.c - core/coll.c (which collective call a rank is in, and the
- * mismatch check) and core/waits.c (what each thread waits for).
+ * mismatch check) and core/blocked.c (what each thread waits for).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 #include "check.h"
 #include "core/coll.h"
 #include "core/stats.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 
 static sdsm_coll_t rec(uint32_t kind, uint32_t seq, uint64_t a0, uint64_t a1, uint64_t a2)
 {

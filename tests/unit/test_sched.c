@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "core/waits.h"
+#include "core/blocked.h"
 #include "thread/sched.h"
 
 static _Atomic int done;

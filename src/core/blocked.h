@@ -1,5 +1,6 @@
 /*
- * waits.h - what each thread of this rank is blocked on, and since when.
+ * blocked.h - what each thread of this rank is blocked on, and since when
+ * (the hang reports' registry; how a thread waits is core/wait.h).
  *
  * Every blocking wait of the runtime (a barrier or allocation round, a lock
  * grant, a condition wake-up, a page fetch) brackets itself with
@@ -9,8 +10,8 @@
  * and read by whoever reports.  No allocation, no locks: usable in the
  * fault handler.
  */
-#ifndef SDSM_CORE_WAITS_H
-#define SDSM_CORE_WAITS_H
+#ifndef SDSM_CORE_BLOCKED_H
+#define SDSM_CORE_BLOCKED_H
 
 #include <stdatomic.h>
 #include <stddef.h>

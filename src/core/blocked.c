@@ -1,5 +1,5 @@
 /*
- * waits.c - the per-thread wait records (see waits.h).
+ * blocked.c - the per-thread wait records (see blocked.h).
  *
  * A fixed table: a thread takes the next slot the first time it waits and
  * keeps it; past the table's end threads share the last slot (the report
@@ -7,7 +7,7 @@
  * calls into the dynamic linker.  A slot is a cache line: its thread
  * writes its call count at every runtime call.
  */
-#include "waits.h"
+#include "blocked.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
