@@ -17,14 +17,15 @@
  * Before sdsm_init: the program's writable data [start, start + len) becomes
  * the shared region's first pages (rank 0's image is everyone's), `gap`
  * bytes after it are left to the brk heap, and the region follows.  start,
- * len and gap are multiples of the page size.
+ * len and gap are multiples of the page size.  fences: the program's code
+ * holds memory fences (omp flush), so plain flags need the flag support.
  */
-SDSM_API int sdsm__omp_adopt(void *start, size_t len, size_t gap)
+SDSM_API int sdsm__omp_adopt(void *start, size_t len, size_t gap, int fences)
 {
     uintptr_t s = (uintptr_t)start;
     if (!len || (s | len | gap) & 4095)
         return SDSM_EINVAL;
-    sdsm_region_adopt = (sdsm_region_adopt_t){.start = s, .len = len, .gap = gap};
+    sdsm_region_adopt = (sdsm_region_adopt_t){.start = s, .len = len, .gap = gap, .fences = fences != 0};
     return 0;
 }
 

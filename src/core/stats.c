@@ -175,6 +175,7 @@ static const struct {
     [SDSM_ST_ZC_DECLINED] = {"zero-copy declined (written at home)", 0},
     [SDSM_ST_TWIN_GUARDS] = {"invalidations ahead of home writes", 0},
     [SDSM_ST_DIFFS_EARLY] = {"diff batches sent early (invalidated)", 0},
+    [SDSM_ST_FLAGS_ON] = {"flag support (quiet publisher)", 0},
 };
 
 const char *sdsm_stats_name(int stat)

@@ -91,11 +91,15 @@ extern sdsm_region_t sdsm_region;
  * becomes the region's first pages (the region then starts at `start`, not
  * at SDSM_HEAP_BASE), keeping the contents it has; the `gap` bytes after it
  * stay unmapped (the C library's brk heap grows there) and the rest of the
- * region follows.  len == 0: an ordinary region.
+ * region follows.  len == 0: an ordinary region.  fences: the program's code
+ * holds memory fences (what OpenMP's flush compiles to), the only way it
+ * can wait for a plain flag without a runtime call: the flag support
+ * (SDSM_QUIET_US, SDSM_HOME_TWINS) is on by default only then.
  */
 typedef struct sdsm_region_adopt {
     uintptr_t start;
     size_t    len, gap;
+    int       fences;
 } sdsm_region_adopt_t;
 extern sdsm_region_adopt_t sdsm_region_adopt;
 

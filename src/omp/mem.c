@@ -24,7 +24,7 @@
 #include "omp_int.h"
 #include "sdsm.h"
 
-int sdsm__omp_adopt(void *start, size_t len, size_t gap);
+int sdsm__omp_adopt(void *start, size_t len, size_t gap, int fences);
 int sdsm__omp_is_shared(const void *p);
 void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi);
 void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow);
@@ -100,7 +100,7 @@ static void adopt_data(void)
     uintptr_t brk_now = (uintptr_t)sbrk(0);
     if (brk_now > M.data_end + BRK_HOLE)
         die("the C library's brk heap already reaches past the room kept for it");
-    if (sdsm__omp_adopt((void *)M.data, M.data_end - M.data, BRK_HOLE))
+    if (sdsm__omp_adopt((void *)M.data, M.data_end - M.data, BRK_HOLE, sdsm_omp_program_fences()))
         die("internal error: the program's data is not page-aligned");
 }
 

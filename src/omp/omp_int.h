@@ -19,7 +19,7 @@
 /* The program's entry, called by __wrap_main with the program's own main. */
 int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char **, char **));
 
-/* --- memory side (mem.c, heap.c, override.c) ----------------------------- */
+/* --- memory side (mem.c, heap.c, override.c, fences.c) ----------------------------- */
 
 /*
  * sdsm_init for an OpenMP program: the program's writable data (its
@@ -53,6 +53,10 @@ void  *sdsm_omp_heap_aligned(size_t align, size_t n);
 void  *sdsm_omp_heap_realloc(void *p, size_t n); /* p in the heap, n may be 0 */
 void   sdsm_omp_heap_free(void *p);
 size_t sdsm_omp_heap_usable(const void *p);
+
+/* Nonzero if the program's code (or that of a library sdsmcc compiled)
+ * holds a memory fence, what `#pragma omp flush` compiles to (fences.c). */
+int sdsm_omp_program_fences(void);
 
 /* Nonzero if the code address `caller` is in the program (not a library). */
 int sdsm_omp_from_program(const void *caller);

@@ -184,7 +184,7 @@ int sdsm_home_init(void)
     sdsm_home_write_hook = NULL;
     sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
-    sdsm_home_twins_shared = sdsm_cfg.home_twins < 0 ? sdsm_region_adopt.len != 0 : sdsm_cfg.home_twins > 0;
+    sdsm_home_twins_shared = sdsm_cfg.home_twins < 0 ? sdsm_region_adopt.fences : sdsm_cfg.home_twins > 0;
     if (sdsm_wbuf_init())
         return -ENOMEM;
     sdsm_home_fetch_init();

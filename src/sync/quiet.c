@@ -95,15 +95,16 @@ static int nap(uint64_t ns)
     return rc;
 }
 
-/* SDSM_QUIET_US; -1: on for OpenMP programs (whose flush makes flags
- * correct; their data opens the region), off for the others (whose model
- * is release consistency: a flag read without a lock is a race), which
- * then pay no wake-up. */
+/* SDSM_QUIET_US; -1: on for OpenMP programs whose code holds a flush
+ * (which makes plain flags correct: omp/fences.c), off for the others
+ * (OpenMP programs without one synchronize only through runtime calls;
+ * for the rest the model is release consistency: a flag read without a
+ * lock is a race), which then pay no wake-up. */
 static long period_us(void)
 {
     if (sdsm_cfg.quiet_us >= 0)
         return sdsm_cfg.quiet_us;
-    return sdsm_region_adopt.len ? 1000 : 0;
+    return sdsm_region_adopt.fences ? 1000 : 0;
 }
 
 static void *quiet_main(void *arg)
@@ -153,6 +154,7 @@ int sdsm_quiet_start(void)
     }
     Q.running = 1;
     sdsm_home_publish_soon = soon;
+    sdsm_stat_add(SDSM_ST_FLAGS_ON, 1);
     return 0;
 }
 
