@@ -9,10 +9,8 @@ function(mp_hang_test name n)
   list(SUBLIST ARGN 0 ${sep} opts)
   math(EXPR first "${sep} + 1")
   list(SUBLIST ARGN ${first} -1 args)
-  add_test(NAME mp_hang_${name}_${n}
-    COMMAND ${MP_EXPECT} ${opts} --max-seconds 10 --no-leftovers
-    -- ${MP_RUN} -n ${n} --timeout 20 $<TARGET_FILE:mp_hang> ${args})
-  set_tests_properties(mp_hang_${name}_${n} PROPERTIES LABELS mp TIMEOUT 40)
+  sdsm_mp_test(NAME mp_hang_${name}_${n} RANKS ${n} LIMIT 20 TIMEOUT 40
+    EXPECT ${opts} --max-seconds 10 --no-leftovers COMMAND $<TARGET_FILE:mp_hang> ${args})
 endfunction()
 set(HANG_MISMATCH --nonzero --expect "collective mismatch: rank [0-9]+ is in " --reject "OK hang"
   --reject "time limit")
