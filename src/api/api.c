@@ -18,6 +18,7 @@
 #include "core/coll.h"
 #include "core/config.h"
 #include "core/fatal.h"
+#include "core/status.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/trace.h"
@@ -73,6 +74,7 @@ static int report(const char *call, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char full[1200];
+    code = sdsm_status_public(code); /* what the program sees: an SDSM_E* code */
     snprintf(full, sizeof full, "%s (%s)", msg, sdsm_strerror(code));
     last_error = code;
     if (sdsm_cfg.errors == SDSM_ERRMODE_RETURN) {
@@ -398,7 +400,7 @@ int sdsm_home_of(const void *addr)
 static int rank_barrier(void)
 {
     sdsm_coll_begin(SDSM_COLL_BARRIER, sdsm_cfg.barrier_manager % (uint64_t)boot.nprocs, 0, 0);
-    return sdsm_barrier_run();
+    return sdsm_status_public(sdsm_barrier_run());
 }
 
 int sdsm_barrier(void)
@@ -499,7 +501,7 @@ int sdsm_lock(int id)
         return report("sdsm_lock", SDSM_EINVAL, "lock id %d is negative", id);
     if (sdsm_lock_held(id))
         return report("sdsm_lock", SDSM_EHELD, "lock %d is already held by this thread", id);
-    return sdsm_lock_acquire(id);
+    return sdsm_status_public(sdsm_lock_acquire(id));
 }
 
 int sdsm_unlock(int id)
@@ -511,7 +513,7 @@ int sdsm_unlock(int id)
         return report("sdsm_unlock", SDSM_ENOTHELD, "lock %d is not held by this thread", id);
     int rc = sdsm_lock_release(id, 1);
     sdsm_sched_spin_point();
-    return rc;
+    return sdsm_status_public(rc);
 }
 
 int sdsm_cond_wait(int cond, int lock)
@@ -521,7 +523,7 @@ int sdsm_cond_wait(int cond, int lock)
         return report("sdsm_cond_wait", SDSM_EINVAL, "negative id (cond %d, lock %d)", cond, lock);
     if (!sdsm_lock_held(lock))
         return report("sdsm_cond_wait", SDSM_ENOTHELD, "lock %d is not held by this thread", lock);
-    return sdsm_cond_wait_run(cond, lock);
+    return sdsm_status_public(sdsm_cond_wait_run(cond, lock));
 }
 
 int sdsm_cond_signal(int cond)
@@ -529,7 +531,7 @@ int sdsm_cond_signal(int cond)
     REQUIRE_RUNNING("sdsm_cond_signal");
     if (cond < 0)
         return report("sdsm_cond_signal", SDSM_EINVAL, "cond id %d is negative", cond);
-    return sdsm_cond_signal_run(cond, 0);
+    return sdsm_status_public(sdsm_cond_signal_run(cond, 0));
 }
 
 int sdsm_cond_broadcast(int cond)
@@ -537,7 +539,7 @@ int sdsm_cond_broadcast(int cond)
     REQUIRE_RUNNING("sdsm_cond_broadcast");
     if (cond < 0)
         return report("sdsm_cond_broadcast", SDSM_EINVAL, "cond id %d is negative", cond);
-    return sdsm_cond_signal_run(cond, 1);
+    return sdsm_status_public(sdsm_cond_signal_run(cond, 1));
 }
 
 /* Pages covering [addr, addr + len), all in live blocks.  0 or SDSM_EINVAL. */
@@ -580,7 +582,7 @@ int sdsm_barrier_at(int manager)
         return report("sdsm_barrier_at", SDSM_EINVAL, "manager %d is not a rank in [0, %d)", manager,
                       boot.nprocs);
     sdsm_coll_begin(SDSM_COLL_BARRIER, (uint64_t)manager, 1, 0);
-    return sdsm_barrier_run_at(manager);
+    return sdsm_status_public(sdsm_barrier_run_at(manager));
 }
 
 static int flush_common(const char *call, const void *addr, size_t len, int drop)

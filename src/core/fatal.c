@@ -1,7 +1,7 @@
 /*
- * fatal.c - how the job ends when something cannot go on, and the names of
- * the error codes.  Bottom layer: every other layer may stop the job, so
- * this file knows none of them; whoever can tell the launcher (boot, wired
+ * fatal.c - how the job ends when something cannot go on (the names of
+ * the error codes are in status.c).  Bottom layer: every other layer may
+ * stop the job, so this file knows none of them; whoever can tell the launcher (boot, wired
  * by the API layer at init) registers itself with sdsm_fatal_notify().
  */
 #include "fatal.h"
@@ -21,31 +21,6 @@ void sdsm_fatal_notify(void (*abort_fn)(int code, const char *reason),
 {
     notify_abort = abort_fn;
     notify_lost = lost_fn;
-}
-
-static const char *const errnames[] = {
-    "success",
-    "invalid argument",
-    "sdsm is not initialized (call sdsm_init first) or already finalized",
-    "out of memory or shared address space",
-    "ranks passed different arguments to a collective call",
-    "lock not held by the calling thread",
-    "a peer rank failed",
-    "malformed message received",
-    "not supported",
-    "system call failed",
-    "timed out",
-    "invalid state",
-    "lock already held by the calling thread",
-    "first-touch page has no home yet",
-    "authentication with the job key failed",
-};
-
-const char *sdsm_strerror(int err)
-{
-    if (err > 0 || -err >= (int)(sizeof errnames / sizeof *errnames))
-        return "unknown error";
-    return errnames[-err];
 }
 
 void sdsm_stop_job(int code, const char *what, const char *msg)

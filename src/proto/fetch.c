@@ -1063,7 +1063,7 @@ int sdsm_proto_home_query(uint32_t pg)
     sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, id, q, 8, NULL, 0);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
-    return home >= 0 ? home : -13 /* SDSM_ENOHOME */;
+    return home >= 0 ? home : SDSM_ENOHOME;
 }
 
 void sdsm_home_fetch_init(void)
