@@ -242,7 +242,7 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     setenv("SDSM_JOB_KEY", ag.key, 1);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &ag.old_mask, NULL);
-    spawn_child_aslr();
+    proc_child_aslr();
     execvp(ag.argv[0], ag.argv);
     fprintf(stderr, "sdsmrun (agent on %s): cannot run '%s': %m\n", ag.host, ag.argv[0]);
     _exit(127);
@@ -495,7 +495,7 @@ int agent_main(int argc, char **argv)
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
     if (ag.wdir && chdir(ag.wdir))
         fail(1, "cannot change to the directory '%s': %m", ag.wdir);
-    int e = spawn_check_program(ag.argv[0]);
+    int e = proc_check_program(ag.argv[0]);
     if (e) {
         errno = e;
         fail(127, "cannot run '%s': %m", ag.argv[0]);
@@ -509,6 +509,6 @@ int agent_main(int argc, char **argv)
     loop();
     /* A rank that ended by itself may have left children (in its group or
      * a session of their own, ours as subreaper): none outlives the job. */
-    spawn_sweep_group(ag.pgid, ag.killed);
+    proc_sweep_group(ag.pgid, ag.killed);
     return 0;
 }

@@ -43,7 +43,7 @@ static sdsm_strangers_t strangers;
 static int launcher_addrs(const struct job *j, uint32_t *cands, int *n)
 {
     *n = 0;
-    if (hosts_all_local(j))
+    if (job_all_local(j))
         return 0;
     const char *spec = getenv("SDSM_IFACE");
     if (spec && !*spec)
@@ -110,7 +110,7 @@ void ctrl_close(struct job *j, struct conn *c)
     c->outlen = c->outoff = 0;
     if (c->st == CONN_LINKED && j->ranks[c->rank].link == c) {
         j->ranks[c->rank].link = NULL;
-        spawn_link_closed(j, &j->ranks[c->rank]);
+        job_link_closed(j, &j->ranks[c->rank]);
     }
 }
 
@@ -354,7 +354,7 @@ static void do_register(struct job *j, struct conn *c, const uint8_t *p)
     j->nregistered++;
     launcher_verbose(j, "rank %u (pid %u) registered at %.1f ms", reg.rank, reg.pid,
                      launcher_ms(j, rk->t_reg));
-    spawn_registered(j, rk);
+    job_rank_registered(j, rk);
     if (!j->stopping && j->nregistered == j->n)
         send_table(j);
 }
@@ -453,7 +453,7 @@ static void do_lost(struct job *j, struct conn *c, const uint8_t *p, uint32_t le
         struct rank *silent = &j->ranks[r];
         job_fail(j, 1, "rank %u (pid %s) stopped responding: rank %u heard nothing from it for "
                  "%.1f s (SDSM_PEER_TIMEOUT); stopped by a signal, hung, or cut off from the network",
-                 r, spawn_pid_str(j, silent, pb, sizeof pb), c->rank, ms / 1000.0);
+                 r, job_pid_str(j, silent, pb, sizeof pb), c->rank, ms / 1000.0);
     }
 }
 

@@ -311,14 +311,6 @@ int hosts_place(struct job *j)
     return -1;
 }
 
-bool hosts_any_local(const struct job *j)
-{
-    for (int r = 0; r < j->n; r++)
-        if (j->hosts[j->ranks[r].host].local)
-            return true;
-    return false;
-}
-
 int hosts_setup_env(struct job *j)
 {
     for (int i = 0; i < j->nxenv; i++) {
@@ -504,7 +496,7 @@ static __attribute__((noreturn)) void agent_child(const struct job *j, const str
     setpgid(0, j->pgid);
     dup2(in_r, STDIN_FILENO);
     dup2(out_w, STDOUT_FILENO);
-    spawn_child_restore(j);
+    proc_child_restore(j);
     execvp(argv[0], argv);
     launcher_say("host %s: cannot run the remote shell '%s': %m", j->hosts[a->host].name, argv[0]);
     _exit(127);
@@ -676,15 +668,12 @@ static void frame(struct job *j, struct agent *a, const struct agent_frame *f, c
         iofwd_feed(j, (int)r, f->type == AGENT_STDOUT ? STDOUT_FILENO : STDERR_FILENO, p, len);
         break;
     case AGENT_STOPPED:
-        spawn_stopped(j, rk, (int)v);
+        job_rank_stopped(j, rk, (int)v);
         break;
     case AGENT_EXIT:
         iofwd_feed_end(j, (int)r);
-        rk->reaped = rk->just_reaped = true;
-        rk->wstatus = (int)v;
-        rk->t_exit = launcher_now();
-        j->nreaped++;
-        spawn_judge_reaped(j);
+        job_rank_exited(j, rk, (int)v);
+        job_judge_reaped(j);
         break;
     }
 }
@@ -956,14 +945,6 @@ bool agents_gone(const struct job *j)
 {
     for (int i = 0; i < j->nagents; i++)
         if (!j->agents[i].reaped)
-            return false;
-    return true;
-}
-
-bool hosts_all_local(const struct job *j)
-{
-    for (int r = 0; r < j->n; r++)
-        if (!j->hosts[j->ranks[r].host].local)
             return false;
     return true;
 }

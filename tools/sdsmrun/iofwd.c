@@ -83,6 +83,8 @@ struct iofwd {
 
 static struct iofwd io_state;
 
+static void launcher_line_starts(int dst);
+
 static void close_fd(int *fd)
 {
     if (*fd >= 0)
@@ -122,6 +124,7 @@ int iofwd_init(struct job *j)
     j->io = io;
     io->in_open = std_fds_open(io);
     io->tagged = j->tag_output;
+    launcher_set_line_guard(launcher_line_starts);
     /* In the background, reading a terminal then fails with EIO (end of input)
      * instead of stopping the launcher. */
     struct sigaction old;
@@ -310,7 +313,8 @@ static void fresh_line(struct iofwd *io, int dst, const struct stream *s)
     }
 }
 
-void iofwd_fresh_line(int dst)
+/* Before each of the launcher's own lines (job.c's line guard). */
+static void launcher_line_starts(int dst)
 {
     if (dst == STDOUT_FILENO || dst == STDERR_FILENO)
         fresh_line(&io_state, dst, NULL);

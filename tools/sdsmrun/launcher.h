@@ -1,8 +1,8 @@
 /*
  * launcher.h - state shared by the parts of sdsmrun: the job (options, ranks,
- * first failure), the control links of the rendezvous (ctrl.c), the child
- * processes (spawn.c) and their standard streams (iofwd.c).  sdsmrun.c owns
- * main() and the event loop.
+ * first failure: job.c), the control links of the rendezvous (ctrl.c), the
+ * child processes (spawn.c, proc.c) and their standard streams (iofwd.c).
+ * sdsmrun.c owns main() and the event loop.
  *
  * Everything runs on one thread driven by poll(), so nothing here is locked.
  * Times are CLOCK_MONOTONIC microseconds (launcher_now).
@@ -10,6 +10,7 @@
 #ifndef SDSMRUN_LAUNCHER_H
 #define SDSMRUN_LAUNCHER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <poll.h>
@@ -146,7 +147,8 @@ struct job {
     int64_t setup_us;       /* the ranks' set-up time limit (SDSM_TIMEOUT) */
     int64_t hb_us, peer_timeout_us; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: none), for the agents */
     bool failed, stopping, killed;
-    bool urgent;            /* the stop skips EXIT_GRACE_US (a signal to us, --timeout) */
+    bool urgent;            /* the stop skips EXIT_GRACE_US (a signal to us, --timeout):
+                             * who sets it sends SIGTERM after job_fail */
     bool signalled;         /* the stop's SIGTERM went out (at term_at) */
     int64_t term_at;
     int nasked, nanswered;  /* ranks asked what they wait for when --timeout fired, answers */
@@ -156,16 +158,61 @@ struct job {
     int64_t stop_poll_at;   /* next look for wrapped ranks stopped by a signal */
 };
 
+/*
+ * The parts call one way: sdsmrun.c (main, the event loop and the stop's
+ * steps) calls ctrl.c, spawn.c, iofwd.c and hosts.c, and the agent mode
+ * agent.c; all of them call job.c and proc.c, which call no other part.
+ * (spawn.c prepares a rank's streams with iofwd.c before its fork; hosts.c
+ * hands iofwd.c the output its agents pass back.)
+ */
+
+/* job.c: the clock, messages, the first failure, the verdicts on the ranks */
 int64_t launcher_now(void);
-/* "sdsmrun: " + message + newline, in one write so it never interleaves. */
+/* Milliseconds from the launcher's start to t, for --verbose timings. */
+double launcher_ms(const struct job *j, int64_t t);
+/* prefix + message + newline, in one write so it never interleaves. */
+void launcher_vsay(const char *prefix, const char *fmt, va_list ap);
+/* "sdsmrun: " + message + newline. */
 void launcher_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with --verbose. */
 void launcher_verbose(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* guard(STDERR_FILENO) runs before each of the launcher's lines (iofwd.c
+ * starts it on a fresh line when a rank's output left off mid-line). */
+void launcher_set_line_guard(void (*guard)(int dst));
 /* First failure: print it, remember its status, stop the job.  Later: verbose only. */
 void job_fail(struct job *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Mark the job stopping; the event loop sends the signals (j->term_at). */
 void job_stop(struct job *j);
-/* Milliseconds from the launcher's start to t, for --verbose timings. */
-double launcher_ms(const struct job *j, int64_t t);
+/* "1234" or "1234 on host b": a rank's pid as messages name it. */
+const char *job_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len);
+bool job_any_local(const struct job *j);  /* some rank runs on this machine */
+bool job_all_local(const struct job *j);  /* every rank does */
+/* The rank forked here whose pid this is, not reaped yet; NULL if none. */
+struct rank *job_local_rank(struct job *j, pid_t pid);
+/* Ranks from `from` on that were never started count as gone. */
+void job_never_started(struct job *j, int from);
+void job_rank_registered(struct job *j, struct rank *rk); /* after REGISTER */
+void job_link_closed(struct job *j, struct rank *rk);     /* its control link ended */
+void job_rank_stopped(struct job *j, struct rank *rk, int sig);
+/* Its wait status is in: marked just_reaped, judged by job_judge_reaped. */
+void job_rank_exited(struct job *j, struct rank *rk, int wstatus);
+/* Judge the ranks marked just_reaped (by the event loop or an agent's report). */
+void job_judge_reaped(struct job *j);
+
+/* proc.c: starting and reaping processes (the launcher's and an agent's) */
+/* 0, or the errno execvp would give for prog. */
+int  proc_check_program(const char *prog);
+/* In a child before exec: the file limit, SIGPIPE and signal mask it would
+ * have had without the launcher. */
+void proc_child_restore(const struct job *j);
+/* In a rank's child before exec: address randomization off unless SDSM_ASLR=1. */
+void proc_child_aslr(void);
+/* waitpid(-1, WNOHANG | WUNTRACED) through EINTR: a pid, 0 for none, -1. */
+pid_t proc_wait_any(int *wstatus);
+/* Kill whatever a job left (its group pgid and our children, also in
+ * sessions of their own) and reap it; SIGTERM first unless kill_now, SIGKILL
+ * after KILL_AFTER_US.  Returns how many were left when it gave up, or 0. */
+int  proc_sweep_group(pid_t pgid, bool kill_now);
 
 /* ctrl.c */
 int  ctrl_listen(struct job *j);
@@ -190,34 +237,24 @@ void iofwd_events(struct job *j, const struct pollfd *pfd); /* the entries polls
 void iofwd_rank_exited(struct job *j, int r); /* pass on all it wrote, before judging it */
 /* Drain and close everything; true if writing our stdout or stderr failed. */
 bool iofwd_finish(struct job *j);
-void iofwd_fresh_line(int dst);            /* before the launcher's own line on dst */
-
-/* spawn.c */
-int  spawn_check_program(const char *prog);
-int  spawn_all(struct job *j);
-void spawn_reap(struct job *j);
-/* Judge the ranks marked just_reaped (by spawn_reap or an agent's report). */
-void spawn_judge_reaped(struct job *j);
-void spawn_stopped(struct job *j, struct rank *rk, int sig);
-/* "1234" or "1234 on host b": a rank's pid as messages name it. */
-const char *spawn_pid_str(const struct job *j, const struct rank *rk, char *buf, size_t len);
-void spawn_child_env(const struct job *j, int r); /* SDSM_RANK, SDSM_HOST, in a rank's child */
-/* In a child before exec: the file limit, SIGPIPE and signal mask it would
- * have had without the launcher. */
-void spawn_child_restore(const struct job *j);
-/* In a rank's child before exec: address randomization off unless SDSM_ASLR=1. */
-void spawn_child_aslr(void);
-
-/* iofwd.c, for ranks on other hosts: their output arrives from their agent */
+/* For ranks on other hosts: their output arrives from their agent */
 void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len);
 void iofwd_feed_end(struct job *j, int r); /* the rank exited: pass on unfinished lines */
+
+/* spawn.c: the ranks forked on this machine */
+int  spawn_all(struct job *j);
+void spawn_timers(struct job *j, int64_t now);  /* ranks under a wrapper stopped? */
+int64_t spawn_next_deadline(const struct job *j);
+void spawn_signal_job(struct job *j, int sig);
+bool spawn_job_gone(const struct job *j);
+/* Kill whatever the job left (a rank's children, also in sessions of their
+ * own) and reap it; returns once none is left or after a bounded wait. */
+void spawn_sweep(struct job *j);
 
 /* hosts.c: --hosts, --hostfile, -x, placement and the agents */
 int  hosts_option(struct job *j, int c, const char *arg); /* -1: go on; else exit status */
 int  hosts_place(struct job *j);       /* after parsing; -1: go on; else exit status */
 int  hosts_setup_env(struct job *j);   /* -x for our own ranks */
-bool hosts_any_local(const struct job *j);
-bool hosts_all_local(const struct job *j);
 void hosts_free(struct job *j);        /* the host and agent tables and -x, at exit */
 int  agents_start(struct job *j);      /* after the local ranks are forked */
 bool agents_reaped(struct job *j, pid_t pid, int st); /* true if pid was an agent */
@@ -227,20 +264,8 @@ void agents_events(struct job *j, const struct pollfd *pfd);
 void agents_timers(struct job *j, int64_t now);
 int64_t agents_next_deadline(const struct job *j);
 bool agents_gone(const struct job *j);
-int  agent_main(int argc, char **argv); /* agent.c: sdsmrun --agent ... */
-void spawn_link_closed(struct job *j, struct rank *rk);
-void spawn_registered(struct job *j, struct rank *rk);
-void spawn_timers(struct job *j, int64_t now);
-int64_t spawn_next_deadline(const struct job *j);
-void spawn_signal_job(struct job *j, int sig);
-bool spawn_job_gone(const struct job *j);
-/* The stop's SIGTERM, at the end of its grace period (spawn_timers). */
-void spawn_terminate(struct job *j);
-/* Kill whatever the job left (a rank's children, also in sessions of their
- * own) and reap it; returns once none is left or after a bounded wait. */
-void spawn_sweep(struct job *j);
-/* The same for the agent: its ranks' group pgid and its children; SIGTERM
- * first unless kill_now, SIGKILL after KILL_AFTER_US.  How many were left. */
-int  spawn_sweep_group(pid_t pgid, bool kill_now);
+
+/* agent.c */
+int  agent_main(int argc, char **argv); /* sdsmrun --agent ... */
 
 #endif

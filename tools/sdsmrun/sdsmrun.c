@@ -5,9 +5,12 @@
  * fails (or a signal, or --timeout) stops the whole job, and nothing of the
  * job outlives the launcher.
  *
- * This file holds the options and the event loop; ctrl.c speaks to the
- * ranks' control links, spawn.c manages their processes and iofwd.c their
- * standard input, output and error.
+ * This file holds the options, the event loop and the steps of the stop
+ * (SIGTERM after the grace, SIGKILL after that); ctrl.c speaks to the ranks'
+ * control links, spawn.c forks them, iofwd.c passes on their standard input,
+ * output and error, and hosts.c places them and runs the other hosts'
+ * agents.  Below those, job.c holds what they all call (messages, the
+ * failure, the verdicts on the ranks) and proc.c the process plumbing.
  */
 #define _GNU_SOURCE /* same feature set in every file of the launcher */
 #include "launcher.h"
@@ -26,7 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sdsm.h"
@@ -187,94 +190,13 @@ static const char status_text[] =
     "  129, 130, 143  sdsmrun received SIGHUP, SIGINT or SIGTERM\n"
     "  2        bad command line, or an invalid SDSM_* variable (no rank is started)\n";
 
-int64_t launcher_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-double launcher_ms(const struct job *j, int64_t t)
-{
-    return (double)(t - j->t0) / 1000.0;
-}
-
-static void vsay(const char *fmt, va_list ap)
-{
-    int saved = errno; /* %m must see the caller's errno */
-    char buf[SDSM_CTRL_MAX_REASON + 512];
-    int n = snprintf(buf, sizeof buf, "sdsmrun: ");
-    errno = saved;
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
-    if (n > (int)sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
-    iofwd_fresh_line(STDERR_FILENO); /* not glued to a rank's unfinished line */
-    ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
-    (void)w;
-    errno = saved;
-}
-
-void launcher_say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsay(fmt, ap);
-    va_end(ap);
-}
-
-void launcher_verbose(const struct job *j, const char *fmt, ...)
-{
-    if (!j->verbose)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsay(fmt, ap);
-    va_end(ap);
-}
-
-void job_fail(struct job *j, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    /* Deaths the stop itself causes are not news. */
-    if (!j->failed) {
-        j->failed = true;
-        j->status = status;
-        vsay(fmt, ap);
-    } else if (j->verbose) {
-        vsay(fmt, ap);
-    }
-    va_end(ap);
-    job_stop(j);
-}
-
-/*
- * A failure does not kill the others at once: a rank that has returned from
- * main (or called exit) is flushing its stdio buffers, and SIGTERM would
- * throw that output away.  The ranks get EXIT_GRACE_US to end by themselves
- * (the grace ends as soon as all have); then spawn_terminate sends SIGTERM.
- * A signal to the launcher or --timeout (j->urgent) stops at once.
- */
-void job_stop(struct job *j)
-{
-    if (j->stopping)
-        return;
-    j->stopping = true;
-    j->stop_at = launcher_now();
-    j->term_at = j->stop_at + (j->urgent ? 0 : EXIT_GRACE_US);
-    launcher_say("stopping the job");
-    if (j->urgent)
-        spawn_terminate(j);
-}
-
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsay(fmt, ap);
+    launcher_vsay("sdsmrun: ", fmt, ap);
     va_end(ap);
     fputs(usage_line, stderr);
     fputs("Try 'sdsmrun --help' for more information.\n", stderr);
@@ -555,6 +477,56 @@ static int setup(struct job *j)
     return 0;
 }
 
+/*
+ * The stop's SIGTERM: at the end of the failure's grace period, at once for
+ * a signal to us or --timeout.  SIGCONT after SIGTERM: a stopped rank
+ * resumes only to die.  Links are closed after the signals so ranks die
+ * before they notice and complain.
+ */
+static void terminate(struct job *j)
+{
+    if (j->signalled)
+        return;
+    j->signalled = true;
+    j->term_at = launcher_now();
+    spawn_signal_job(j, SIGTERM);
+    spawn_signal_job(j, SIGCONT);
+    ctrl_close_all(j);
+}
+
+/* Our children that ended or stopped: ranks, agents' remote shells, and
+ * orphans of ranks.  The ranks' exits are judged together after the loop
+ * (job_judge_reaped). */
+static void reap(struct job *j)
+{
+    bool any = false;
+    for (;;) {
+        int st;
+        pid_t pid = proc_wait_any(&st);
+        if (pid <= 0) {
+            if (pid < 0 && errno != ECHILD)
+                launcher_say("waitpid: %m");
+            break;
+        }
+        struct rank *rk = job_local_rank(j, pid);
+        if (!rk && agents_reaped(j, pid, st))
+            continue;
+        if (!rk) { /* an orphan of a rank, reparented to us as subreaper */
+            launcher_verbose(j, "reaped pid %d, a descendant of a rank", (int)pid);
+            continue;
+        }
+        if (WIFSTOPPED(st)) {
+            job_rank_stopped(j, rk, WSTOPSIG(st));
+            continue;
+        }
+        iofwd_rank_exited(j, (int)(rk - j->ranks));
+        job_rank_exited(j, rk, st);
+        any = true;
+    }
+    if (any)
+        job_judge_reaped(j);
+}
+
 static void on_signals(struct job *j)
 {
     struct signalfd_siginfo si[16];
@@ -572,9 +544,10 @@ static void on_signals(struct job *j)
             } else if (!j->stopping) {
                 j->urgent = true;
                 job_fail(j, 128 + sig, "received signal %d (%s)", sig, strsignal(sig));
+                terminate(j);
             } else if (!j->signalled) { /* a signal ends the failure's grace at once */
                 launcher_verbose(j, "received signal %d (%s)", sig, strsignal(sig));
-                spawn_terminate(j);
+                terminate(j);
             } else if (!j->killed) { /* impatient user: skip the grace period */
                 launcher_say("received signal %d again; killing the job", sig);
                 spawn_signal_job(j, SIGKILL);
@@ -583,13 +556,60 @@ static void on_signals(struct job *j)
         }
     }
     if (child)
-        spawn_reap(j);
+        reap(j);
+}
+
+/* A rank whose process and link still disagree after LINGER_US. */
+static void linger_timers(struct job *j, int64_t now)
+{
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (!rk->linger || now < rk->linger || rk->judged)
+            continue;
+        rk->linger = 0;
+        if (rk->reaped && rk->link)
+            ctrl_close(j, rk->link); /* judges it */
+        else if (!rk->reaped && !rk->link && !j->stopping) {
+            char pb[96];
+            job_fail(j, 1, "rank %d (pid %s) closed its control link without calling sdsm_finalize",
+                     r, job_pid_str(j, rk, pb, sizeof pb));
+        }
+    }
+}
+
+/* The stop's steps: SIGTERM after the grace, SIGKILL after KILL_AFTER_US. */
+static void stop_timers(struct job *j, int64_t now)
+{
+    if (j->stopping && !j->signalled && (now >= j->term_at || j->nreaped == j->n))
+        terminate(j);
+    if (j->signalled && !j->killed && now >= j->term_at + KILL_AFTER_US && !spawn_job_gone(j)) {
+        launcher_verbose(j, "sending SIGKILL to what is left of the job");
+        spawn_signal_job(j, SIGKILL);
+        j->killed = true;
+    }
+}
+
+static int64_t linger_stop_deadline(const struct job *j)
+{
+    int64_t next = INT64_MAX;
+    for (int r = 0; r < j->n; r++)
+        if (j->ranks[r].linger && !j->ranks[r].judged && j->ranks[r].linger < next)
+            next = j->ranks[r].linger;
+    if (j->stopping && !j->signalled && j->term_at < next)
+        next = j->term_at;
+    if (j->signalled && !j->killed && j->term_at + KILL_AFTER_US < next)
+        next = j->term_at + KILL_AFTER_US;
+    if (j->stopping && j->stop_at + GIVE_UP_AFTER_US < next)
+        next = j->stop_at + GIVE_UP_AFTER_US;
+    return next;
 }
 
 static void timers(struct job *j, int64_t now)
 {
     ctrl_timers(j, now);
     spawn_timers(j, now);
+    linger_timers(j, now);
+    stop_timers(j, now);
     agents_timers(j, now);
     /* A job that has just ended in time is not failed by the clock. */
     if (j->stopping || !j->deadline || now < j->deadline || j->njudged >= j->n)
@@ -604,6 +624,7 @@ static void timers(struct job *j, int64_t now)
     if (now >= j->ask_until || j->nanswered >= j->nasked) {
         j->urgent = true;
         job_fail(j, EXIT_TIMEOUT, "time limit of %.9g s exceeded", j->timeout_s);
+        terminate(j);
     }
 }
 
@@ -624,6 +645,8 @@ static int poll_timeout(const struct job *j, int64_t now)
 {
     int64_t next = ctrl_next_deadline(j), t = spawn_next_deadline(j);
     if (t < next)
+        next = t;
+    if ((t = linger_stop_deadline(j)) < next)
         next = t;
     if ((t = agents_next_deadline(j)) < next)
         next = t;
@@ -724,7 +747,7 @@ int main(int argc, char **argv)
     int rc = parse_args(&job, argc, argv);
     if (rc >= 0 || (rc = hosts_place(&job)) >= 0)
         goto out;
-    if (job.output_dir && !hosts_all_local(&job)) {
+    if (job.output_dir && !job_all_local(&job)) {
         rc = usage_error("--output-filename works only for ranks on this machine");
         goto out;
     }
@@ -733,7 +756,7 @@ int main(int argc, char **argv)
     if (hosts_setup_env(&job))
         goto out;
     /* Another host checks for itself (its agent names it when the program is missing). */
-    int e = hosts_any_local(&job) ? spawn_check_program(job.argv[0]) : 0;
+    int e = job_any_local(&job) ? proc_check_program(job.argv[0]) : 0;
     if (e) {
         errno = e;
         launcher_say("cannot run '%s': %m", job.argv[0]);
@@ -745,7 +768,8 @@ int main(int argc, char **argv)
     rc = 1;
     if (setup(&job))
         goto out;
-    spawn_all(&job);
+    if (spawn_all(&job) == 0 && agents_start(&job))
+        job_never_started(&job, 0); /* those not started count as gone */
     rc = run(&job);
 out:
     free(job.ranks); /* leak checkers should see a clean exit */
