@@ -1,6 +1,6 @@
 /*
  * agent.h - what an agent (sdsmrun --agent, agent.c) tells the launcher
- * (hosts.c) on its stdout: frames of a 12-byte header in network byte order
+ * (agents.c) on its stdout: frames of a 12-byte header in network byte order
  * and a payload.
  *
  *   HELLO   rank 0, no payload: the agent has the key and can run the program;

@@ -79,7 +79,7 @@ struct host {
     bool local;             /* this machine: its ranks are forked here */
 };
 
-/* The launcher's side of one remote host's agent (hosts.c). */
+/* The launcher's side of one remote host's agent (agents.c). */
 struct agent {
     int host;
     pid_t pid;              /* the remote shell's process, our child */
@@ -106,7 +106,7 @@ struct job {
     bool tag_output;        /* --tag-output */
     const char *output_dir; /* --output-filename DIR, or NULL */
     char **argv;            /* program and its arguments */
-    /* hosts (hosts.c); without --hosts/--hostfile one local host */
+    /* hosts (hosts.c) and their agents (agents.c); without --hosts/--hostfile one local host */
     struct host *hosts;
     int nhosts;
     bool map_by_node;       /* --map-by node: round-robin; else fill each host's slots */
@@ -160,10 +160,10 @@ struct job {
 
 /*
  * The parts call one way: sdsmrun.c (main, the event loop and the stop's
- * steps) calls ctrl.c, spawn.c, iofwd.c and hosts.c, and the agent mode
- * agent.c; all of them call job.c and proc.c, which call no other part.
- * (spawn.c prepares a rank's streams with iofwd.c before its fork; hosts.c
- * hands iofwd.c the output its agents pass back.)
+ * steps) calls ctrl.c, spawn.c, iofwd.c, hosts.c and agents.c, and the
+ * agent mode agent.c; all of them call job.c and proc.c, which call no
+ * other part.  (spawn.c prepares a rank's streams with iofwd.c before its
+ * fork; agents.c hands iofwd.c the output its agents pass back.)
  */
 
 /* job.c: the clock, messages, the first failure, the verdicts on the ranks */
@@ -251,11 +251,13 @@ bool spawn_job_gone(const struct job *j);
  * own) and reap it; returns once none is left or after a bounded wait. */
 void spawn_sweep(struct job *j);
 
-/* hosts.c: --hosts, --hostfile, -x, placement and the agents */
+/* hosts.c: --hosts, --hostfile, -x, placement */
 int  hosts_option(struct job *j, int c, const char *arg); /* -1: go on; else exit status */
 int  hosts_place(struct job *j);       /* after parsing; -1: go on; else exit status */
 int  hosts_setup_env(struct job *j);   /* -x for our own ranks */
-void hosts_free(struct job *j);        /* the host and agent tables and -x, at exit */
+void hosts_free(struct job *j);        /* the host table and -x, at exit */
+
+/* agents.c: the launcher's side of the other hosts' agents */
 int  agents_start(struct job *j);      /* after the local ranks are forked */
 bool agents_reaped(struct job *j, pid_t pid, int st); /* true if pid was an agent */
 size_t agents_npoll(const struct job *j);
@@ -264,6 +266,7 @@ void agents_events(struct job *j, const struct pollfd *pfd);
 void agents_timers(struct job *j, int64_t now);
 int64_t agents_next_deadline(const struct job *j);
 bool agents_gone(const struct job *j);
+void agents_free(struct job *j);       /* the agent table, at exit */
 
 /* agent.c */
 int  agent_main(int argc, char **argv); /* sdsmrun --agent ... */

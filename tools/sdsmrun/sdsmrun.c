@@ -8,8 +8,8 @@
  * This file holds the options, the event loop and the steps of the stop
  * (SIGTERM after the grace, SIGKILL after that); ctrl.c speaks to the ranks'
  * control links, spawn.c forks them, iofwd.c passes on their standard input,
- * output and error, and hosts.c places them and runs the other hosts'
- * agents.  Below those, job.c holds what they all call (messages, the
+ * output and error, hosts.c places them and agents.c runs the other
+ * hosts' agents.  Below those, job.c holds what they all call (messages, the
  * failure, the verdicts on the ranks) and proc.c the process plumbing.
  */
 #define _GNU_SOURCE /* same feature set in every file of the launcher */
@@ -662,7 +662,7 @@ static int poll_timeout(const struct job *j, int64_t now)
 }
 
 /* pollfd 0 is the signalfd, 1 the listening socket, then one per connection,
- * then the ranks' standard streams (iofwd.c), then the agents (hosts.c). */
+ * then the ranks' standard streams (iofwd.c), then the agents (agents.c). */
 static int build_pollset(struct job *j, struct pollfd **pfd, size_t *cap, size_t *nio, size_t *nag)
 {
     size_t need = 2 + j->nconns + iofwd_npoll(j) + agents_npoll(j);
@@ -773,6 +773,7 @@ int main(int argc, char **argv)
     rc = run(&job);
 out:
     free(job.ranks); /* leak checkers should see a clean exit */
+    agents_free(&job);
     hosts_free(&job);
     return rc;
 }
