@@ -56,7 +56,7 @@ static struct {
     int n, nreaped;
     int sfd;
     pid_t pgid;
-    sigset_t old_mask;
+    struct proc_restore restore; /* what a rank's child restores before exec */
     bool stopping, killed, out_dead;
     int64_t stop_at;
     int64_t hb_us, timeout_us;  /* 0: no heartbeats / no timeout */
@@ -67,19 +67,14 @@ static void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 
 static void agent_say(const char *fmt, ...)
 {
-    char buf[600];
-    int saved = errno;
-    int n = snprintf(buf, sizeof buf, "sdsmrun (agent on %s): ", ag.host ? ag.host : "?");
+    char prefix[300];
+    int saved = errno; /* %m must see the caller's errno */
+    snprintf(prefix, sizeof prefix, "sdsmrun (agent on %s): ", ag.host ? ag.host : "?");
+    errno = saved;
     va_list ap;
     va_start(ap, fmt);
-    errno = saved;
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    launcher_vsay(prefix, fmt, ap);
     va_end(ap);
-    if (n > (int)sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
-    ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
-    (void)w;
 }
 
 static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
@@ -240,11 +235,10 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     snprintf(num, sizeof num, "%d", ar->rank);
     setenv("SDSM_RANK", num, 1);
     setenv("SDSM_JOB_KEY", ag.key, 1);
-    signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &ag.old_mask, NULL);
+    proc_child_restore(&ag.restore);
     proc_child_aslr();
     execvp(ag.argv[0], ag.argv);
-    fprintf(stderr, "sdsmrun (agent on %s): cannot run '%s': %m\n", ag.host, ag.argv[0]);
+    agent_say("cannot run '%s': %m", ag.argv[0]);
     _exit(127);
 }
 
@@ -252,24 +246,18 @@ static void start_ranks(void)
 {
     for (int i = 0; i < ag.n; i++) {
         struct arank *ar = &ag.r[i];
-        int o[2], e[2];
-        if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+        int out_w, err_w;
+        if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w))
             fail(1, "cannot start rank %d: pipe: %m", ar->rank);
         pid_t pid = fork();
         if (pid == 0)
-            rank_child(ar, o[1], e[1]);
-        close(o[1]);
-        close(e[1]);
+            rank_child(ar, out_w, err_w);
+        close(out_w);
+        close(err_w);
         if (pid < 0)
             fail(1, "cannot start rank %d: fork: %m", ar->rank);
-        if (!ag.pgid)
-            ag.pgid = pid;
-        setpgid(pid, ag.pgid);
-        fcntl(o[0], F_SETFL, O_NONBLOCK);
-        fcntl(e[0], F_SETFL, O_NONBLOCK);
+        proc_join_group(pid, &ag.pgid);
         ar->pid = pid;
-        ar->out[0] = o[0];
-        ar->out[1] = e[0];
         send_u32(AGENT_PID, (uint32_t)ar->rank, (uint32_t)pid);
     }
 }
@@ -320,9 +308,7 @@ static void reap(void)
 {
     for (;;) {
         int st;
-        pid_t pid = waitpid(-1, &st, WNOHANG | WUNTRACED);
-        if (pid < 0 && errno == EINTR)
-            continue;
+        pid_t pid = proc_wait_any(&st);
         if (pid <= 0)
             return;
         for (int i = 0; i < ag.n; i++) {
@@ -362,17 +348,10 @@ static void on_signals(void)
 
 static void setup_signals(void)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
     signal(SIGPIPE, SIG_IGN);
-    if (sigprocmask(SIG_BLOCK, &set, &ag.old_mask) ||
-        (ag.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+    ag.restore.restore_sigpipe = true;
+    if ((ag.sfd = proc_signalfd(&ag.restore.mask)) < 0)
         fail(1, "cannot set up signal handling: %m");
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
 /* Our heartbeat to the launcher, and its to us: checked after stdin was

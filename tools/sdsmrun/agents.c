@@ -193,13 +193,10 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
 static __attribute__((noreturn)) void agent_child(const struct job *j, const struct agent *a,
                                                   char **argv, int in_r, int out_w)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != j->self)
-        _exit(127);
-    setpgid(0, j->pgid);
+    proc_child_begin(j->self, j->pgid);
     dup2(in_r, STDIN_FILENO);
     dup2(out_w, STDOUT_FILENO);
-    proc_child_restore(j);
+    proc_child_restore(&j->child_restore);
     execvp(argv[0], argv);
     launcher_say("host %s: cannot run the remote shell '%s': %m", j->hosts[a->host].name, argv[0]);
     _exit(127);
@@ -226,9 +223,7 @@ static int start_agent(struct job *j, struct agent *a)
         job_fail(j, 1, "host %s: cannot start its agent: fork: %m", host);
         goto fail;
     }
-    if (!j->pgid)
-        j->pgid = pid;
-    setpgid(pid, j->pgid);
+    proc_join_group(pid, &j->pgid);
     close(in[0]);
     close(out[1]);
     fcntl(out[0], F_SETFL, O_NONBLOCK);

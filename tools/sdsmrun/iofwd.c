@@ -162,18 +162,6 @@ static int open_output(const struct job *j, int r, const char *name)
     return fd;
 }
 
-/* A pipe whose read end (ours) is non-blocking; the write end goes to the rank. */
-static int out_pipe(struct stream *s, int *child_end)
-{
-    int p[2];
-    if (pipe2(p, O_CLOEXEC))
-        return -1;
-    fcntl(p[0], F_SETFL, O_NONBLOCK);
-    s->fd = p[0];
-    *child_end = p[1];
-    return 0;
-}
-
 static int in_pipe(struct iofwd *io)
 {
     int p[2];
@@ -194,7 +182,8 @@ int iofwd_prepare(struct job *j, int r)
     if (io->to_files) {
         if ((cf[1] = open_output(j, r, "stdout")) < 0 || (cf[2] = open_output(j, r, "stderr")) < 0)
             goto fail_quiet;
-    } else if (out_pipe(&io->s[2 * r], &cf[1]) || out_pipe(&io->s[2 * r + 1], &cf[2])) {
+    } else if (proc_out_pipe(&io->s[2 * r].fd, &cf[1]) ||
+               proc_out_pipe(&io->s[2 * r + 1].fd, &cf[2])) {
         goto fail;
     }
     return 0;

@@ -69,6 +69,14 @@ struct rank {
                              * Its pid is then the agent's report (0 until it comes). */
 };
 
+/* What a child of ours restores before exec (proc_child_restore): the
+ * signal mask, file limit and SIGPIPE it would have had without us. */
+struct proc_restore {
+    sigset_t mask;
+    struct rlimit nofile;
+    bool restore_nofile, restore_sigpipe;
+};
+
 /* Long options without a short form. */
 enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS, OPT_ASLR, OPT_TRACE };
 
@@ -137,10 +145,7 @@ struct job {
 
     struct iofwd *io;       /* the ranks' stdin/stdout/stderr (iofwd.c) */
 
-    /* what a child restores before exec */
-    sigset_t child_mask;
-    struct rlimit child_nofile;
-    bool restore_nofile, restore_sigpipe;
+    struct proc_restore child_restore; /* what a child restores before exec */
 
     /* ending */
     int64_t t0, deadline;   /* start; --timeout expiry or 0 */
@@ -202,9 +207,22 @@ void job_judge_reaped(struct job *j);
 /* proc.c: starting and reaping processes (the launcher's and an agent's) */
 /* 0, or the errno execvp would give for prog. */
 int  proc_check_program(const char *prog);
+/* In a child right after fork: die with our process `parent` (and at once
+ * if it is gone already), and join the job's process group pgid. */
+void proc_child_begin(pid_t parent, pid_t pgid);
 /* In a child before exec: the file limit, SIGPIPE and signal mask it would
- * have had without the launcher. */
-void proc_child_restore(const struct job *j);
+ * have had without the launcher (or the agent). */
+void proc_child_restore(const struct proc_restore *rs);
+/* In the parent after fork: the child joins the job's group, the first one
+ * starts it (*pgid 0 until then). */
+void proc_join_group(pid_t pid, pid_t *pgid);
+/* A pipe a child writes and we read: both ends close-on-exec, ours
+ * non-blocking.  0, or -1 with errno set. */
+int  proc_out_pipe(int *ours, int *childs);
+/* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP (the mask before goes to
+ * *old_mask) and read them from the returned signalfd (-1 with errno set);
+ * orphans of our children come to us (a subreaper). */
+int  proc_signalfd(sigset_t *old_mask);
 /* In a rank's child before exec: address randomization off unless SDSM_ASLR=1. */
 void proc_child_aslr(void);
 /* waitpid(-1, WNOHANG | WUNTRACED) through EINTR: a pid, 0 for none, -1. */

@@ -1,8 +1,9 @@
 /*
  * proc.c - starting and reaping processes, for the launcher (its ranks and
  * its agents' remote shells) and for an agent (its host's ranks): finding
- * the program as execvp will, what a child restores before exec, reaping,
- * and the sweep that ends whatever a job left behind.
+ * the program as execvp will, what a child does between fork and exec,
+ * process groups, pipes and signals, reaping, and the sweep that ends
+ * whatever a job left behind.
  *
  * This is the bottom layer with job.c: nothing here knows of ranks, links
  * or output; it calls only the clock and the messages of job.c.
@@ -20,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,13 +70,59 @@ int proc_check_program(const char *prog)
     }
 }
 
-void proc_child_restore(const struct job *j)
+void proc_child_begin(pid_t parent, pid_t pgid)
 {
-    if (j->restore_nofile)
-        setrlimit(RLIMIT_NOFILE, &j->child_nofile);
-    if (j->restore_sigpipe)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* The parent may have died before the line above took effect. */
+    if (getppid() != parent)
+        _exit(127);
+    /* Also done by the parent: whichever runs first wins the race with exec. */
+    setpgid(0, pgid);
+}
+
+void proc_child_restore(const struct proc_restore *rs)
+{
+    if (rs->restore_nofile)
+        setrlimit(RLIMIT_NOFILE, &rs->nofile);
+    if (rs->restore_sigpipe)
         signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &j->child_mask, NULL);
+    sigprocmask(SIG_SETMASK, &rs->mask, NULL);
+}
+
+void proc_join_group(pid_t pid, pid_t *pgid)
+{
+    if (!*pgid)
+        *pgid = pid;
+    setpgid(pid, *pgid); /* EACCES once the child has exec'd: it did it itself */
+}
+
+int proc_out_pipe(int *ours, int *childs)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        return -1;
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    *ours = p[0];
+    *childs = p[1];
+    return 0;
+}
+
+int proc_signalfd(sigset_t *old_mask)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, old_mask))
+        return -1;
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    /* Orphans of dying ranks come to us, so the stop can reap them too. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    return fd;
 }
 
 /*

@@ -426,37 +426,28 @@ static int setup_nofile(struct job *j)
                      j->n, (unsigned long)need, (unsigned long)rl.rlim_max);
         return -1;
     }
-    j->child_nofile = rl;
+    j->child_restore.nofile = rl;
     rl.rlim_cur = need;
     if (setrlimit(RLIMIT_NOFILE, &rl)) {
         launcher_say("cannot raise the open-file limit to %lu: %m", (unsigned long)need);
         return -1;
     }
-    j->restore_nofile = true;
+    j->child_restore.restore_nofile = true;
     return 0;
 }
 
 static int setup_signals(struct job *j)
 {
-    sigset_t set;
     struct sigaction old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
     /* Writing to a closed stderr pipe must not kill the launcher mid-job. */
     if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
         signal(SIGPIPE, SIG_IGN);
-        j->restore_sigpipe = true;
+        j->child_restore.restore_sigpipe = true;
     }
-    if (sigprocmask(SIG_BLOCK, &set, &j->child_mask) ||
-        (j->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+    if ((j->sfd = proc_signalfd(&j->child_restore.mask)) < 0) {
         launcher_say("cannot set up signal handling: %m");
         return -1;
     }
-    /* Orphans of dying ranks come to us, so the stop can reap them too. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
     return 0;
 }
 

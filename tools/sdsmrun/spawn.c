@@ -33,17 +33,12 @@ static void child_env(const struct job *j, int r)
 
 static __attribute__((noreturn)) void child(const struct job *j, int r)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    /* The launcher may have died before the line above took effect. */
-    if (getppid() != j->self)
-        _exit(127);
-    /* Also done by the parent: whichever runs first wins the race with exec. */
-    setpgid(0, j->pgid);
+    proc_child_begin(j->self, j->pgid);
     close(j->lfd);
     close(j->sfd);
     iofwd_child(j, r);
     child_env(j, r);
-    proc_child_restore(j);
+    proc_child_restore(&j->child_restore);
     proc_child_aslr();
     execvp(j->argv[0], j->argv);
     launcher_say("cannot run '%s': %m", j->argv[0]);
@@ -69,9 +64,7 @@ int spawn_all(struct job *j)
             job_never_started(j, r);
             return -1;
         }
-        if (!j->pgid)
-            j->pgid = pid;
-        setpgid(pid, j->pgid); /* EACCES once the child has exec'd: it did it itself */
+        proc_join_group(pid, &j->pgid);
         j->ranks[r].pid = pid;
         j->ranks[r].t_spawn = t;
     }
