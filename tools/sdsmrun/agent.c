@@ -48,12 +48,13 @@ struct arank {
     bool reaped;
 };
 
+/* The agent's whole state: one agent per process. */
 static struct {
     const char *host, *rendezvous, *nprocs, *wdir;
     char key[2 * SDSM_KEY_BYTES + 1]; /* the job key: set in each rank's child only */
     char **argv;
-    struct arank *r;
-    int n, nreaped;
+    struct arank *ranks;  /* this host's, in the order of --rank */
+    int nranks, nreaped;
     int sfd;
     pid_t pgid;
     struct proc_restore restore; /* what a rank's child restores before exec */
@@ -61,7 +62,7 @@ static struct {
     int64_t stop_at;
     int64_t hb_us, timeout_us;  /* 0: no heartbeats / no timeout */
     int64_t heard_at, sent_at;  /* last byte from the launcher, last frame to it */
-} ag = {.sfd = -1};
+} agent_state = {.sfd = -1};
 
 static void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -69,7 +70,8 @@ static void agent_say(const char *fmt, ...)
 {
     char prefix[300];
     int saved = errno; /* %m must see the caller's errno */
-    snprintf(prefix, sizeof prefix, "sdsmrun (agent on %s): ", ag.host ? ag.host : "?");
+    snprintf(prefix, sizeof prefix, "sdsmrun (agent on %s): ",
+             agent_state.host ? agent_state.host : "?");
     errno = saved;
     va_list ap;
     va_start(ap, fmt);
@@ -85,9 +87,10 @@ static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
     int k = 0;
     /* A launcher that reads nothing for the peer timeout is as gone as one
      * whose pipe broke: never block on it for longer. */
-    int64_t until = launcher_now() + (ag.timeout_us ? ag.timeout_us : INT64_MAX / 2);
-    ag.sent_at = launcher_now();
-    while (left > 0 && !ag.out_dead) {
+    int64_t until =
+        launcher_now() + (agent_state.timeout_us ? agent_state.timeout_us : INT64_MAX / 2);
+    agent_state.sent_at = launcher_now();
+    while (left > 0 && !agent_state.out_dead) {
         ssize_t n = writev(STDOUT_FILENO, iov + k, 2 - k);
         if (n < 0 && errno == EINTR)
             continue;
@@ -98,10 +101,10 @@ static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
                              errno == EINTR))
                 continue;
             agent_say("the launcher took nothing from this agent for %.1f s (SDSM_PEER_TIMEOUT): "
-                      "stopping this host's ranks", (double)ag.timeout_us / 1e6);
+                      "stopping this host's ranks", (double)agent_state.timeout_us / 1e6);
         }
         if (n <= 0) {
-            ag.out_dead = true; /* the launcher is gone */
+            agent_state.out_dead = true; /* the launcher is gone */
             return;
         }
         left -= (size_t)n;
@@ -144,38 +147,40 @@ static __attribute__((noreturn)) void fail(int status, const char *fmt, ...)
 
 static int parse(int argc, char **argv)
 {
-    ag.r = calloc((size_t)argc, sizeof *ag.r);
-    if (!ag.r)
+    agent_state.ranks = calloc((size_t)argc, sizeof *agent_state.ranks);
+    if (!agent_state.ranks)
         return -1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--") == 0) {
-            ag.argv = argv + i + 1;
-            return *ag.argv && ag.host && ag.rendezvous && ag.nprocs && ag.n ? 0 : -1;
+            agent_state.argv = argv + i + 1;
+            return *agent_state.argv && agent_state.host && agent_state.rendezvous &&
+                   agent_state.nprocs && agent_state.nranks ? 0 : -1;
         }
         if (i + 1 >= argc)
             return -1;
         const char *v = argv[++i];
         if (strcmp(o, "--agent") == 0) {
-            ag.host = v;
+            agent_state.host = v;
         } else if (strcmp(o, "--rendezvous") == 0) {
-            ag.rendezvous = v;
+            agent_state.rendezvous = v;
         } else if (strcmp(o, "--nprocs") == 0) {
-            ag.nprocs = v;
+            agent_state.nprocs = v;
         } else if (strcmp(o, "--heartbeat-ms") == 0 || strcmp(o, "--peer-timeout-ms") == 0) {
             char *end;
             long ms = strtol(v, &end, 10);
             if (*end || end == v || ms < 0 || ms > 86400000L)
                 return -1;
-            *(o[2] == 'h' ? &ag.hb_us : &ag.timeout_us) = ms * 1000LL;
+            *(o[2] == 'h' ? &agent_state.hb_us : &agent_state.timeout_us) = ms * 1000LL;
         } else if (strcmp(o, "--wdir") == 0) {
-            ag.wdir = v;
+            agent_state.wdir = v;
         } else if (strcmp(o, "--rank") == 0) {
             char *end;
             long r = strtol(v, &end, 10);
             if (*end || end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
                 return -1;
-            ag.r[ag.n++] = (struct arank){.rank = (int)r, .out = {-1, -1}};
+            agent_state.ranks[agent_state.nranks++] =
+                (struct arank){.rank = (int)r, .out = {-1, -1}};
         } else if (strcmp(o, "--env") == 0) {
             char *eq = strchr(v, '=');
             if (!eq || eq == v)
@@ -226,7 +231,7 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         _exit(127);
-    setpgid(0, ag.pgid);
+    setpgid(0, agent_state.pgid);
     int null = open("/dev/null", O_RDONLY);
     if (null >= 0)
         dup2(null, STDIN_FILENO);
@@ -234,18 +239,18 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     dup2(err_w, STDERR_FILENO);
     snprintf(num, sizeof num, "%d", ar->rank);
     setenv("SDSM_RANK", num, 1);
-    setenv("SDSM_JOB_KEY", ag.key, 1);
-    proc_child_restore(&ag.restore);
+    setenv("SDSM_JOB_KEY", agent_state.key, 1);
+    proc_child_restore(&agent_state.restore);
     proc_child_aslr();
-    execvp(ag.argv[0], ag.argv);
-    agent_say("cannot run '%s': %m", ag.argv[0]);
+    execvp(agent_state.argv[0], agent_state.argv);
+    agent_say("cannot run '%s': %m", agent_state.argv[0]);
     _exit(127);
 }
 
 static void start_ranks(void)
 {
-    for (int i = 0; i < ag.n; i++) {
-        struct arank *ar = &ag.r[i];
+    for (int i = 0; i < agent_state.nranks; i++) {
+        struct arank *ar = &agent_state.ranks[i];
         int out_w, err_w;
         if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w))
             fail(1, "cannot start rank %d: pipe: %m", ar->rank);
@@ -256,7 +261,7 @@ static void start_ranks(void)
         close(err_w);
         if (pid < 0)
             fail(1, "cannot start rank %d: fork: %m", ar->rank);
-        proc_join_group(pid, &ag.pgid);
+        proc_join_group(pid, &agent_state.pgid);
         ar->pid = pid;
         send_u32(AGENT_PID, (uint32_t)ar->rank, (uint32_t)pid);
     }
@@ -287,19 +292,19 @@ static bool pass_output(struct arank *ar, int k, size_t budget)
 
 static void signal_ranks(int sig)
 {
-    if (ag.pgid > 0)
-        kill(-ag.pgid, sig);
-    for (int i = 0; i < ag.n; i++)
-        if (!ag.r[i].reaped && ag.r[i].pid > 0)
-            kill(ag.r[i].pid, sig);
+    if (agent_state.pgid > 0)
+        kill(-agent_state.pgid, sig);
+    for (int i = 0; i < agent_state.nranks; i++)
+        if (!agent_state.ranks[i].reaped && agent_state.ranks[i].pid > 0)
+            kill(agent_state.ranks[i].pid, sig);
 }
 
 static void stop(void)
 {
-    if (ag.stopping)
+    if (agent_state.stopping)
         return;
-    ag.stopping = true;
-    ag.stop_at = launcher_now();
+    agent_state.stopping = true;
+    agent_state.stop_at = launcher_now();
     signal_ranks(SIGTERM);
     signal_ranks(SIGCONT);
 }
@@ -311,8 +316,8 @@ static void reap(void)
         pid_t pid = proc_wait_any(&st);
         if (pid <= 0)
             return;
-        for (int i = 0; i < ag.n; i++) {
-            struct arank *ar = &ag.r[i];
+        for (int i = 0; i < agent_state.nranks; i++) {
+            struct arank *ar = &agent_state.ranks[i];
             if (ar->pid != pid || ar->reaped)
                 continue;
             if (WIFSTOPPED(st)) {
@@ -328,7 +333,7 @@ static void reap(void)
                 ar->out[k] = -1;
             }
             ar->reaped = true;
-            ag.nreaped++;
+            agent_state.nreaped++;
             send_u32(AGENT_EXIT, (uint32_t)ar->rank, (uint32_t)st);
             break;
         }
@@ -339,7 +344,7 @@ static void on_signals(void)
 {
     struct signalfd_siginfo si[16];
     ssize_t n;
-    while ((n = read(ag.sfd, si, sizeof si)) > 0)
+    while ((n = read(agent_state.sfd, si, sizeof si)) > 0)
         for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++)
             if (si[i].ssi_signo != SIGCHLD)
                 stop();
@@ -349,8 +354,8 @@ static void on_signals(void)
 static void setup_signals(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    ag.restore.restore_sigpipe = true;
-    if ((ag.sfd = proc_signalfd(&ag.restore.mask)) < 0)
+    agent_state.restore.restore_sigpipe = true;
+    if ((agent_state.sfd = proc_signalfd(&agent_state.restore.mask)) < 0)
         fail(1, "cannot set up signal handling: %m");
 }
 
@@ -358,16 +363,16 @@ static void setup_signals(void)
  * read, so an agent that was itself stopped a while does not blame it. */
 static void heartbeat(int64_t now)
 {
-    if (ag.stopping)
+    if (agent_state.stopping)
         return;
-    if (ag.timeout_us && now - ag.heard_at >= ag.timeout_us) {
+    if (agent_state.timeout_us && now - agent_state.heard_at >= agent_state.timeout_us) {
         agent_say("no word from the launcher for %.1f s (SDSM_PEER_TIMEOUT): it is stopped or "
                   "its connection is cut off; stopping this host's ranks",
-                  (double)(now - ag.heard_at) / 1e6);
+                  (double)(now - agent_state.heard_at) / 1e6);
         stop();
         return;
     }
-    if (ag.hb_us && now - ag.sent_at >= ag.hb_us)
+    if (agent_state.hb_us && now - agent_state.sent_at >= agent_state.hb_us)
         send_frame(AGENT_BEAT, 0, NULL, 0);
 }
 
@@ -375,13 +380,13 @@ static void heartbeat(int64_t now)
  * stopping round's 100 ms. */
 static int poll_ms(int64_t now)
 {
-    if (ag.stopping)
+    if (agent_state.stopping)
         return 100;
     int64_t next = INT64_MAX;
-    if (ag.hb_us)
-        next = ag.sent_at + ag.hb_us;
-    if (ag.timeout_us && ag.heard_at + ag.timeout_us < next)
-        next = ag.heard_at + ag.timeout_us;
+    if (agent_state.hb_us)
+        next = agent_state.sent_at + agent_state.hb_us;
+    if (agent_state.timeout_us && agent_state.heard_at + agent_state.timeout_us < next)
+        next = agent_state.heard_at + agent_state.timeout_us;
     if (next == INT64_MAX)
         return -1;
     return next <= now ? 0 : (int)((next - now) / 1000) + 1;
@@ -389,40 +394,43 @@ static int poll_ms(int64_t now)
 
 static void loop(void)
 {
-    struct pollfd *pfd = calloc(2 + 2 * (size_t)ag.n, sizeof *pfd);
-    int *who = calloc(2 * (size_t)ag.n, sizeof *who);
+    struct pollfd *pfd = calloc(2 + 2 * (size_t)agent_state.nranks, sizeof *pfd);
+    int *who = calloc(2 * (size_t)agent_state.nranks, sizeof *who);
     bool in_open = true;
     if (!pfd || !who)
         fail(1, "out of memory");
-    while (ag.nreaped < ag.n) {
+    while (agent_state.nreaped < agent_state.nranks) {
         int64_t now = launcher_now();
-        if (ag.out_dead)
+        if (agent_state.out_dead)
             stop();
-        if (ag.stopping && !ag.killed && now >= ag.stop_at + KILL_AFTER_US) {
+        if (agent_state.stopping && !agent_state.killed &&
+            now >= agent_state.stop_at + KILL_AFTER_US) {
             signal_ranks(SIGKILL);
-            ag.killed = true;
+            agent_state.killed = true;
         }
-        if (ag.stopping && now >= ag.stop_at + GIVE_UP_AFTER_US)
+        if (agent_state.stopping && now >= agent_state.stop_at + GIVE_UP_AFTER_US)
             break;
         size_t np = 0;
-        pfd[np++] = (struct pollfd){.fd = ag.sfd, .events = POLLIN};
+        pfd[np++] = (struct pollfd){.fd = agent_state.sfd, .events = POLLIN};
         pfd[np++] = (struct pollfd){.fd = in_open ? STDIN_FILENO : -1, .events = POLLIN};
-        for (int i = 0; i < ag.n; i++)
+        for (int i = 0; i < agent_state.nranks; i++)
             for (int k = 0; k < 2; k++)
-                if (ag.r[i].out[k] >= 0) {
+                if (agent_state.ranks[i].out[k] >= 0) {
                     who[np - 2] = 2 * i + k;
-                    pfd[np++] = (struct pollfd){.fd = ag.r[i].out[k], .events = POLLIN};
+                    pfd[np++] =
+                        (struct pollfd){.fd = agent_state.ranks[i].out[k], .events = POLLIN};
                 }
         if (poll(pfd, (nfds_t)np, poll_ms(now)) < 0 && errno != EINTR)
             fail(1, "poll: %m");
         for (size_t p = 2; p < np; p++)
             if (pfd[p].revents)
-                pass_output(&ag.r[who[p - 2] / 2], who[p - 2] % 2, 4 * AGENT_MAX_DATA);
+                pass_output(&agent_state.ranks[who[p - 2] / 2], who[p - 2] % 2, 4 * AGENT_MAX_DATA);
         if (pfd[1].revents) {
             char junk[256];
             ssize_t n = read(STDIN_FILENO, junk, sizeof junk);
             if (n > 0)
-                ag.heard_at = launcher_now(); /* heartbeats: their arrival is all they say */
+                /* heartbeats: their arrival is all they say */
+                agent_state.heard_at = launcher_now();
             if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
                 in_open = false; /* the launcher is gone */
                 stop();
@@ -442,12 +450,12 @@ static void pick_rendezvous(char *out, size_t len)
 {
     uint32_t cands[16];
     uint16_t port;
-    int n = sdsm_ifaddr_parse_list(ag.rendezvous, cands, 16, &port);
+    int n = sdsm_ifaddr_parse_list(agent_state.rendezvous, cands, 16, &port);
     if (n <= 0)
-        fail(1, "bad launcher address list '%s'", ag.rendezvous);
+        fail(1, "bad launcher address list '%s'", agent_state.rendezvous);
     int k = sdsm_ifaddr_pick(cands, n < 16 ? n : 16);
     if (k < 0)
-        fail(1, "no route from here to the launcher at any of %s", ag.rendezvous);
+        fail(1, "no route from here to the launcher at any of %s", agent_state.rendezvous);
     char ip[INET_ADDRSTRLEN];
     struct in_addr a = {.s_addr = cands[k]};
     inet_ntop(AF_INET, &a, ip, sizeof ip);
@@ -468,26 +476,26 @@ int agent_main(int argc, char **argv)
     setup_signals();
     if (read_key(hex))
         fail(1, "no job key on the agent's standard input");
-    memcpy(ag.key, hex, sizeof ag.key);
-    ag.heard_at = launcher_now();
+    memcpy(agent_state.key, hex, sizeof agent_state.key);
+    agent_state.heard_at = launcher_now();
     /* Writes wait at most the peer timeout (send_frame), never for ever. */
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
-    if (ag.wdir && chdir(ag.wdir))
-        fail(1, "cannot change to the directory '%s': %m", ag.wdir);
-    int e = proc_check_program(ag.argv[0]);
+    if (agent_state.wdir && chdir(agent_state.wdir))
+        fail(1, "cannot change to the directory '%s': %m", agent_state.wdir);
+    int e = proc_check_program(agent_state.argv[0]);
     if (e) {
         errno = e;
-        fail(127, "cannot run '%s': %m", ag.argv[0]);
+        fail(127, "cannot run '%s': %m", agent_state.argv[0]);
     }
     pick_rendezvous(rdv, sizeof rdv);
-    if (setenv("SDSM_NPROCS", ag.nprocs, 1) || setenv("SDSM_RENDEZVOUS", rdv, 1) ||
-        unsetenv("SDSM_JOB_KEY") || setenv("SDSM_HOST", ag.host, 1))
+    if (setenv("SDSM_NPROCS", agent_state.nprocs, 1) || setenv("SDSM_RENDEZVOUS", rdv, 1) ||
+        unsetenv("SDSM_JOB_KEY") || setenv("SDSM_HOST", agent_state.host, 1))
         fail(1, "cannot set the ranks' environment: %m");
     send_frame(AGENT_HELLO, 0, NULL, 0);
     start_ranks();
     loop();
     /* A rank that ended by itself may have left children (in its group or
      * a session of their own, ours as subreaper): none outlives the job. */
-    proc_sweep_group(ag.pgid, ag.killed);
+    proc_sweep_group(agent_state.pgid, agent_state.killed);
     return 0;
 }

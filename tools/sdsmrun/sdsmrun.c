@@ -259,12 +259,49 @@ static int trace_option(const char *dir)
     return -1;
 }
 
+static int protocol_option(struct job *j, const char *name)
+{
+    for (int i = 0; i < SDSM_PROTO_COUNT; i++)
+        if (strcmp(name, sdsm_proto_names[i]) == 0) {
+            j->protocol = name;
+            return -1;
+        }
+    return usage_error("unknown protocol '%s': expected one of %s", name, proto_list());
+}
+
+static int threads_option(const char *arg)
+{
+    char *end;
+    long t = strtol(arg, &end, 10);
+    if (end == arg || *end || t < 1 || t > 4096)
+        return usage_error("--threads: '%s' is not a number of threads in [1, 4096]", arg);
+    if (setenv("SDSM_THREADS", arg, 1))
+        return usage_error("--threads: cannot set SDSM_THREADS");
+    return -1;
+}
+
+/* --info: every SDSM_* variable, with its value here. */
+static int print_info(void)
+{
+    static const char *const info[] = {"\n", vars_text, NULL};
+    /* The runtime's own table, so this list can never drift from it. */
+    sdsm_config_t cfg;
+    char err[256];
+    extern char **environ;
+    int bad = sdsm_config_load(&cfg, environ, err, sizeof err, NULL);
+    if (bad)
+        sdsm_config_load(&cfg, NULL, err, sizeof err, NULL);
+    printf("Every SDSM_* variable the runtime reads (value here: %s):\n",
+           bad ? "defaults; the environment has an invalid one" : "from this environment");
+    sdsm_config_print(&cfg, stdout);
+    return print_texts(info);
+}
+
 /* One option; returns -1 to go on or the exit status. */
 static int option(struct job *j, int c, char **argv)
 {
     static char version[64];
     static const char *const help[] = {usage_line, help_text, vars_text, status_text, NULL};
-    static const char *const info[] = {"\n", vars_text, NULL};
     static const char *const vers[] = {version, NULL};
     switch (c) {
     case 'n': return parse_nprocs(j, optarg);
@@ -277,22 +314,8 @@ static int option(struct job *j, int c, char **argv)
             return usage_error("the output directory must not be empty");
         j->output_dir = optarg;
         return -1;
-    case 'p':
-        for (int i = 0; i < SDSM_PROTO_COUNT; i++)
-            if (strcmp(optarg, sdsm_proto_names[i]) == 0) {
-                j->protocol = optarg;
-                return -1;
-            }
-        return usage_error("unknown protocol '%s': expected one of %s", optarg, proto_list());
-    case OPT_THREADS: {
-        char *end;
-        long t = strtol(optarg, &end, 10);
-        if (end == optarg || *end || t < 1 || t > 4096)
-            return usage_error("--threads: '%s' is not a number of threads in [1, 4096]", optarg);
-        if (setenv("SDSM_THREADS", optarg, 1))
-            return usage_error("--threads: cannot set SDSM_THREADS");
-        return -1;
-    }
+    case 'p': return protocol_option(j, optarg);
+    case OPT_THREADS: return threads_option(optarg);
     case OPT_ASLR:
         if (setenv("SDSM_ASLR", "1", 1))
             return usage_error("--aslr: cannot set SDSM_ASLR");
@@ -308,19 +331,7 @@ static int option(struct job *j, int c, char **argv)
     case OPT_RSH:
     case OPT_PREFIX:
     case 'x': return hosts_option(j, c, optarg);
-    case 'I': {
-        /* The runtime's own table, so this list can never drift from it. */
-        sdsm_config_t cfg;
-        char err[256];
-        extern char **environ;
-        int bad = sdsm_config_load(&cfg, environ, err, sizeof err, NULL);
-        if (bad)
-            sdsm_config_load(&cfg, NULL, err, sizeof err, NULL);
-        printf("Every SDSM_* variable the runtime reads (value here: %s):\n",
-               bad ? "defaults; the environment has an invalid one" : "from this environment");
-        sdsm_config_print(&cfg, stdout);
-        return print_texts(info);
-    }
+    case 'I': return print_info();
     case 'V':
         snprintf(version, sizeof version, "sdsmrun (sdsm) %d.%d.%d\n", SDSM_VERSION_MAJOR,
                  SDSM_VERSION_MINOR, SDSM_VERSION_PATCH);
