@@ -6,7 +6,7 @@
  * has more compute threads on the host than CPUs: the threads that will
  * produce the answer need it; see sdsm_wait_yields), then sleeps.  One
  * waiter at a time sleeps in the transport's epoll_wait instead of
- * futex(2) (sdsm_wait_lead): the frame that answers it then wakes
+ * futex(2) (sdsm_wait_ops.lead): the frame that answers it then wakes
  * it directly, as a blocking read wakes a ping-pong, where a futex sleeper
  * needs the service thread woken first to wake it in turn.  Wakers change
  * the word, then call sdsm_wake_all().  There is no lost wake-up: futex_wait
@@ -49,33 +49,57 @@ static inline _Atomic int *sdsm_sleepers_of(const void *w)
     return &sdsm_sleepers[sdsm_sleep_bucket(w)];
 }
 /*
- * Installed by the transport: receive and handle whatever has arrived, if no
- * other thread is doing so.  A waiting thread calls it while it spins, so the
- * reply it waits for is handled by the thread that needs it, without the
- * extra wake-up of a hand-off from the service thread.  Returns > 0 if it
- * handled something.
+ * What the layers above core plug into a wait, in one table (a NULL entry
+ * is skipped).  The transport fills in progress, lead, kick and unpin when
+ * its service thread starts (and empties progress, lead and unpin when it
+ * stops); the compute-thread scheduler fills in block and resume.
  */
-extern int (*sdsm_wait_progress)(void);
-/*
- * Installed by the transport: wait for *w to leave old as the thread that
- * receives from the network, handling what arrives.  Returns 1 once *w
- * changed, 0 if this thread cannot (another one leads, it is the service
- * thread, it holds the progress lock, the transport is stopping): the
- * caller then sleeps in futex(2).
- */
-extern int (*sdsm_wait_lead)(_Atomic uint32_t *w, uint32_t old);
+typedef struct {
+    /*
+     * Installed by the transport: receive and handle whatever has arrived, if
+     * no other thread is doing so.  A waiting thread calls it while it spins,
+     * so the reply it waits for is handled by the thread that needs it,
+     * without the extra wake-up of a hand-off from the service thread.
+     * Returns > 0 if it handled something.
+     */
+    int (*progress)(void);
+    /*
+     * Installed by the transport: wait for *w to leave old as the thread that
+     * receives from the network, handling what arrives.  Returns 1 once *w
+     * changed, 0 if this thread cannot (another one leads, it is the service
+     * thread, it holds the progress lock, the transport is stopping): the
+     * caller then sleeps in futex(2).
+     */
+    int (*lead)(_Atomic uint32_t *w, uint32_t old);
+    /* Kick the leader out of epoll_wait (see sdsm_wait_lead_word). */
+    void (*kick)(void);
+    /* Installed by the transport: end the calling thread's request pins (see
+     * sdsm_net_pin): its wait is over, or it is about to sleep in futex(2),
+     * where no frame could wake it. */
+    void (*unpin)(void);
+    /*
+     * Installed by the compute-thread scheduler: the calling thread is about
+     * to wait (for the network, a lock, a barrier...), so a compute thread
+     * gives up its run slot here (block).  It takes one again only at a point
+     * where it holds no runtime lock (resume, from sdsm_wait_resume), so a
+     * thread running without a slot for a moment can never keep another from
+     * finishing.
+     */
+    void (*block)(void);
+    void (*resume)(void);
+    /* Did another job take the CPU?  (Below, beside sdsm_spin_stolen.)
+     * Never NULL: wait.c's reading of /proc/loadavg, unless a test stands
+     * in for the kernel. */
+    int (*spin_foreign)(uint64_t now);
+} sdsm_wait_ops_t;
+extern sdsm_wait_ops_t sdsm_wait_ops;
 /* The word the leader sleeps on in epoll_wait, NULL when none does; a waker
- * of that word kicks it out of epoll_wait (sdsm_wait_kick). */
+ * of that word kicks it out of epoll_wait (sdsm_wait_ops.kick). */
 extern _Atomic(_Atomic uint32_t *) sdsm_wait_lead_word;
-extern void (*sdsm_wait_kick)(void);
-/* Installed by the transport: end the calling thread's request pins (see
- * sdsm_net_pin): its wait is over, or it is about to sleep in futex(2),
- * where no frame could wake it. */
-extern void (*sdsm_wait_unpin)(void);
 
 static inline void sdsm_wait_unpinned(void)
 {
-    void (*f)(void) = sdsm_wait_unpin;
+    void (*f)(void) = sdsm_wait_ops.unpin;
     if (f)
         f();
 }
@@ -94,21 +118,11 @@ extern _Atomic long sdsm_wait_spin_us;
  * threads on purpose, so a long poll round is no CPU lost (no poll hold,
  * below).  Set with sdsm_wait_spin_us. */
 extern _Atomic int sdsm_wait_hiding;
-/*
- * Installed by the compute-thread scheduler: the calling thread is about to
- * wait (for the network, a lock, a barrier...), so a compute thread gives up
- * its run slot here.  It takes one again only at a point where it holds no
- * runtime lock (sdsm_wait_resume), so a thread running without a slot for a
- * moment can never keep another from finishing.
- */
-extern void (*sdsm_wait_block_hook)(void);
-extern void (*sdsm_wait_resume_hook)(void);
-
 /* The calling thread is about to block elsewhere than sdsm_wait_change
  * (a mutex another application thread may hold for long). */
 static inline void sdsm_wait_blocking(void)
 {
-    void (*f)(void) = sdsm_wait_block_hook;
+    void (*f)(void) = sdsm_wait_ops.block;
     if (f)
         f();
 }
@@ -120,7 +134,7 @@ static inline void sdsm_wait_blocking(void)
 static inline void sdsm_wait_resume(void)
 {
     sdsm_wait_called();
-    void (*f)(void) = sdsm_wait_resume_hook;
+    void (*f)(void) = sdsm_wait_ops.resume;
     if (f)
         f();
 }
@@ -130,7 +144,7 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
     if (atomic_load(sdsm_sleepers_of(w)) > 0)
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     if (atomic_load(&sdsm_wait_lead_word) == w)
-        sdsm_wait_kick();
+        sdsm_wait_ops.kick();
 }
 
 /*
@@ -154,8 +168,8 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
  * probe of one wait in SDSM_SPIN_PROBE then costs a slice each, which on a
  * loaded machine doubled the fault's mean time.  So a poll round that
  * served nothing and still took SDSM_SPIN_STOLEN_NS or more ends the poll,
- * and if another job took the CPU (sdsm_spin_foreign, below), no thread of
- * the rank polls for a while after it (the hold,
+ * and if another job took the CPU (sdsm_wait_ops.spin_foreign, below), no
+ * thread of the rank polls for a while after it (the hold,
  * sdsm_spin_held_until): every wait sleeps at once, as with SDSM_SPIN_US=0,
  * until the hold ends and a poll tries again.  A lone preemption (a daemon
  * waking on a quiet machine) should cost little polling, a steady second
@@ -181,18 +195,18 @@ extern _Atomic unsigned sdsm_spin_probes;
 extern _Atomic uint64_t sdsm_spin_held_until;
 extern _Atomic int      sdsm_spin_hold_level;
 /* A poll lost its CPU at now: hold polls off (see above) if another job
- * took it (sdsm_spin_foreign).  sdsm_spin_hold: hold them off. */
+ * took it (sdsm_wait_ops.spin_foreign).  sdsm_spin_hold: hold them off. */
 void sdsm_spin_stolen(uint64_t now);
 void sdsm_spin_hold(uint64_t now);
-/* Did another job take the CPU?  Only a yield or a preemption in favour of
- * another job is a CPU lost: where the job's own ranks outnumber the CPUs,
- * a yield is meant to give the CPU to one of them, and stopping the polls
- * there made sor and laplace 20-26 % slower at P=4 and 8 on 2 CPUs.  So
- * this asks the kernel how many threads are runnable (/proc/loadavg) and
- * says yes when there are more than the job's compute threads on this host
- * (sdsm_wait_local_threads; the CPUs here if not known), at most once per
- * 10 ms.  A pointer, so that a test can stand in for the kernel. */
-extern int (*sdsm_spin_foreign)(uint64_t now);
+/* Did another job take the CPU (sdsm_wait_ops.spin_foreign)?  Only a yield
+ * or a preemption in favour of another job is a CPU lost: where the job's
+ * own ranks outnumber the CPUs, a yield is meant to give the CPU to one of
+ * them, and stopping the polls there made sor and laplace 20-26 % slower at
+ * P=4 and 8 on 2 CPUs.  So this asks the kernel how many threads are
+ * runnable (/proc/loadavg) and says yes when there are more than the job's
+ * compute threads on this host (sdsm_wait_local_threads; the CPUs here if
+ * not known), at most once per 10 ms.  A pointer, so that a test can stand
+ * in for the kernel. */
 extern _Atomic int sdsm_wait_local_threads;
 /* A poll ended with its CPU at now: the hold halves if the last loss is
  * old. */
@@ -249,7 +263,7 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
         sdsm_wait_unpinned();
         return v;
     }
-    void (*blocking)(void) = sdsm_wait_block_hook;
+    void (*blocking)(void) = sdsm_wait_ops.block;
     if (blocking)
         blocking();
     long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
@@ -259,7 +273,7 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
         uint64_t until = now + (uint64_t)spin_us * 1000u, then;
         int stolen = 0;
         do {
-            int served = sdsm_wait_progress ? sdsm_wait_progress() : 0;
+            int served = sdsm_wait_ops.progress ? sdsm_wait_ops.progress() : 0;
             if (served <= 0 && sdsm_wait_yields)
                 sched_yield();
             v = atomic_load_explicit(w, memory_order_acquire);
@@ -278,7 +292,7 @@ static inline uint32_t sdsm_wait_change_as(_Atomic uint32_t *w, uint32_t old, in
             return v;
         }
     }
-    int (*lead)(_Atomic uint32_t *, uint32_t) = may_lead ? sdsm_wait_lead : NULL;
+    int (*lead)(_Atomic uint32_t *, uint32_t) = may_lead ? sdsm_wait_ops.lead : NULL;
     int led = lead && lead(w, old);
     sdsm_wait_unpinned(); /* before a futex sleep: a pinned socket would wake nobody */
     if (led)

@@ -1036,10 +1036,10 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         goto fail;
     }
     N.started = 1;
-    sdsm_wait_kick = kick_leader;
-    sdsm_wait_progress = poll_progress;
-    sdsm_wait_lead = lead_wait;
-    sdsm_wait_unpin = sdsm_net_unpin;
+    sdsm_wait_ops.kick = kick_leader;
+    sdsm_wait_ops.progress = poll_progress;
+    sdsm_wait_ops.lead = lead_wait;
+    sdsm_wait_ops.unpin = sdsm_net_unpin;
     return 0;
 fail:;
     int e = errno;
@@ -1086,9 +1086,9 @@ void sdsm_net_shutdown(void)
             sched_yield();
         }
     }
-    sdsm_wait_progress = NULL;
-    sdsm_wait_lead = NULL;
-    sdsm_wait_unpin = NULL;
+    sdsm_wait_ops.progress = NULL;
+    sdsm_wait_ops.lead = NULL;
+    sdsm_wait_ops.unpin = NULL;
     atomic_store(&N.stopping, 1);
     atomic_store(&N.aside, 0);
     syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

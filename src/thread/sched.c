@@ -256,8 +256,8 @@ void sdsm_sched_init(int slots)
     slice_ns = (uint64_t)sdsm_cfg.run_slice_ms * 1000000ull;
     atomic_store(&free_slots, nslots);
     atomic_store(&holders, 0);
-    sdsm_wait_block_hook = on_block;
-    sdsm_wait_resume_hook = on_resume;
+    sdsm_wait_ops.block = on_block;
+    sdsm_wait_ops.resume = on_resume;
 }
 
 int sdsm_sched_slots(void) { return nslots; }

@@ -90,12 +90,12 @@ static void *changer(void *arg)
 static uint64_t lose_a_poll(int (*foreign)(uint64_t), int hiding, uint64_t *took)
 {
     reset();
-    sdsm_spin_foreign = foreign;
+    sdsm_wait_ops.spin_foreign = foreign;
     atomic_store(&sdsm_wait_hiding, hiding);
     atomic_store(&word, 0);
     atomic_store(&sdsm_wait_spin_us, 1000000); /* a 1 s poll, unless cut short */
-    int (*saved)(void) = sdsm_wait_progress;
-    sdsm_wait_progress = slow_progress;
+    int (*saved)(void) = sdsm_wait_ops.progress;
+    sdsm_wait_ops.progress = slow_progress;
     uint64_t stolen0 = st(SDSM_ST_SPIN_STOLEN);
     pthread_t th;
     pthread_create(&th, NULL, changer, NULL);
@@ -104,7 +104,7 @@ static uint64_t lose_a_poll(int (*foreign)(uint64_t), int hiding, uint64_t *took
     *took = sdsm_now_ns() - t0;
     pthread_join(th, NULL);
     CHECK_U(v, ==, 1);
-    sdsm_wait_progress = saved;
+    sdsm_wait_ops.progress = saved;
     atomic_store(&sdsm_wait_hiding, 0);
     return st(SDSM_ST_SPIN_STOLEN) - stolen0;
 }
