@@ -57,6 +57,20 @@ int sdsm_idmap_put(sdsm_idmap_t *m, uint32_t id, void *v)
     return 0;
 }
 
+void *sdsm_idmap_get_or_new(sdsm_idmap_t *m, uint32_t id, size_t size, int *fresh)
+{
+    void *v = sdsm_idmap_get(m, id);
+    *fresh = !v;
+    if (v)
+        return v;
+    v = calloc(1, size);
+    if (v && sdsm_idmap_put(m, id, v)) {
+        free(v);
+        v = NULL;
+    }
+    return v;
+}
+
 void sdsm_idmap_each(const sdsm_idmap_t *m, int (*f)(void *v, void *arg), void *arg)
 {
     for (size_t i = 0; i < m->cap; i++)

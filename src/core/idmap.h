@@ -27,6 +27,10 @@ typedef struct {
 void *sdsm_idmap_get(const sdsm_idmap_t *m, uint32_t id);
 /* Enter id -> v (v not NULL, id not yet in the map).  0, or -ENOMEM. */
 int sdsm_idmap_put(sdsm_idmap_t *m, uint32_t id, void *v);
+/* The object of id, or else a new one of size bytes, zeroed, entered for
+ * id: *fresh says which (1: new, for the caller to fill in).  NULL if out
+ * of memory. */
+void *sdsm_idmap_get_or_new(sdsm_idmap_t *m, uint32_t id, size_t size, int *fresh);
 /* Visit every object (in no particular order) until f returns non-zero. */
 void sdsm_idmap_each(const sdsm_idmap_t *m, int (*f)(void *v, void *arg), void *arg);
 /* Free the map's arrays (not the objects). */

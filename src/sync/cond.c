@@ -38,13 +38,12 @@ static sdsm_idmap_t table; /* the conditions this rank manages */
 
 static mcond_t *mcond_get(uint32_t id)
 {
-    mcond_t *c = sdsm_idmap_get(&table, id);
-    if (c)
-        return c;
-    c = calloc(1, sizeof *c);
-    if (!c || sdsm_idmap_put(&table, id, c))
+    int fresh;
+    mcond_t *c = sdsm_idmap_get_or_new(&table, id, sizeof *c, &fresh);
+    if (!c)
         sdsm_fatal("out of memory creating condition variable %u", id);
-    c->id = id;
+    if (fresh)
+        c->id = id;
     return c;
 }
 

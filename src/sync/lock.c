@@ -103,14 +103,14 @@ static sdsm_idmap_t    rlocks;  /* this rank's side of each lock, under local_mt
 
 static rlock_t *rlock_get(uint32_t id)
 {
-    rlock_t *r = sdsm_idmap_get(&rlocks, id);
-    if (r)
-        return r;
-    r = calloc(1, sizeof *r);
-    if (!r || sdsm_idmap_put(&rlocks, id, r))
+    int fresh;
+    rlock_t *r = sdsm_idmap_get_or_new(&rlocks, id, sizeof *r, &fresh);
+    if (!r)
         sdsm_fatal("out of memory for lock %u", id);
-    r->id = id;
-    r->pass_to = -1;
+    if (fresh) {
+        r->id = id;
+        r->pass_to = -1;
+    }
     return r;
 }
 
@@ -153,14 +153,14 @@ static void send_to(int dst, unsigned type, const void *a, size_t alen, const vo
 
 static mlock_t *mlock_get(uint32_t id)
 {
-    mlock_t *l = sdsm_idmap_get(&table, id);
-    if (l)
-        return l;
-    l = calloc(1, sizeof *l);
-    if (!l || sdsm_idmap_put(&table, id, l))
+    int fresh;
+    mlock_t *l = sdsm_idmap_get_or_new(&table, id, sizeof *l, &fresh);
+    if (!l)
         sdsm_fatal("out of memory creating lock %u", id);
-    l->id = id;
-    l->holder = -1;
+    if (fresh) {
+        l->id = id;
+        l->holder = -1;
+    }
     return l;
 }
 
