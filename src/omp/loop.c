@@ -1,6 +1,7 @@
 /*
- * loop.c - worksharing loops (GOMP_loop_*, GOMP_loop_ull_*, the combined
- * GOMP_parallel_loop_*), sections and ordered.
+ * loop.c - worksharing loops (GOMP_loop_*, GOMP_loop_ull_*), sections and
+ * ordered; a combined construct's loop as its threads enter it
+ * (rt_prews_enter; the GOMP_parallel_loop_* entries are in combined.c).
  *
  * A loop is handed out in logical iterations [0, n) and converted back to
  * the program's start/incr.  Static schedules need no message: thread t
@@ -505,7 +506,7 @@ void GOMP_ordered_end(void)
     rt_check(sdsm_unlock(RT_LK_ORDERED + w->slot), "ordered: sdsm_unlock");
 }
 
-/* --- combined parallel loops ------------------------------------------- */
+/* --- a combined construct's loop (combined.c) -------------------------- */
 
 rt_prews_t rt_prews_loop(int sched, long start, long end, long incr, long chunk)
 {
@@ -531,50 +532,6 @@ void rt_prews_enter(const rt_prews_t *p)
         return;
     }
     begin_long(p->kind, p->start, p->end, p->incr, p->chunk, 0);
-}
-
-#define PAR_LOOP(name, kind)                                                                 \
-    void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned num_threads,     \
-                                   long start, long end, long incr, long chunk, unsigned flags) \
-    {                                                                                        \
-        (void)flags;                                                                         \
-        rt_prews_t p = rt_prews_loop(kind, start, end, incr, chunk);                        \
-        rt_parallel(fn, data, num_threads, &p, "parallel for");                             \
-    }
-#define PAR_LOOP_RT(name)                                                                    \
-    void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned num_threads,     \
-                                   long start, long end, long incr, unsigned flags)          \
-    {                                                                                        \
-        (void)flags;                                                                         \
-        rt_prews_t p = rt_prews_loop(RT_SCHED_RUNTIME, start, end, incr, 0);                \
-        rt_parallel(fn, data, num_threads, &p, "parallel for");                             \
-    }
-#define PAR_LOOP_START(name, kind)                                                           \
-    void GOMP_parallel_loop_##name##_start(void (*fn)(void *), void *data,                   \
-                                           unsigned num_threads, long start, long end,       \
-                                           long incr, long chunk)                            \
-    {                                                                                        \
-        rt_prews_t p = rt_prews_loop(kind, start, end, incr, chunk);                        \
-        rt_parallel_start(fn, data, num_threads, &p, "parallel for");                       \
-    }
-
-PAR_LOOP(static, RT_SCHED_STATIC)
-PAR_LOOP(dynamic, RT_SCHED_DYNAMIC)
-PAR_LOOP(guided, RT_SCHED_GUIDED)
-PAR_LOOP(nonmonotonic_dynamic, RT_SCHED_DYNAMIC)
-PAR_LOOP(nonmonotonic_guided, RT_SCHED_GUIDED)
-PAR_LOOP_RT(runtime)
-PAR_LOOP_RT(nonmonotonic_runtime)
-PAR_LOOP_RT(maybe_nonmonotonic_runtime)
-PAR_LOOP_START(static, RT_SCHED_STATIC)
-PAR_LOOP_START(dynamic, RT_SCHED_DYNAMIC)
-PAR_LOOP_START(guided, RT_SCHED_GUIDED)
-
-void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned num_threads,
-                                      long start, long end, long incr)
-{
-    rt_prews_t p = rt_prews_loop(RT_SCHED_RUNTIME, start, end, incr, 0);
-    rt_parallel_start(fn, data, num_threads, &p, "parallel for");
 }
 
 /* --- sections ---------------------------------------------------------- */
@@ -612,19 +569,4 @@ bool GOMP_sections_end_cancel(void)
 {
     GOMP_loop_end();
     return false;
-}
-
-void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count,
-                            unsigned flags)
-{
-    (void)flags;
-    rt_prews_t p = {.kind = -1, .end = count};
-    rt_parallel(fn, data, num_threads, &p, "parallel sections");
-}
-
-void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned num_threads,
-                                  unsigned count)
-{
-    rt_prews_t p = {.kind = -1, .end = count};
-    rt_parallel_start(fn, data, num_threads, &p, "parallel sections");
 }

@@ -13,7 +13,6 @@
  * made collective and stops the job with a message.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +22,6 @@
 #include "omp_rt.h"
 #include "sdsm.h"
 
-rt_ctl_t *rt_ctl;
-unsigned char *rt_held;
-int rt_team_size;
-int rt_exit_status;
-
 static int (*prog_main)(int, char **, char **);
 static int prog_argc;
 static char **prog_argv, **prog_envp;
@@ -35,24 +29,6 @@ static volatile int prog_status;
 static ucontext_t master_back;       /* where the master resumes after main */
 static volatile int master_in_main;  /* main (or its exit) not yet over */
 static volatile int finishing;       /* the original thread is exiting */
-
-void rt_fatal(const char *what, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    int tid = rt_is_compute ? sdsm_thread_id() : -1;
-    sdsm_abort(1, "OpenMP: %s: %s (rank %d, thread %d, team of %d)", what, msg, sdsm_rank(), tid,
-               rt_team_size);
-}
-
-void rt_check(int rc, const char *call)
-{
-    if (rc < 0)
-        rt_fatal(call, "%s", sdsm_strerror(rc));
-}
 
 static void on_exit_handler(int status, void *arg)
 {

@@ -1,7 +1,7 @@
 /*
  * omp_rt.h - the OpenMP runtime proper of libsdsm-omp: the team, the
- * libgomp ABI and the omp_* API (main.c, env.c, team.c, loop.c, sync.c,
- * atomic.c, api.c, unsupported.c).
+ * libgomp ABI and the omp_* API (main.c, rt.c, env.c, team.c, loop.c,
+ * combined.c, sync.c, atomic.c, api.c, unsupported.c).
  *
  * The team is every compute thread of every rank (SDSM_THREADS per rank):
  * omp_get_thread_num() is sdsm_thread_id(), rank-major.  Rank 0's first
@@ -163,8 +163,8 @@ static inline int rt_cond_wait(int cond, int lock)
     return rc;
 }
 
-/* The calling thread's state; a thread the runtime did not start (the
- * program's own) is a team of one. */
+/* rt.c: the calling thread's state; a thread the runtime did not start
+ * (the program's own) is a team of one. */
 void rt_thread_init(int nthreads, int tid);
 static inline rt_thread_t *rt_self(void)
 {
@@ -192,6 +192,8 @@ void rt_parallel_start(void (*fn)(void *), void *data, unsigned num_threads, con
                        const char *what);
 void rt_worker_loop(void);
 void rt_release_workers(int kind, int status);
+
+/* rt.c: sdsm_barrier() over the whole team, an acquire (rt_sync_epoch) */
 void rt_team_barrier(void);
 
 /* loop.c */
@@ -211,7 +213,8 @@ int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, u
 /* sync.c */
 int rt_named_lock(void **pptr);
 
-/* Errors: a message naming the construct, rank and thread, then the job stops. */
+/* rt.c.  Errors: a message naming the construct, rank and thread, then the
+ * job stops. */
 __attribute__((noreturn, format(printf, 2, 3))) void rt_fatal(const char *what, const char *fmt, ...);
 /* sdsm call failed (errors=return mode): stop with its name */
 void rt_check(int rc, const char *call);

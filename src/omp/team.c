@@ -18,39 +18,12 @@
 #include "omp_rt.h"
 #include "sdsm.h"
 
-__thread rt_thread_t rt_me;
-__thread int rt_is_compute;
-
 /* Saved states of GOMP_parallel_start, popped by GOMP_parallel_end. */
 static __thread struct {
     rt_thread_t saved;
     int team;
 } start_stack[RT_MAX_LEVELS];
 static __thread int start_depth;
-
-void rt_thread_init(int nthreads, int tid)
-{
-    rt_thread_t *m = &rt_me;
-    memset(m, 0, sizeof *m);
-    m->nthreads = nthreads;
-    m->tid = tid;
-    m->sizes[0] = 1;
-    m->nthreads_var = rt_team_size > 0 ? rt_team_size : 1;
-    m->sched_kind = rt_env.sched_kind;
-    m->sched_chunk = rt_env.sched_chunk;
-    m->dyn_var = rt_env.dyn_var;
-    m->nest_var = rt_env.nest_var;
-    m->max_active_levels = rt_env.max_active_levels;
-    m->ws.slot = -1;
-}
-
-__thread unsigned rt_sync_epoch;
-
-void rt_team_barrier(void)
-{
-    rt_check(sdsm_barrier(), "barrier");
-    rt_sync_epoch++;
-}
 
 /* Enter a level of nesting: team `nthreads` with this thread as `tid`. */
 static void enter_level(rt_thread_t *m, int nthreads, int tid, int active)
@@ -262,16 +235,4 @@ void GOMP_parallel_end(void)
     if (start_stack[start_depth].team)
         rt_team_barrier();
     leave_level(m, &start_stack[start_depth].saved);
-}
-
-void GOMP_barrier(void)
-{
-    if (rt_self()->nthreads > 1)
-        rt_team_barrier();
-}
-
-bool GOMP_barrier_cancel(void)
-{
-    GOMP_barrier();
-    return false;
 }
