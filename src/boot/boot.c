@@ -391,29 +391,33 @@ static int launcher_without_pmi(void)
     return 0;
 }
 
+/* Not started by sdsmrun: a PMIx or PMI-2 launcher, or a job of one. */
+static int start_without_sdsmrun(sdsm_boot_t *b)
+{
+    int one_host, rc;
+    if (sdsm_pmix_present()) {
+        if ((rc = sdsm_pmix_start(&b->rank, &b->nprocs, &one_host)))
+            return rc;
+        return start_direct(b, one_host, sdsm_pmix_exchange);
+    }
+    if (sdsm_pmi2_present()) {
+        if ((rc = sdsm_pmi2_start(&b->rank, &b->nprocs, &one_host, sdsm_cfg.timeout)))
+            return rc;
+        return start_direct(b, one_host, sdsm_pmi2_exchange);
+    }
+    if ((rc = launcher_without_pmi()))
+        return rc;
+    b->rank = 0;
+    b->nprocs = b->local_nprocs = b->cpu_sharers = 1;
+    return 0;
+}
+
 int sdsm_boot_start(sdsm_boot_t *b)
 {
     memset(b, 0, sizeof *b);
     b->listen_fd = b->ctrl_fd = -1;
-    if (sdsm_cfg.rank < 0) {
-        /* Not started by sdsmrun: a PMIx or PMI-2 launcher, or a job of one. */
-        int one_host, rc;
-        if (sdsm_pmix_present()) {
-            if ((rc = sdsm_pmix_start(&b->rank, &b->nprocs, &one_host)))
-                return rc;
-            return start_direct(b, one_host, sdsm_pmix_exchange);
-        }
-        if (sdsm_pmi2_present()) {
-            if ((rc = sdsm_pmi2_start(&b->rank, &b->nprocs, &one_host, sdsm_cfg.timeout)))
-                return rc;
-            return start_direct(b, one_host, sdsm_pmi2_exchange);
-        }
-        if ((rc = launcher_without_pmi()))
-            return rc;
-        b->rank = 0;
-        b->nprocs = b->local_nprocs = b->cpu_sharers = 1;
-        return 0;
-    }
+    if (sdsm_cfg.rank < 0)
+        return start_without_sdsmrun(b);
     b->rank = (int)sdsm_cfg.rank;
     b->nprocs = (int)sdsm_cfg.nprocs;
     if (sdsm_auth_key_parse(sdsm_cfg.job_key, job_key)) {
