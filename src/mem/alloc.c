@@ -74,7 +74,8 @@ static _Atomic uint32_t  seq;      /* odd while order/recs change */
 static sdsm_spans_t      spans;
 static uint32_t          coll_pages; /* the collective heap: pages [0, coll_pages) */
 
-/* Local arenas: pages [L.first, L.first + nprocs * L.per), rank r's at L.first + r * L.per. */
+/* Local arenas: pages [arenas.first, arenas.first + nprocs * arenas.per), rank
+ * r's at arenas.first + r * arenas.per. */
 static struct {
     uint32_t          first, per;
     sdsm_alloc_rec_t *recs;   /* one per rank: the whole arena, home r */
@@ -83,7 +84,7 @@ static struct {
     uint32_t          used;   /* relative pages below this were handed out before */
     uint32_t         *blocks; /* live local blocks: first page, page count (pairs) */
     uint32_t          nblocks, cap;
-} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} arenas = {.mu = PTHREAD_MUTEX_INITIALIZER};
 void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
 
 /* Manager (rank 0, service thread): the requests of the current call. */
@@ -92,7 +93,7 @@ static struct {
     uint32_t *seqs;
     uint8_t *have;
     int      count;
-} M;
+} mgr;
 
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p);
 static int on_rep(int src, const sdsm_hdr_t *h, const uint8_t *p);
@@ -105,17 +106,18 @@ static void *reserve(size_t len)
 
 static int local_init(int n)
 {
-    L.first = sdsm_region.npages / 2;
-    L.per = (sdsm_region.npages - L.first) / (uint32_t)n;
-    L.used = 0;
-    L.nblocks = 0;
-    if (!(L.recs = calloc((size_t)n, sizeof *L.recs)))
+    arenas.first = sdsm_region.npages / 2;
+    arenas.per = (sdsm_region.npages - arenas.first) / (uint32_t)n;
+    arenas.used = 0;
+    arenas.nblocks = 0;
+    if (!(arenas.recs = calloc((size_t)n, sizeof *arenas.recs)))
         return -ENOMEM;
     for (int r = 0; r < n; r++)
-        L.recs[r] = (sdsm_alloc_rec_t){.first = L.first + (uint32_t)r * L.per, .npages = L.per,
-                                       .size = (size_t)L.per << sdsm_region.shift, .elem = 1,
-                                       .home = r, .live = 1};
-    return L.per ? sdsm_spans_init(&L.spans, L.per, MAX_ALLOCS + 1) : 0;
+        arenas.recs[r] = (sdsm_alloc_rec_t){.first = arenas.first + (uint32_t)r * arenas.per,
+                                           .npages = arenas.per,
+                                           .size = (size_t)arenas.per << sdsm_region.shift,
+                                           .elem = 1, .home = r, .live = 1};
+    return arenas.per ? sdsm_spans_init(&arenas.spans, arenas.per, MAX_ALLOCS + 1) : 0;
 }
 
 static void local_fini(void)
@@ -124,19 +126,19 @@ static void local_fini(void)
      * this rank ever handed out, and of the pages a reader's prefetch may
      * have taken past its end (at most SDSM_PREFETCH): the rest of the
      * arena was never served. */
-    uint64_t end = L.used ? (uint64_t)L.used + (uint64_t)sdsm_cfg.prefetch : 0;
-    if (end > L.per)
-        end = L.per;
+    uint64_t end = arenas.used ? (uint64_t)arenas.used + (uint64_t)sdsm_cfg.prefetch : 0;
+    if (end > arenas.per)
+        end = arenas.per;
     if (end && sdsm_alloc_on_free)
-        sdsm_alloc_on_free(L.first + (uint32_t)sdsm_region.rank * L.per, (uint32_t)end);
-    free(L.recs);
-    free(L.blocks);
-    if (L.spans.v)
-        sdsm_spans_fini(&L.spans);
-    memset(&L.spans, 0, sizeof L.spans);
-    L.recs = NULL;
-    L.blocks = NULL;
-    L.nblocks = L.cap = L.per = L.first = 0;
+        sdsm_alloc_on_free(arenas.first + (uint32_t)sdsm_region.rank * arenas.per, (uint32_t)end);
+    free(arenas.recs);
+    free(arenas.blocks);
+    if (arenas.spans.v)
+        sdsm_spans_fini(&arenas.spans);
+    memset(&arenas.spans, 0, sizeof arenas.spans);
+    arenas.recs = NULL;
+    arenas.blocks = NULL;
+    arenas.nblocks = arenas.cap = arenas.per = arenas.first = 0;
 }
 
 static sdsm_alloc_rec_t *publish(uint32_t first, uint32_t np, size_t size, size_t elem, int home);
@@ -172,17 +174,17 @@ int sdsm_alloc_init(void)
     recs = reserve(MAX_ALLOCS * sizeof *recs);
     free_slots = reserve(MAX_ALLOCS * sizeof *free_slots);
     order = reserve(MAX_ALLOCS * sizeof *order);
-    M.reqs = calloc((size_t)n, sizeof *M.reqs);
-    M.seqs = calloc((size_t)n, sizeof *M.seqs);
-    M.have = calloc((size_t)n, 1);
+    mgr.reqs = calloc((size_t)n, sizeof *mgr.reqs);
+    mgr.seqs = calloc((size_t)n, sizeof *mgr.seqs);
+    mgr.have = calloc((size_t)n, 1);
     /* Free ranges never outnumber live blocks + 1, so a give cannot run out of room. */
-    if (!recs || !free_slots || !order || !M.reqs || !M.seqs || !M.have ||
+    if (!recs || !free_slots || !order || !mgr.reqs || !mgr.seqs || !mgr.have ||
         sdsm_spans_init(&spans, coll_pages, MAX_ALLOCS + 1))
         return -ENOMEM;
     atomic_store(&nslots, 0);
     atomic_store(&nlive, 0);
     nfree_slots = 0;
-    M.count = 0;
+    mgr.count = 0;
     if (sdsm_region_adopt.len && adopt_pages())
         return -ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REQ, on_req);
@@ -208,10 +210,10 @@ void sdsm_alloc_fini(void)
     free_slots = NULL;
     order = NULL;
     sdsm_spans_fini(&spans);
-    free(M.reqs);
-    free(M.seqs);
-    free(M.have);
-    memset(&M, 0, sizeof M);
+    free(mgr.reqs);
+    free(mgr.seqs);
+    free(mgr.have);
+    memset(&mgr, 0, sizeof mgr);
     local_fini();
 }
 
@@ -249,8 +251,9 @@ static const sdsm_alloc_rec_t *search(uint32_t pg)
 
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg)
 {
-    if (pg >= L.first && L.per && pg - L.first < (uint64_t)L.per * (uint32_t)sdsm_region.nprocs)
-        return &L.recs[(pg - L.first) / L.per];
+    if (pg >= arenas.first && arenas.per &&
+        pg - arenas.first < (uint64_t)arenas.per * (uint32_t)sdsm_region.nprocs)
+        return &arenas.recs[(pg - arenas.first) / arenas.per];
     for (;;) {
         uint32_t s0 = atomic_load_explicit(&seq, memory_order_acquire);
         if (s0 & 1) { /* a change is being published: a few instructions */
@@ -386,18 +389,18 @@ static void decide(void)
     char text[768] = "";
     int32_t status = 0;
     for (int r = 1; r < n && !status; r++) {
-        if (memcmp(&M.reqs[r], &M.reqs[0], sizeof(req_t)) != 0) {
+        if (memcmp(&mgr.reqs[r], &mgr.reqs[0], sizeof(req_t)) != 0) {
             char a[160], b[160];
-            describe(&M.reqs[0], a, sizeof a);
-            describe(&M.reqs[r], b, sizeof b);
-            if (M.reqs[0].op == OP_ADDRS)
+            describe(&mgr.reqs[0], a, sizeof a);
+            describe(&mgr.reqs[r], b, sizeof b);
+            if (mgr.reqs[0].op == OP_ADDRS)
                 snprintf(text, sizeof text, "ranks have the program or its libraries at different "
                          "addresses: rank 0 is in %s, rank %d in %s (start the job with sdsmrun, "
                          "which turns address randomization off unless SDSM_ASLR=1, or under "
                          "setarch -R)", a, r, b);
             else
                 snprintf(text, sizeof text, "ranks disagree on collective call %llu: rank 0 called %s, "
-                         "rank %d called %s", (unsigned long long)M.reqs[0].call, a, r, b);
+                         "rank %d called %s", (unsigned long long)mgr.reqs[0].call, a, r, b);
             status = SDSM_EMISMATCH;
         }
     }
@@ -406,21 +409,21 @@ static void decide(void)
     size_t tl = strlen(text);
     memcpy(out + 4, text, tl);
     for (int r = 0; r < n; r++)
-        sdsm_net_send(r, SDSM_MSG_ALLOC_REP, 0, M.seqs[r], out, 4 + tl, NULL, 0);
-    memset(M.have, 0, (size_t)n);
-    M.count = 0;
+        sdsm_net_send(r, SDSM_MSG_ALLOC_REP, 0, mgr.seqs[r], out, 4 + tl, NULL, 0);
+    memset(mgr.have, 0, (size_t)n);
+    mgr.count = 0;
 }
 
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     wire_req_t w;
     memcpy(&w, p, sizeof w);
-    if (sdsm_net_rank() != 0 || M.have[src] || sdsm_coll_check(src, &w.call))
+    if (sdsm_net_rank() != 0 || mgr.have[src] || sdsm_coll_check(src, &w.call))
         return -EPROTO;
-    M.reqs[src] = w.req;
-    M.seqs[src] = h->seq;
-    M.have[src] = 1;
-    if (++M.count == sdsm_net_nprocs())
+    mgr.reqs[src] = w.req;
+    mgr.seqs[src] = h->seq;
+    mgr.have[src] = 1;
+    if (++mgr.count == sdsm_net_nprocs())
         decide();
     return 0;
 }
@@ -550,22 +553,22 @@ int sdsm_free_collective(void *ptr, char *why, size_t whylen)
 
 int sdsm_alloc_is_arena(const sdsm_alloc_rec_t *a)
 {
-    return L.recs && a >= L.recs && a < L.recs + sdsm_region.nprocs;
+    return arenas.recs && a >= arenas.recs && a < arenas.recs + sdsm_region.nprocs;
 }
 
 static int local_remember(uint32_t first, uint32_t np)
 {
-    if (L.nblocks == L.cap) {
-        uint32_t cap = L.cap ? 2 * L.cap : 64;
-        uint32_t *v = realloc(L.blocks, (size_t)cap * 2 * sizeof *v);
+    if (arenas.nblocks == arenas.cap) {
+        uint32_t cap = arenas.cap ? 2 * arenas.cap : 64;
+        uint32_t *v = realloc(arenas.blocks, (size_t)cap * 2 * sizeof *v);
         if (!v)
             return -ENOMEM;
-        L.blocks = v;
-        L.cap = cap;
+        arenas.blocks = v;
+        arenas.cap = cap;
     }
-    L.blocks[2 * L.nblocks] = first;
-    L.blocks[2 * L.nblocks + 1] = np;
-    L.nblocks++;
+    arenas.blocks[2 * arenas.nblocks] = first;
+    arenas.blocks[2 * arenas.nblocks + 1] = np;
+    arenas.nblocks++;
     return 0;
 }
 
@@ -577,24 +580,24 @@ static int local_remember(uint32_t first, uint32_t np)
 static int local_take(size_t size, uint32_t np, uint32_t *rel, uint32_t *dirty, char *why, size_t whylen)
 {
     int rc = 0;
-    pthread_mutex_lock(&L.mu);
-    if (sdsm_spans_take(&L.spans, np, rel)) {
+    pthread_mutex_lock(&arenas.mu);
+    if (sdsm_spans_take(&arenas.spans, np, rel)) {
         snprintf(why, whylen, "out of local arena: %zu bytes asked, the largest free range of this "
                  "rank's arena holds %zu of %zu (each rank's arena is half of SDSM_HEAP_SIZE divided "
                  "by the ranks: raise SDSM_HEAP_SIZE)", size,
-                 (size_t)sdsm_spans_largest(&L.spans) << sdsm_region.shift,
-                 (size_t)L.per << sdsm_region.shift);
+                 (size_t)sdsm_spans_largest(&arenas.spans) << sdsm_region.shift,
+                 (size_t)arenas.per << sdsm_region.shift);
         rc = SDSM_ENOMEM;
     } else if (local_remember(*rel, np)) {
-        sdsm_spans_give(&L.spans, *rel, np);
+        sdsm_spans_give(&arenas.spans, *rel, np);
         snprintf(why, whylen, "out of memory for the block table");
         rc = SDSM_ENOMEM;
     } else {
-        *dirty = L.used > *rel ? (L.used - *rel < np ? L.used - *rel : np) : 0;
-        if (*rel + np > L.used)
-            L.used = *rel + np;
+        *dirty = arenas.used > *rel ? (arenas.used - *rel < np ? arenas.used - *rel : np) : 0;
+        if (*rel + np > arenas.used)
+            arenas.used = *rel + np;
     }
-    pthread_mutex_unlock(&L.mu);
+    pthread_mutex_unlock(&arenas.mu);
     return rc;
 }
 
@@ -602,7 +605,7 @@ void *sdsm_alloc_local_block(size_t size, int *err, char *why, size_t whylen)
 {
     if ((*err = check_args(size, 0, why, whylen)))
         return NULL;
-    size_t arena = (size_t)L.per << sdsm_region.shift;
+    size_t arena = (size_t)arenas.per << sdsm_region.shift;
     if (size > arena) {
         snprintf(why, whylen, "size %zu is larger than this rank's whole local arena (%zu bytes: half "
                  "of SDSM_HEAP_SIZE divided by the ranks; raise SDSM_HEAP_SIZE)", size, arena);
@@ -613,7 +616,7 @@ void *sdsm_alloc_local_block(size_t size, int *err, char *why, size_t whylen)
     uint32_t rel, dirty;
     if ((*err = local_take(size, np, &rel, &dirty, why, whylen)))
         return NULL;
-    uint8_t *p = sdsm_page_app(L.first + (uint32_t)sdsm_region.rank * L.per + rel);
+    uint8_t *p = sdsm_page_app(arenas.first + (uint32_t)sdsm_region.rank * arenas.per + rel);
     /* Reused pages: zero them as the application would, through the protocol. */
     if (dirty)
         memset(p, 0, (size_t)dirty << sdsm_region.shift);
@@ -635,20 +638,20 @@ int sdsm_free_local_block(void *ptr, char *why, size_t whylen)
     }
     uint32_t rel = pg - a->first;
     int rc = SDSM_EINVAL;
-    pthread_mutex_lock(&L.mu);
-    for (uint32_t i = 0; i < L.nblocks; i++) {
-        if (L.blocks[2 * i] != rel || sdsm_page_app(pg) != (uint8_t *)ptr)
+    pthread_mutex_lock(&arenas.mu);
+    for (uint32_t i = 0; i < arenas.nblocks; i++) {
+        if (arenas.blocks[2 * i] != rel || sdsm_page_app(pg) != (uint8_t *)ptr)
             continue;
-        uint32_t np = L.blocks[2 * i + 1];
-        if (sdsm_spans_give(&L.spans, rel, np))
+        uint32_t np = arenas.blocks[2 * i + 1];
+        if (sdsm_spans_give(&arenas.spans, rel, np))
             break;
-        L.blocks[2 * i] = L.blocks[2 * (L.nblocks - 1)];
-        L.blocks[2 * i + 1] = L.blocks[2 * (L.nblocks - 1) + 1];
-        L.nblocks--;
+        arenas.blocks[2 * i] = arenas.blocks[2 * (arenas.nblocks - 1)];
+        arenas.blocks[2 * i + 1] = arenas.blocks[2 * (arenas.nblocks - 1) + 1];
+        arenas.nblocks--;
         rc = 0;
         break;
     }
-    pthread_mutex_unlock(&L.mu);
+    pthread_mutex_unlock(&arenas.mu);
     if (rc)
         snprintf(why, whylen, "%p is not the start of a live block of sdsm_alloc_local", ptr);
     return rc;

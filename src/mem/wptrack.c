@@ -62,14 +62,14 @@ typedef struct {
 static struct {
     int          uffd, pagemap;
     _Atomic int  on;
-} W = {-1, -1, 0};
+} wpt = {-1, -1, 0};
 
-int sdsm_wpt_on(void) { return atomic_load_explicit(&W.on, memory_order_relaxed); }
+int sdsm_wpt_on(void) { return atomic_load_explicit(&wpt.on, memory_order_relaxed); }
 
 static int reg(uintptr_t start, size_t len)
 {
     struct uffdio_register r = {.range = {.start = start, .len = len}, .mode = UFFDIO_REGISTER_MODE_WP};
-    return len ? ioctl(W.uffd, UFFDIO_REGISTER, &r) : 0;
+    return len ? ioctl(wpt.uffd, UFFDIO_REGISTER, &r) : 0;
 }
 
 static int scan(uint32_t first, uint32_t n, wpt_region_t *vec, size_t cap, uint64_t flags)
@@ -84,7 +84,7 @@ static int scan(uint32_t first, uint32_t n, wpt_region_t *vec, size_t cap, uint6
         .category_mask = WPT_PAGE_IS_WRITTEN,
         .return_mask = WPT_PAGE_IS_WRITTEN,
     };
-    return ioctl(W.pagemap, WPT_PAGEMAP_SCAN, &a);
+    return ioctl(wpt.pagemap, WPT_PAGEMAP_SCAN, &a);
 }
 
 static void off(const char *why)
@@ -97,13 +97,13 @@ int sdsm_wpt_init(void)
 {
     if (!sdsm_cfg.wp_track || !sdsm_region.npages)
         return 0;
-    W.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-    if (W.uffd < 0) {
+    wpt.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+    if (wpt.uffd < 0) {
         off("no userfaultfd");
         return 0;
     }
     struct uffdio_api api = {.api = UFFD_API, .features = WPT_FEATURES};
-    if (ioctl(W.uffd, UFFDIO_API, &api) || (api.features & WPT_FEATURES) != WPT_FEATURES) {
+    if (ioctl(wpt.uffd, UFFDIO_API, &api) || (api.features & WPT_FEATURES) != WPT_FEATURES) {
         off("the kernel has no asynchronous write protection of shared memory");
         return 0;
     }
@@ -115,13 +115,13 @@ int sdsm_wpt_init(void)
         off("the region cannot be registered");
         return 0;
     }
-    W.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    wpt.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     wpt_region_t v;
-    if (W.pagemap < 0 || scan(0, 1, &v, 1, WPT_CHECK_WPASYNC) < 0) {
+    if (wpt.pagemap < 0 || scan(0, 1, &v, 1, WPT_CHECK_WPASYNC) < 0) {
         off("no PAGEMAP_SCAN");
         return 0;
     }
-    atomic_store(&W.on, 1);
+    atomic_store(&wpt.on, 1);
     sdsm_stat_add(SDSM_ST_WPT_ON, 1);
     sdsm_debug("written-page tracking on");
     return 0;
@@ -129,12 +129,12 @@ int sdsm_wpt_init(void)
 
 void sdsm_wpt_shutdown(void)
 {
-    atomic_store(&W.on, 0);
-    if (W.pagemap >= 0)
-        close(W.pagemap);
-    if (W.uffd >= 0)
-        close(W.uffd); /* unregisters, and drops the protections */
-    W.pagemap = W.uffd = -1;
+    atomic_store(&wpt.on, 0);
+    if (wpt.pagemap >= 0)
+        close(wpt.pagemap);
+    if (wpt.uffd >= 0)
+        close(wpt.uffd); /* unregisters, and drops the protections */
+    wpt.pagemap = wpt.uffd = -1;
 }
 
 int sdsm_wpt_scan(uint32_t first, uint32_t n, uint8_t *written)
@@ -147,7 +147,7 @@ int sdsm_wpt_scan(uint32_t first, uint32_t n, uint8_t *written)
         if (sdsm_wpt_on())
             sdsm_warn("written-page tracking stops (PAGEMAP_SCAN of %u pages: %s); hot home pages are "
                       "announced at every release from now on", n, strerror(errno));
-        atomic_store(&W.on, 0); /* the descriptors stay: another thread may be scanning */
+        atomic_store(&wpt.on, 0); /* the descriptors stay: another thread may be scanning */
         memset(written, 1, n);
         return -1;
     }

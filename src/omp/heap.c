@@ -76,7 +76,7 @@ static struct {
     size_t          nspans, cap_spans;
     pthread_mutex_t mu;
     unsigned long   foreign_frees;
-} H = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} heap = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static int vec_push(vec_t *v, uintptr_t x)
 {
@@ -106,21 +106,22 @@ static size_t class_size(int c) { return 32ul << c; }
 /* Take `pages` pages of this rank's part (mutex held); 0 when full. */
 static uintptr_t take_pages(size_t pages, int *fresh)
 {
-    for (size_t i = 0; i < H.nspans; i++) {
-        if (H.spans[i].pages < pages)
+    for (size_t i = 0; i < heap.nspans; i++) {
+        if (heap.spans[i].pages < pages)
             continue;
-        uintptr_t at = H.spans[i].at;
-        H.spans[i].at += pages * PAGE;
-        H.spans[i].pages -= pages;
-        if (!H.spans[i].pages)
-            memmove(&H.spans[i], &H.spans[i + 1], (H.nspans - i - 1) * sizeof *H.spans), H.nspans--;
+        uintptr_t at = heap.spans[i].at;
+        heap.spans[i].at += pages * PAGE;
+        heap.spans[i].pages -= pages;
+        if (!heap.spans[i].pages)
+            memmove(&heap.spans[i], &heap.spans[i + 1],
+                    (heap.nspans - i - 1) * sizeof *heap.spans), heap.nspans--;
         *fresh = 0;
         return at;
     }
-    if ((H.end - H.top) / PAGE < pages)
+    if ((heap.end - heap.top) / PAGE < pages)
         return 0;
-    uintptr_t at = H.top;
-    H.top += pages * PAGE;
+    uintptr_t at = heap.top;
+    heap.top += pages * PAGE;
     *fresh = 1; /* never used: still zero */
     return at;
 }
@@ -129,33 +130,33 @@ static uintptr_t take_pages(size_t pages, int *fresh)
 static void give_pages(uintptr_t at, size_t pages)
 {
     size_t i = 0;
-    while (i < H.nspans && H.spans[i].at < at)
+    while (i < heap.nspans && heap.spans[i].at < at)
         i++;
-    if (i > 0 && H.spans[i - 1].at + H.spans[i - 1].pages * PAGE == at) {
-        H.spans[i - 1].pages += pages;
-        if (i < H.nspans && at + pages * PAGE == H.spans[i].at) {
-            H.spans[i - 1].pages += H.spans[i].pages;
-            memmove(&H.spans[i], &H.spans[i + 1], (H.nspans - i - 1) * sizeof *H.spans);
-            H.nspans--;
+    if (i > 0 && heap.spans[i - 1].at + heap.spans[i - 1].pages * PAGE == at) {
+        heap.spans[i - 1].pages += pages;
+        if (i < heap.nspans && at + pages * PAGE == heap.spans[i].at) {
+            heap.spans[i - 1].pages += heap.spans[i].pages;
+            memmove(&heap.spans[i], &heap.spans[i + 1], (heap.nspans - i - 1) * sizeof *heap.spans);
+            heap.nspans--;
         }
         return;
     }
-    if (i < H.nspans && at + pages * PAGE == H.spans[i].at) {
-        H.spans[i].at = at;
-        H.spans[i].pages += pages;
+    if (i < heap.nspans && at + pages * PAGE == heap.spans[i].at) {
+        heap.spans[i].at = at;
+        heap.spans[i].pages += pages;
         return;
     }
-    if (H.nspans == H.cap_spans) {
-        size_t cap = H.cap_spans ? 2 * H.cap_spans : 256;
-        span_t *n = __libc_realloc(H.spans, cap * sizeof *n);
+    if (heap.nspans == heap.cap_spans) {
+        size_t cap = heap.cap_spans ? 2 * heap.cap_spans : 256;
+        span_t *n = __libc_realloc(heap.spans, cap * sizeof *n);
         if (!n)
             return; /* out of private memory: the range is lost, not corrupted */
-        H.spans = n;
-        H.cap_spans = cap;
+        heap.spans = n;
+        heap.cap_spans = cap;
     }
-    memmove(&H.spans[i + 1], &H.spans[i], (H.nspans - i) * sizeof *H.spans);
-    H.spans[i] = (span_t){at, pages};
-    H.nspans++;
+    memmove(&heap.spans[i + 1], &heap.spans[i], (heap.nspans - i) * sizeof *heap.spans);
+    heap.spans[i] = (span_t){at, pages};
+    heap.nspans++;
 }
 
 static void place(uintptr_t data, size_t len)
@@ -163,10 +164,10 @@ static void place(uintptr_t data, size_t len)
     /* SDSM_OMP_HOME=block: each large block is spread over the ranks in
      * contiguous parts (effective at the next barrier, a parallel region's
      * start at the latest). */
-    if (H.policy != SDSM_HOME_BLOCK || len < PAGE * (size_t)H.nprocs)
+    if (heap.policy != SDSM_HOME_BLOCK || len < PAGE * (size_t)heap.nprocs)
         return;
-    size_t per = (len / PAGE + (size_t)H.nprocs - 1) / (size_t)H.nprocs * PAGE;
-    for (int r = 0; r < H.nprocs && (size_t)r * per < len; r++) {
+    size_t per = (len / PAGE + (size_t)heap.nprocs - 1) / (size_t)heap.nprocs * PAGE;
+    for (int r = 0; r < heap.nprocs && (size_t)r * per < len; r++) {
         size_t n = len - (size_t)r * per < per ? len - (size_t)r * per : per;
         sdsm_set_home((void *)(data + (size_t)r * per), n, r);
     }
@@ -178,31 +179,31 @@ static void *alloc_small(size_t n, int zero)
     size_t bs = class_size(c);
     uintptr_t b = 0;
     int fresh = 0, ok = 1;
-    pthread_mutex_lock(&H.mu);
-    if (H.free_small[c].n) {
-        b = H.free_small[c].v[--H.free_small[c].n];
+    pthread_mutex_lock(&heap.mu);
+    if (heap.free_small[c].n) {
+        b = heap.free_small[c].v[--heap.free_small[c].n];
     } else {
-        if (H.bump_end - H.bump < bs) {
+        if (heap.bump_end - heap.bump < bs) {
             int f;
             uintptr_t ch = take_pages(CHUNK / PAGE, &f);
             if (ch) {
-                H.bump = ch;
-                H.bump_end = ch + CHUNK;
-                H.bump_fresh = f;
+                heap.bump = ch;
+                heap.bump_end = ch + CHUNK;
+                heap.bump_fresh = f;
             } else {
                 ok = 0;
             }
         }
         if (ok) {
-            b = H.bump;
-            H.bump += bs;
-            fresh = H.bump_fresh; /* chunks are never given back: a carved block is new */
+            b = heap.bump;
+            heap.bump += bs;
+            fresh = heap.bump_fresh; /* chunks are never given back: a carved block is new */
         }
     }
-    pthread_mutex_unlock(&H.mu);
+    pthread_mutex_unlock(&heap.mu);
     if (!b)
         return NULL;
-    *(hdr_t *)b = (hdr_t){MAGIC, K_SMALL, (uint16_t)H.rank, (uint64_t)c};
+    *(hdr_t *)b = (hdr_t){MAGIC, K_SMALL, (uint16_t)heap.rank, (uint64_t)c};
     if (zero && !fresh)
         memset((void *)(b + HDR), 0, bs - HDR);
     return (void *)(b + HDR);
@@ -212,13 +213,13 @@ static void *alloc_large(size_t n, int zero)
 {
     size_t pages = (n + PAGE - 1) / PAGE;
     int fresh = 0;
-    pthread_mutex_lock(&H.mu);
+    pthread_mutex_lock(&heap.mu);
     uintptr_t at = take_pages(pages + 1, &fresh);
-    pthread_mutex_unlock(&H.mu);
+    pthread_mutex_unlock(&heap.mu);
     if (!at)
         return NULL;
     uintptr_t data = at + PAGE;
-    *(hdr_t *)(data - HDR) = (hdr_t){MAGIC, K_LARGE, (uint16_t)H.rank, (uint64_t)pages};
+    *(hdr_t *)(data - HDR) = (hdr_t){MAGIC, K_LARGE, (uint16_t)heap.rank, (uint64_t)pages};
     if (zero && !fresh)
         memset((void *)data, 0, pages * PAGE);
     place(data, pages * PAGE);
@@ -236,7 +237,7 @@ void *sdsm_omp_heap_alloc(size_t n, int zero)
 int sdsm_omp_heap_has(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
-    return H.ready && a >= H.lo && a < H.hi;
+    return heap.ready && a >= heap.lo && a < heap.hi;
 }
 
 static const hdr_t *header(const void *p)
@@ -244,7 +245,7 @@ static const hdr_t *header(const void *p)
     const hdr_t *h = (const hdr_t *)((uintptr_t)p - HDR);
     if (h->magic != MAGIC) {
         fprintf(stderr, "sdsm: rank %d: free/realloc of %p, which is not a block of the shared "
-                "heap (or its header was overwritten)\n", H.rank, p);
+                "heap (or its header was overwritten)\n", heap.rank, p);
         abort();
     }
     return h;
@@ -267,16 +268,16 @@ void sdsm_omp_heap_free(void *p)
         sdsm_omp_heap_free((void *)((uintptr_t)p - h.v));
         return;
     }
-    if (h.owner != (uint16_t)H.rank) {
-        __atomic_fetch_add(&H.foreign_frees, 1, __ATOMIC_RELAXED);
+    if (h.owner != (uint16_t)heap.rank) {
+        __atomic_fetch_add(&heap.foreign_frees, 1, __ATOMIC_RELAXED);
         return;
     }
-    pthread_mutex_lock(&H.mu);
+    pthread_mutex_lock(&heap.mu);
     if (h.kind == K_SMALL)
-        vec_push(&H.free_small[h.v], (uintptr_t)p - HDR);
+        vec_push(&heap.free_small[h.v], (uintptr_t)p - HDR);
     else
         give_pages((uintptr_t)p - PAGE, h.v + 1);
-    pthread_mutex_unlock(&H.mu);
+    pthread_mutex_unlock(&heap.mu);
 }
 
 void *sdsm_omp_heap_aligned(size_t align, size_t n)
@@ -289,7 +290,7 @@ void *sdsm_omp_heap_aligned(size_t align, size_t n)
     if (!raw)
         return NULL;
     uintptr_t p = ((uintptr_t)raw + HDR + align - 1) & ~(uintptr_t)(align - 1);
-    *(hdr_t *)(p - HDR) = (hdr_t){MAGIC, K_ALIGNED, (uint16_t)H.rank, (uint64_t)(p - (uintptr_t)raw)};
+    *(hdr_t *)(p - HDR) = (hdr_t){MAGIC, K_ALIGNED, (uint16_t)heap.rank, (uint64_t)(p - (uintptr_t)raw)};
     return (void *)p;
 }
 
@@ -334,35 +335,36 @@ static size_t heap_size_from_env(void)
 static void report_foreign(void)
 {
     const char *v = getenv("SDSM_OMP_VERBOSE");
-    if (H.foreign_frees && v && *v == '1')
+    if (heap.foreign_frees && v && *v == '1')
         fprintf(stderr, "sdsm: rank %d: %lu heap blocks were freed by another rank than the one "
-                "that allocated them (their memory is not reused)\n", H.rank, H.foreign_frees);
+                "that allocated them (their memory is not reused)\n", heap.rank,
+                heap.foreign_frees);
 }
 
 void sdsm_omp_heap_init(void)
 {
-    H.rank = sdsm_rank();
-    H.nprocs = sdsm_nprocs();
-    H.policy = policy_from_env();
+    heap.rank = sdsm_rank();
+    heap.nprocs = sdsm_nprocs();
+    heap.policy = policy_from_env();
     size_t total = heap_size_from_env();
-    int home = H.policy == SDSM_HOME_BLOCK ? SDSM_HOME_FIRST_TOUCH : H.policy;
+    int home = heap.policy == SDSM_HOME_BLOCK ? SDSM_HOME_FIRST_TOUCH : heap.policy;
     uint8_t *base = sdsm_alloc(total, home);
     if (!base) {
         fprintf(stderr, "sdsm: rank %d: cannot reserve the %zu-byte shared heap (SDSM_OMP_HEAP; "
-                "SDSM_HEAP_SIZE bounds the whole region)\n", H.rank, total);
+                "SDSM_HEAP_SIZE bounds the whole region)\n", heap.rank, total);
         exit(1);
     }
-    size_t per = total / (size_t)H.nprocs / PAGE * PAGE;
-    H.lo = (uintptr_t)base;
-    H.hi = H.lo + total;
-    H.mine = H.lo + (size_t)H.rank * per;
-    H.top = H.mine;
-    H.end = H.mine + per;
+    size_t per = total / (size_t)heap.nprocs / PAGE * PAGE;
+    heap.lo = (uintptr_t)base;
+    heap.hi = heap.lo + total;
+    heap.mine = heap.lo + (size_t)heap.rank * per;
+    heap.top = heap.mine;
+    heap.end = heap.mine + per;
     atexit(report_foreign);
-    __atomic_store_n(&H.ready, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&heap.ready, 1, __ATOMIC_RELEASE);
 }
 
-int sdsm_omp_heap_ready(void) { return __atomic_load_n(&H.ready, __ATOMIC_ACQUIRE); }
+int sdsm_omp_heap_ready(void) { return __atomic_load_n(&heap.ready, __ATOMIC_ACQUIRE); }
 
 void *sdsm_omp_heap_realloc(void *p, size_t n)
 {

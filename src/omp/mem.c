@@ -46,7 +46,7 @@ static struct {
     void     *thread_stack; /* the master thread's own stack, its TLS at the top */
     size_t    thread_stack_len;
     uintptr_t region_lo, region_hi; /* the shared region, once sdsm_init made it */
-} M;
+} prog;
 
 static int scan_program(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -60,14 +60,14 @@ static int scan_program(struct dl_phdr_info *info, size_t size, void *arg)
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && hi > rw_end)
             rw_end = hi;
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            if (!M.text || lo < M.text)
-                M.text = lo;
-            if (hi > M.text_end)
-                M.text_end = hi;
+            if (!prog.text || lo < prog.text)
+                prog.text = lo;
+            if (hi > prog.text_end)
+                prog.text_end = hi;
         }
         if (ph->p_type == PT_GNU_RELRO) {
             relro_end = hi;
-            M.relro = 1;
+            prog.relro = 1;
         }
         if (ph->p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)lo;
@@ -75,9 +75,9 @@ static int scan_program(struct dl_phdr_info *info, size_t size, void *arg)
     for (; dyn && dyn->d_tag != DT_NULL; dyn++)
         if ((dyn->d_tag == DT_FLAGS && (dyn->d_un.d_val & DF_BIND_NOW)) ||
             (dyn->d_tag == DT_FLAGS_1 && (dyn->d_un.d_val & DF_1_NOW)) || dyn->d_tag == DT_BIND_NOW)
-            M.bind_now = 1;
-    M.data = (relro_end + PAGE - 1) & ~(PAGE - 1);
-    M.data_end = (rw_end + PAGE - 1) & ~(PAGE - 1);
+            prog.bind_now = 1;
+    prog.data = (relro_end + PAGE - 1) & ~(PAGE - 1);
+    prog.data_end = (rw_end + PAGE - 1) & ~(PAGE - 1);
     return 1; /* the program comes first */
 }
 
@@ -92,15 +92,16 @@ static void die(const char *what)
 static void adopt_data(void)
 {
     dl_iterate_phdr(scan_program, NULL);
-    if (!M.bind_now || !M.relro)
+    if (!prog.bind_now || !prog.relro)
         die("the program was not linked by sdsmcc (it needs -z now and -z relro: nothing may "
             "write into its data behind the runtime's back); link it with sdsmcc");
-    if (M.data_end <= M.data)
+    if (prog.data_end <= prog.data)
         return; /* no writable data of its own */
     uintptr_t brk_now = (uintptr_t)sbrk(0);
-    if (brk_now > M.data_end + BRK_HOLE)
+    if (brk_now > prog.data_end + BRK_HOLE)
         die("the C library's brk heap already reaches past the room kept for it");
-    if (sdsm__omp_adopt((void *)M.data, M.data_end - M.data, BRK_HOLE, sdsm_omp_program_fences()))
+    if (sdsm__omp_adopt((void *)prog.data, prog.data_end - prog.data, BRK_HOLE,
+                        sdsm_omp_program_fences()))
         die("internal error: the program's data is not page-aligned");
 }
 
@@ -185,13 +186,13 @@ static void make_master_stack(void)
              "on a %s stack in shared memory; raise SDSM_OMP_STACK (default: the stack limit, "
              "ulimit -s, from 8M to 256M)", size);
     /* collective: every rank reaches main's variables */
-    M.stack = sdsm__omp_stack_alloc(len + tlen, STACK_GUARD, overflow);
-    if (!M.stack)
+    prog.stack = sdsm__omp_stack_alloc(len + tlen, STACK_GUARD, overflow);
+    if (!prog.stack)
         die("cannot allocate the master thread's stack in shared memory (SDSM_OMP_STACK; "
             "SDSM_HEAP_SIZE bounds the whole region)");
-    M.stack_len = len;
-    M.thread_stack = (char *)M.stack + len;
-    M.thread_stack_len = tlen;
+    prog.stack_len = len;
+    prog.thread_stack = (char *)prog.stack + len;
+    prog.thread_stack_len = tlen;
 }
 
 /*
@@ -222,21 +223,21 @@ void sdsm_omp_boot(int *argc, char ***argv)
     if (sdsm_check_addresses())
         die("the ranks do not have the program at the same addresses (start them with sdsmrun, "
             "which turns address randomization off, or set SDSM_ASLR=0 for your launcher)");
-    sdsm__omp_region(&M.region_lo, &M.region_hi);
+    sdsm__omp_region(&prog.region_lo, &prog.region_hi);
     make_master_stack();
     sdsm_omp_heap_init();
 }
 
 void *sdsm_omp_master_stack_bounds(size_t *len)
 {
-    *len = M.stack_len;
-    return M.stack;
+    *len = prog.stack_len;
+    return prog.stack;
 }
 
 void *sdsm_omp_master_thread_stack(size_t *len)
 {
-    *len = M.thread_stack_len;
-    return M.thread_stack;
+    *len = prog.thread_stack_len;
+    return prog.thread_stack;
 }
 
 void *sdsm_omp_master_stack(size_t *len)
@@ -251,8 +252,8 @@ void *sdsm_omp_master_stack(size_t *len)
         if (sigaltstack(&ss, NULL))
             die("sigaltstack failed");
     }
-    *len = M.stack_len;
-    return M.stack;
+    *len = prog.stack_len;
+    return prog.stack;
 }
 
 int sdsm_omp_is_shared(const void *p)
@@ -260,11 +261,11 @@ int sdsm_omp_is_shared(const void *p)
     /* Most buffers of the system calls, and a worker's private data, are
      * outside the region: no call. */
     uintptr_t a = (uintptr_t)p;
-    return a >= M.region_lo && a < M.region_hi && sdsm__omp_is_shared(p);
+    return a >= prog.region_lo && a < prog.region_hi && sdsm__omp_is_shared(p);
 }
 
 int sdsm_omp_from_program(const void *caller)
 {
     uintptr_t c = (uintptr_t)caller;
-    return c >= M.text && c < M.text_end;
+    return c >= prog.text && c < prog.text_end;
 }

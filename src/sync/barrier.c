@@ -83,7 +83,7 @@ static struct {
     int         root;     /* of the tree this round runs on (valid while arrived > 0) */
     int         expect;   /* arrivals that complete this rank's subtree: itself and its children */
     sdsm_coll_t call;     /* this rank's own call, passed up */
-} M;
+} mgr;
 
 int sdsm_barrier_is_tree(void)
 {
@@ -131,16 +131,16 @@ static int cmp_u64(const void *a, const void *b)
  * the moves after them: the body of UP and RELEASE after their heads. */
 static uint8_t *merge(size_t head, uint32_t *npairs, size_t *len)
 {
-    if (M.n)
-        qsort(M.pairs, M.n, sizeof *M.pairs, cmp_u64);
-    uint8_t *out = malloc(head + M.n * 8 + M.mlen);
+    if (mgr.n)
+        qsort(mgr.pairs, mgr.n, sizeof *mgr.pairs, cmp_u64);
+    uint8_t *out = malloc(head + mgr.n * 8 + mgr.mlen);
     uint32_t k = 0;
     if (!out)
         sdsm_fatal("out of memory merging barrier notices");
     uint32_t *pairs = (uint32_t *)(out + head);
-    for (size_t i = 0; i < M.n; i++) {
-        uint32_t pg = (uint32_t)(M.pairs[i] >> 32);
-        int32_t w = (int32_t)(uint32_t)M.pairs[i];
+    for (size_t i = 0; i < mgr.n; i++) {
+        uint32_t pg = (uint32_t)(mgr.pairs[i] >> 32);
+        int32_t w = (int32_t)(uint32_t)mgr.pairs[i];
         if (k && pairs[2 * (k - 1)] == pg) {
             if ((int32_t)pairs[2 * (k - 1) + 1] != w)
                 pairs[2 * (k - 1) + 1] = (uint32_t)-1;
@@ -150,21 +150,21 @@ static uint8_t *merge(size_t head, uint32_t *npairs, size_t *len)
         pairs[2 * k + 1] = (uint32_t)w;
         k++;
     }
-    if (M.mlen)
-        memcpy(out + head + (size_t)k * 8, M.moves, M.mlen);
+    if (mgr.mlen)
+        memcpy(out + head + (size_t)k * 8, mgr.moves, mgr.mlen);
     *npairs = k;
-    *len = head + (size_t)k * 8 + M.mlen;
+    *len = head + (size_t)k * 8 + mgr.mlen;
     return out;
 }
 
 static void reset(void)
 {
-    M.n = 0;
-    M.mlen = 0;
-    M.flags = 0;
-    M.arrived = 0;
-    M.expect = 0;
-    memset(M.seen, 0, (size_t)sdsm_net_nprocs());
+    mgr.n = 0;
+    mgr.mlen = 0;
+    mgr.flags = 0;
+    mgr.arrived = 0;
+    mgr.expect = 0;
+    memset(mgr.seen, 0, (size_t)sdsm_net_nprocs());
 }
 
 static int apply_release(int src, const uint8_t *p, size_t len);
@@ -176,7 +176,7 @@ static void finish(void)
     uint32_t k;
     size_t len;
     uint8_t *out = merge(8, &k, &len);
-    memcpy(out, &M.flags, 4);
+    memcpy(out, &mgr.flags, 4);
     memcpy(out + 4, &k, 4);
     int n = sdsm_net_nprocs(), me = sdsm_net_rank();
     if (cur_tree) {
@@ -208,13 +208,13 @@ static int check_moves(const uint8_t *p, size_t len)
 
 static void reserve(size_t n)
 {
-    if (M.n + n > M.cap) {
-        size_t cap = M.cap ? M.cap : 1024;
-        while (cap < M.n + n)
+    if (mgr.n + n > mgr.cap) {
+        size_t cap = mgr.cap ? mgr.cap : 1024;
+        while (cap < mgr.n + n)
             cap *= 2;
-        if (!(M.pairs = realloc(M.pairs, cap * sizeof *M.pairs)))
+        if (!(mgr.pairs = realloc(mgr.pairs, cap * sizeof *mgr.pairs)))
             sdsm_fatal("out of memory collecting barrier notices");
-        M.cap = cap;
+        mgr.cap = cap;
     }
 }
 
@@ -222,10 +222,10 @@ static void add_moves(const uint8_t *mv, size_t mlen)
 {
     if (!mlen)
         return;
-    if (!(M.moves = realloc(M.moves, M.mlen + mlen)))
+    if (!(mgr.moves = realloc(mgr.moves, mgr.mlen + mlen)))
         sdsm_fatal("out of memory collecting home moves");
-    memcpy(M.moves + M.mlen, mv, mlen);
-    M.mlen += mlen;
+    memcpy(mgr.moves + mgr.mlen, mv, mlen);
+    mgr.mlen += mlen;
 }
 
 static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
@@ -238,13 +238,13 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&call, p + 4, sizeof call);
     if (sdsm_coll_check(src, &call))
         return -EPROTO;
-    M.flags |= fl; /* only read once every rank has arrived */
+    mgr.flags |= fl; /* only read once every rank has arrived */
     p += 4 + sizeof call;
     sdsm_hdr_t hh = *h;
     hh.len -= 4 + sizeof call;
     h = &hh;
     memcpy(&n, p, 4);
-    if (M.seen[src] || n > (h->len - 4) / 4 || (h->len - 4 - 4 * (size_t)n) % 12)
+    if (mgr.seen[src] || n > (h->len - 4) / 4 || (h->len - 4 - 4 * (size_t)n) % 12)
         return -EPROTO;
     const uint8_t *mv = p + 4 + 4 * (size_t)n;
     size_t mlen = h->len - 4 - 4 * (size_t)n;
@@ -260,11 +260,11 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg;
         memcpy(&pg, p + 4 + 4 * i, 4);
-        M.pairs[M.n++] = (uint64_t)pg << 32 | (uint32_t)src;
+        mgr.pairs[mgr.n++] = (uint64_t)pg << 32 | (uint32_t)src;
     }
     add_moves(mv, mlen);
-    M.seen[src] = 1;
-    if (++M.arrived == sdsm_net_nprocs())
+    mgr.seen[src] = 1;
+    if (++mgr.arrived == sdsm_net_nprocs())
         finish();
     return 0;
 }
@@ -318,17 +318,17 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
 /* Tree: this rank's subtree has arrived.  Pass it up, or release it all. */
 static void subtree_done(void)
 {
-    int parent = tree_parent(sdsm_net_rank(), M.root);
+    int parent = tree_parent(sdsm_net_rank(), mgr.root);
     if (parent < 0) {
         finish();
         return;
     }
-    size_t head = 4 + sizeof M.call + 8, len;
-    uint32_t k, root = (uint32_t)M.root;
+    size_t head = 4 + sizeof mgr.call + 8, len;
+    uint32_t k, root = (uint32_t)mgr.root;
     uint8_t *out = merge(head, &k, &len);
-    memcpy(out, &M.flags, 4);
-    memcpy(out + 4, &M.call, sizeof M.call);
-    memcpy(out + 4 + sizeof M.call, &root, 4);
+    memcpy(out, &mgr.flags, 4);
+    memcpy(out + 4, &mgr.call, sizeof mgr.call);
+    memcpy(out + 4 + sizeof mgr.call, &root, 4);
     memcpy(out + head - 4, &k, 4);
     reset();
     sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, out, len, NULL, 0);
@@ -352,13 +352,13 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&k, p + head - 4, 4);
     if (sdsm_coll_check(src, &call))
         return -EPROTO;
-    if (root >= (uint32_t)n || (src != me && !is_child(src, me, (int)root)) || M.seen[src] ||
+    if (root >= (uint32_t)n || (src != me && !is_child(src, me, (int)root)) || mgr.seen[src] ||
         k > (h->len - head) / 8 || (h->len - head - 8 * (size_t)k) % 12)
         return -EPROTO;
-    if (M.arrived && M.root != (int)root)
+    if (mgr.arrived && mgr.root != (int)root)
         sdsm_fatal("barrier tree: rank %d arrived in the tree of manager %u, rank %d in that of "
                    "manager %d; every rank must name the same manager",
-                   src, root, M.seen[me] ? me : src, M.root);
+                   src, root, mgr.seen[me] ? me : src, mgr.root);
     const uint8_t *pairs = p + head, *mv = pairs + 8 * (size_t)k;
     size_t mlen = h->len - head - 8 * (size_t)k;
     if (check_moves(mv, mlen))
@@ -371,24 +371,24 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
         if (pg >= sdsm_region.npages || w < -1 || w >= n)
             return -EPROTO;
     }
-    if (!M.arrived) {
+    if (!mgr.arrived) {
         int first;
-        M.root = (int)root;
-        M.expect = 1 + tree_children(me, (int)root, &first);
+        mgr.root = (int)root;
+        mgr.expect = 1 + tree_children(me, (int)root, &first);
     }
-    M.flags |= fl;
+    mgr.flags |= fl;
     reserve(k);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t pg, w;
         memcpy(&pg, pairs + 8 * i, 4);
         memcpy(&w, pairs + 8 * i + 4, 4);
-        M.pairs[M.n++] = (uint64_t)pg << 32 | w;
+        mgr.pairs[mgr.n++] = (uint64_t)pg << 32 | w;
     }
     add_moves(mv, mlen);
     if (src == me)
-        M.call = call;
-    M.seen[src] = 1;
-    if (++M.arrived == M.expect)
+        mgr.call = call;
+    mgr.seen[src] = 1;
+    if (++mgr.arrived == mgr.expect)
         subtree_done();
     return 0;
 }
@@ -507,16 +507,16 @@ int sdsm_barrier_run(void)
 static int describe_tree(char *buf, size_t len)
 {
     int n = sdsm_net_nprocs(), me = sdsm_net_rank(), shown = 0, first;
-    int nc = tree_children(me, M.root, &first);
+    int nc = tree_children(me, mgr.root, &first);
     size_t off = (size_t)snprintf(buf, len, "in the barrier tree of manager %d, %d of %d ranks of "
                                   "its subtree (itself and %d children) arrived; waiting for rank%s",
-                                  M.root, M.arrived, M.expect, nc,
-                                  M.expect - M.arrived > 1 ? "s" : "");
-    if (!M.seen[me] && off < len)
+                                  mgr.root, mgr.arrived, mgr.expect, nc,
+                                  mgr.expect - mgr.arrived > 1 ? "s" : "");
+    if (!mgr.seen[me] && off < len)
         off += (size_t)snprintf(buf + off, len - off, " %d (itself)", me), shown++;
     for (int i = 0; i < nc && off < len; i++) {
         int c = (first + i) % n;
-        if (!M.seen[c])
+        if (!mgr.seen[c])
             off += (size_t)snprintf(buf + off, len - off, shown++ ? ", %d" : " %d", c);
     }
     return 1;
@@ -525,14 +525,14 @@ static int describe_tree(char *buf, size_t len)
 int sdsm_barrier_describe(char *buf, size_t len)
 {
     int n = sdsm_net_nprocs(), shown = 0;
-    if (!M.arrived || !len)
+    if (!mgr.arrived || !len)
         return 0;
-    if (M.expect) /* a tree round is being collected here */
+    if (mgr.expect) /* a tree round is being collected here */
         return describe_tree(buf, len);
     size_t off = (size_t)snprintf(buf, len, "manages a barrier that %d of %d ranks reached; waiting for rank%s",
-                                  M.arrived, n, n - M.arrived > 1 ? "s" : "");
+                                  mgr.arrived, n, n - mgr.arrived > 1 ? "s" : "");
     for (int r = 0; r < n && off < len; r++)
-        if (!M.seen[r] && shown++ < 16)
+        if (!mgr.seen[r] && shown++ < 16)
             off += (size_t)snprintf(buf + off, len - off, shown > 1 ? ", %d" : " %d", r);
     if (shown > 16 && off < len)
         snprintf(buf + off, len - off, " and %d more", shown - 16);
@@ -559,8 +559,8 @@ int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)
 
 int sdsm_barrier_init(void)
 {
-    M.seen = calloc((size_t)sdsm_region.nprocs, 1);
-    if (!M.seen)
+    mgr.seen = calloc((size_t)sdsm_region.nprocs, 1);
+    if (!mgr.seen)
         return -ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);

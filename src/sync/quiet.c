@@ -51,7 +51,7 @@ static struct {
     pthread_mutex_t mtx;
     pthread_cond_t  cv;
     int             running, stop, soon;
-} Q = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+} publisher = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t stat(sdsm_stat_t s) { return atomic_load_explicit(&sdsm_stats.v[s], memory_order_relaxed); }
 
@@ -68,10 +68,10 @@ static uint64_t syncs(void) { return stat(SDSM_ST_LOCK_ACQUIRES) + stat(SDSM_ST_
 /* Publish now (sdsm_home_publish_soon): any thread, a handler too. */
 static void soon(void)
 {
-    pthread_mutex_lock(&Q.mtx);
-    Q.soon = 1;
-    pthread_cond_signal(&Q.cv);
-    pthread_mutex_unlock(&Q.mtx);
+    pthread_mutex_lock(&publisher.mtx);
+    publisher.soon = 1;
+    pthread_cond_signal(&publisher.cv);
+    pthread_mutex_unlock(&publisher.mtx);
 }
 
 /* Sleep for ns unless stopped or asked to publish now; returns 1 once
@@ -86,12 +86,13 @@ static int nap(uint64_t ns)
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    pthread_mutex_lock(&Q.mtx);
-    while (!Q.stop && !Q.soon && pthread_cond_timedwait(&Q.cv, &Q.mtx, &until) != ETIMEDOUT)
+    pthread_mutex_lock(&publisher.mtx);
+    while (!publisher.stop && !publisher.soon &&
+           pthread_cond_timedwait(&publisher.cv, &publisher.mtx, &until) != ETIMEDOUT)
         ;
-    int rc = Q.stop ? 1 : Q.soon ? 2 : 0;
-    Q.soon = 0;
-    pthread_mutex_unlock(&Q.mtx);
+    int rc = publisher.stop ? 1 : publisher.soon ? 2 : 0;
+    publisher.soon = 0;
+    pthread_mutex_unlock(&publisher.mtx);
     return rc;
 }
 
@@ -143,16 +144,16 @@ int sdsm_quiet_start(void)
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&Q.cv, &ca);
+    pthread_cond_init(&publisher.cv, &ca);
     pthread_condattr_destroy(&ca);
-    Q.stop = 0;
-    int rc = pthread_create(&Q.thread, NULL, quiet_main, NULL);
+    publisher.stop = 0;
+    int rc = pthread_create(&publisher.thread, NULL, quiet_main, NULL);
     if (rc) {
         errno = rc;
         sdsm_warn("cannot start the quiet-rank publisher (SDSM_QUIET_US is off): %m");
         return 0;
     }
-    Q.running = 1;
+    publisher.running = 1;
     sdsm_home_publish_soon = soon;
     sdsm_stat_add(SDSM_ST_FLAGS_ON, 1);
     return 0;
@@ -160,17 +161,17 @@ int sdsm_quiet_start(void)
 
 void sdsm_quiet_stop(void)
 {
-    if (!Q.running)
+    if (!publisher.running)
         return;
     sdsm_home_publish_soon = NULL;
-    pthread_mutex_lock(&Q.mtx);
-    Q.stop = 1;
-    pthread_cond_signal(&Q.cv);
-    pthread_mutex_unlock(&Q.mtx);
-    pthread_join(Q.thread, NULL);
+    pthread_mutex_lock(&publisher.mtx);
+    publisher.stop = 1;
+    pthread_cond_signal(&publisher.cv);
+    pthread_mutex_unlock(&publisher.mtx);
+    pthread_join(publisher.thread, NULL);
     /* Early diffs still held for a publish (proto/home.h) are lifted now. */
     uint32_t written, again;
     sdsm_proto->publish(&written, &again);
-    pthread_cond_destroy(&Q.cv);
-    Q.running = 0;
+    pthread_cond_destroy(&publisher.cv);
+    publisher.running = 0;
 }

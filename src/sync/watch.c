@@ -59,7 +59,7 @@ static struct {
     uint32_t        secs;
     uint64_t        started, last_report;
     char           *lines; /* one per rank, SDSM_HANG_STATE_MAX + 1 bytes each; "" none yet */
-} W = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+} watcher = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t period_ns(void) { return (uint64_t)sdsm_cfg.hang_report * 1000000000ull; }
 
@@ -232,20 +232,21 @@ static int state_flags(void)
 static void finish_round(void)
 {
     int n = sdsm_net_nprocs();
-    W.open = 0;
-    if ((W.flags & STATE_BUSY) && !(W.flags & STATE_PAGE)) {
+    watcher.open = 0;
+    if ((watcher.flags & STATE_BUSY) && !(watcher.flags & STATE_PAGE)) {
         sdsm_debug("hang check %u: rank %d has waited %u s, but threads compute: no report",
-                   W.round, W.from, W.secs);
+                   watcher.round, watcher.from, watcher.secs);
         return;
     }
-    W.reports++;
-    W.last_report = sdsm_now_ns();
+    watcher.reports++;
+    watcher.last_report = sdsm_now_ns();
     sdsm_warn("hang report %u: rank %d has waited %u s in a blocking call; what every rank is doing "
-              "(SDSM_HANG_REPORT=%ld; the job goes on):", W.reports, W.from, W.secs,
-              sdsm_cfg.hang_report);
+              "(SDSM_HANG_REPORT=%ld; the job goes on):", watcher.reports, watcher.from,
+              watcher.secs, sdsm_cfg.hang_report);
     for (int r = 0; r < n; r++) {
-        const char *line = W.lines + (size_t)r * (SDSM_HANG_STATE_MAX + 1);
-        sdsm_warn("hang report %u: rank %d: %s", W.reports, r, line[0] ? line : "(no answer)");
+        const char *line = watcher.lines + (size_t)r * (SDSM_HANG_STATE_MAX + 1);
+        sdsm_warn("hang report %u: rank %d: %s", watcher.reports, r,
+                  line[0] ? line : "(no answer)");
     }
 }
 
@@ -260,27 +261,27 @@ static int on_note(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint64_t now = sdsm_now_ns();
     /* One report per period; a round that printed nothing does not hold the
      * next one back (the ranks note at most once per period each). */
-    if ((W.open && now - W.started < period_ns()) ||
-        (W.reports && now - W.last_report < period_ns()))
+    if ((watcher.open && now - watcher.started < period_ns()) ||
+        (watcher.reports && now - watcher.last_report < period_ns()))
         return 0;
-    if (!W.lines && !(W.lines = malloc((size_t)n * (SDSM_HANG_STATE_MAX + 1)))) {
+    if (!watcher.lines && !(watcher.lines = malloc((size_t)n * (SDSM_HANG_STATE_MAX + 1)))) {
         sdsm_warn("hang report: rank %d has waited %u s in a blocking call (no memory to ask "
                   "the ranks what they are doing)", src, secs);
         return 0;
     }
-    if (W.open)
+    if (watcher.open)
         finish_round(); /* a rank that did not answer in a whole period */
-    W.round++;
-    W.open = 1;
-    W.started = now;
-    W.answers = 0;
-    W.flags = 0;
-    W.from = src;
-    W.secs = secs;
+    watcher.round++;
+    watcher.open = 1;
+    watcher.started = now;
+    watcher.answers = 0;
+    watcher.flags = 0;
+    watcher.from = src;
+    watcher.secs = secs;
     for (int r = 0; r < n; r++)
-        W.lines[(size_t)r * (SDSM_HANG_STATE_MAX + 1)] = '\0';
+        watcher.lines[(size_t)r * (SDSM_HANG_STATE_MAX + 1)] = '\0';
     for (int r = 0; r < n; r++)
-        sdsm_net_send(r, SDSM_MSG_HANG_QUERY, 0, W.round, NULL, 0, NULL, 0);
+        sdsm_net_send(r, SDSM_MSG_HANG_QUERY, 0, watcher.round, NULL, 0, NULL, 0);
     return 0;
 }
 
@@ -300,9 +301,10 @@ static int on_state(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (sdsm_net_rank() != 0)
         return -EPROTO;
-    if (!W.open || h->seq != W.round || h->len < 1 || src < 0 || src >= sdsm_net_nprocs())
+    if (!watcher.open || h->seq != watcher.round || h->len < 1 || src < 0 ||
+        src >= sdsm_net_nprocs())
         return 0; /* a round already printed, or never asked */
-    char *text = W.lines + (size_t)src * (SDSM_HANG_STATE_MAX + 1);
+    char *text = watcher.lines + (size_t)src * (SDSM_HANG_STATE_MAX + 1);
     if (text[0])
         return 0;
     uint32_t len = h->len - 1;
@@ -311,8 +313,8 @@ static int on_state(int src, const sdsm_hdr_t *h, const uint8_t *p)
     text[len] = '\0';
     if (!len) /* an empty line still counts as the rank's answer */
         snprintf(text, SDSM_HANG_STATE_MAX + 1, "?");
-    W.flags |= p[0] & (STATE_BUSY | STATE_PAGE);
-    if (++W.answers == sdsm_net_nprocs())
+    watcher.flags |= p[0] & (STATE_BUSY | STATE_PAGE);
+    if (++watcher.answers == sdsm_net_nprocs())
         finish_round();
     return 0;
 }
@@ -321,15 +323,15 @@ static void *watch_main(void *arg)
 {
     (void)arg;
     uint64_t period = period_ns(), tick = tick_ns(), noted = 0;
-    pthread_mutex_lock(&W.mtx);
-    while (!W.stop) {
+    pthread_mutex_lock(&watcher.mtx);
+    while (!watcher.stop) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t t = (uint64_t)ts.tv_nsec + tick;
         ts.tv_sec += (time_t)(t / 1000000000ull);
         ts.tv_nsec = (long)(t % 1000000000ull);
-        pthread_cond_timedwait(&W.cv, &W.mtx, &ts);
-        if (W.stop)
+        pthread_cond_timedwait(&watcher.cv, &watcher.mtx, &ts);
+        if (watcher.stop)
             break;
         uint64_t now = sdsm_now_ns(), waited = sdsm_wait_longest_ns(now);
         sdsm_wait_look(now);
@@ -339,7 +341,7 @@ static void *watch_main(void *arg)
             sdsm_net_send(0, SDSM_MSG_HANG_NOTE, 0, 0, &secs, 4, NULL, 0);
         }
     }
-    pthread_mutex_unlock(&W.mtx);
+    pthread_mutex_unlock(&watcher.mtx);
     return NULL;
 }
 
@@ -356,9 +358,9 @@ int sdsm_watch_init(void)
     sdsm_msg_set_handler(SDSM_MSG_HANG_NOTE, on_note);
     sdsm_msg_set_handler(SDSM_MSG_HANG_QUERY, on_query);
     sdsm_msg_set_handler(SDSM_MSG_HANG_STATE, on_state);
-    W.reports = 0;
-    W.open = 0;
-    W.last_report = 0;
+    watcher.reports = 0;
+    watcher.open = 0;
+    watcher.last_report = 0;
     return 0;
 }
 
@@ -368,28 +370,28 @@ int sdsm_watch_start(void)
         return 0;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
-    pthread_cond_init(&W.cv, &ca);
+    pthread_cond_init(&watcher.cv, &ca);
     pthread_condattr_destroy(&ca);
-    W.stop = 0;
-    int rc = pthread_create(&W.thread, NULL, watch_main, NULL);
+    watcher.stop = 0;
+    int rc = pthread_create(&watcher.thread, NULL, watch_main, NULL);
     if (rc) {
         errno = rc;
         sdsm_warn("cannot start the hang watchdog (no SDSM_HANG_REPORT): %m");
         return 0;
     }
-    W.running = 1;
+    watcher.running = 1;
     return 0;
 }
 
 void sdsm_watch_stop(void)
 {
-    if (!W.running)
+    if (!watcher.running)
         return;
-    pthread_mutex_lock(&W.mtx);
-    W.stop = 1;
-    pthread_cond_signal(&W.cv);
-    pthread_mutex_unlock(&W.mtx);
-    pthread_join(W.thread, NULL);
-    pthread_cond_destroy(&W.cv);
-    W.running = 0;
+    pthread_mutex_lock(&watcher.mtx);
+    watcher.stop = 1;
+    pthread_cond_signal(&watcher.cv);
+    pthread_mutex_unlock(&watcher.mtx);
+    pthread_join(watcher.thread, NULL);
+    pthread_cond_destroy(&watcher.cv);
+    watcher.running = 0;
 }

@@ -60,18 +60,18 @@ static struct {
     int              ngroups;
     int              arrived; /* at the barrier of all compute threads */
     _Atomic uint32_t gen;
-} T = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+} cthreads = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread cthread_t *self;
 
 void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_here)
 {
-    T.rank = rank;
-    T.nprocs = nprocs;
-    T.per_rank = per_rank > 0 ? per_rank : 1;
-    T.ct = calloc((size_t)T.per_rank, sizeof *T.ct);
-    T.groups = calloc((size_t)T.per_rank, sizeof *T.groups);
-    if (!T.ct || !T.groups)
+    cthreads.rank = rank;
+    cthreads.nprocs = nprocs;
+    cthreads.per_rank = per_rank > 0 ? per_rank : 1;
+    cthreads.ct = calloc((size_t)cthreads.per_rank, sizeof *cthreads.ct);
+    cthreads.groups = calloc((size_t)cthreads.per_rank, sizeof *cthreads.groups);
+    if (!cthreads.ct || !cthreads.groups)
         sdsm_stop_job(1, "sdsm_init", "out of memory for the compute-thread table");
     if (slots <= 0) { /* the CPUs this rank may use, shared with the ranks that may too */
         slots = sdsm_cpus_here() / (ranks_here > 0 ? ranks_here : 1);
@@ -84,21 +84,21 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
      * wait for the network.  They poll longer, so that the rank's CPU does
      * not go idle between their replies: waking an idle CPU, and a thread
      * asleep on it, can cost more than the round trip being hidden. */
-    atomic_store(&sdsm_wait_hiding, T.per_rank > slots);
+    atomic_store(&sdsm_wait_hiding, cthreads.per_rank > slots);
     atomic_store(&sdsm_wait_spin_us,
-                 T.per_rank > slots ? sdsm_cfg.hide_spin_us : sdsm_cfg.spin_us);
+                 cthreads.per_rank > slots ? sdsm_cfg.hide_spin_us : sdsm_cfg.spin_us);
     sdsm_sched_init(slots);
     sdsm_wait_register(-1); /* the main thread (the hang report tells computing from waiting) */
 }
 
 int sdsm_thread_is_compute(void) { return self != NULL; }
-int sdsm_thread_total(void) { return T.nprocs * T.per_rank; }
+int sdsm_thread_total(void) { return cthreads.nprocs * cthreads.per_rank; }
 
 int sdsm_thread_alive(void)
 {
-    pthread_mutex_lock(&T.mtx);
-    int n = T.alive;
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_lock(&cthreads.mtx);
+    int n = cthreads.alive;
+    pthread_mutex_unlock(&cthreads.mtx);
     return n;
 }
 
@@ -117,19 +117,20 @@ static __attribute__((noreturn)) void stop(const char *call, const char *fmt, ..
 
 static group_t *group_of(int id)
 {
-    for (int i = 0; i < T.ngroups; i++)
-        if (T.groups[i].id == id)
-            return &T.groups[i];
+    for (int i = 0; i < cthreads.ngroups; i++)
+        if (cthreads.groups[i].id == id)
+            return &cthreads.groups[i];
     return NULL;
 }
 
 /* Under mtx: threads wait in a barrier for a thread that can no longer come. */
 static void check_missing(const char *call)
 {
-    if (T.joiners > 0 && T.created < T.per_rank && T.arrived > 0)
+    if (cthreads.joiners > 0 && cthreads.created < cthreads.per_rank && cthreads.arrived > 0)
         stop(call, "rank %d created only %d of its SDSM_THREADS=%d compute threads and waits in "
              "sdsm_thread_join, while %d wait in sdsm_barrier for all %d",
-             T.rank, T.created, T.per_rank, T.arrived, T.per_rank);
+             cthreads.rank, cthreads.created, cthreads.per_rank, cthreads.arrived,
+             cthreads.per_rank);
 }
 
 /* Under mtx: a group barrier is complete when every member arrived and no
@@ -137,7 +138,8 @@ static void check_missing(const char *call)
  * in sdsm_thread_join). */
 static int group_full(const group_t *g)
 {
-    return g->arrived > 0 && g->arrived >= g->members && (T.created >= T.per_rank || T.joiners > 0);
+    return g->arrived > 0 && g->arrived >= g->members &&
+           (cthreads.created >= cthreads.per_rank || cthreads.joiners > 0);
 }
 
 static void open_group(group_t *g)
@@ -149,36 +151,36 @@ static void open_group(group_t *g)
 
 static void release_full_groups(void)
 {
-    for (int i = 0; i < T.ngroups; i++)
-        if (group_full(&T.groups[i]))
-            open_group(&T.groups[i]);
+    for (int i = 0; i < cthreads.ngroups; i++)
+        if (group_full(&cthreads.groups[i]))
+            open_group(&cthreads.groups[i]);
 }
 
 static void *trampoline(void *p)
 {
     cthread_t *c = p;
     self = c;
-    sdsm_trace_thread_name("compute", T.rank * T.per_rank + c->local);
-    sdsm_crash_thread_enter(T.rank * T.per_rank + c->local);
-    sdsm_sched_enter(T.rank * T.per_rank + c->local);
+    sdsm_trace_thread_name("compute", cthreads.rank * cthreads.per_rank + c->local);
+    sdsm_crash_thread_enter(cthreads.rank * cthreads.per_rank + c->local);
+    sdsm_sched_enter(cthreads.rank * cthreads.per_rank + c->local);
     void *ret = c->fn(c->arg);
-    pthread_mutex_lock(&T.mtx);
+    pthread_mutex_lock(&cthreads.mtx);
     group_t *g = group_of(c->group);
-    if (T.arrived > 0)
+    if (cthreads.arrived > 0)
         stop("sdsm_thread_create", "compute thread %d (rank %d) returned while %d compute "
              "thread%s of its rank wait%s for it in sdsm_barrier",
-             T.rank * T.per_rank + c->local, T.rank, T.arrived, T.arrived == 1 ? "" : "s",
-             T.arrived == 1 ? "s" : "");
+             cthreads.rank * cthreads.per_rank + c->local, cthreads.rank, cthreads.arrived,
+             cthreads.arrived == 1 ? "" : "s", cthreads.arrived == 1 ? "s" : "");
     if (g && g->arrived > 0)
         stop("sdsm_thread_create", "compute thread %d (rank %d) of group %d returned while %d "
              "of its group wait for it in sdsm_group_barrier",
-             T.rank * T.per_rank + c->local, T.rank, g->id, g->arrived);
+             cthreads.rank * cthreads.per_rank + c->local, cthreads.rank, g->id, g->arrived);
     if (g)
         g->members--;
     c->ret = ret;
     c->state = CT_ENDED;
-    T.alive--;
-    pthread_mutex_unlock(&T.mtx);
+    cthreads.alive--;
+    pthread_mutex_unlock(&cthreads.mtx);
     sdsm_sched_exit();
     sdsm_crash_thread_leave();
     self = NULL;
@@ -212,68 +214,70 @@ int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, vo
         snprintf(err, errlen, "group %d is negative", group);
         return SDSM_EINVAL;
     }
-    pthread_mutex_lock(&T.mtx);
-    if (T.created >= T.per_rank) {
-        pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_lock(&cthreads.mtx);
+    if (cthreads.created >= cthreads.per_rank) {
+        pthread_mutex_unlock(&cthreads.mtx);
         stop("sdsm_thread_create", "rank %d creates more than SDSM_THREADS=%d compute threads "
              "(every rank runs exactly that many: sdsm_thread_count() is ranks x SDSM_THREADS)",
-             T.rank, T.per_rank);
+             cthreads.rank, cthreads.per_rank);
     }
-    cthread_t *c = &T.ct[T.created];
-    *c = (cthread_t){.local = T.created, .group = group, .state = CT_RUNNING, .fn = fn, .arg = arg};
+    cthread_t *c = &cthreads.ct[cthreads.created];
+    *c = (cthread_t){.local = cthreads.created, .group = group, .state = CT_RUNNING, .fn = fn,
+                     .arg = arg};
     group_t *g = group_of(group);
     if (!g) {
-        g = &T.groups[T.ngroups++];
+        g = &cthreads.groups[cthreads.ngroups++];
         *g = (group_t){.id = group};
     }
     g->members++;
-    T.created++;
-    T.alive++;
+    cthreads.created++;
+    cthreads.alive++;
     sdsm_sched_expect(1);
     int e = create_on(&c->pt, stack, stack_len, trampoline, c);
     if (e) {
         sdsm_sched_expect(-1);
         g->members--;
-        T.created--;
-        T.alive--;
+        cthreads.created--;
+        cthreads.alive--;
         c->state = CT_FREE;
-        pthread_mutex_unlock(&T.mtx);
+        pthread_mutex_unlock(&cthreads.mtx);
         snprintf(err, errlen, "pthread_create%s: %s", stack ? " (on a given stack)" : "", strerror(e));
         return SDSM_ESYS;
     }
     *handle = c->local;
-    if (T.created == T.per_rank)
+    if (cthreads.created == cthreads.per_rank)
         sdsm_sched_all_created();
     release_full_groups();
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_unlock(&cthreads.mtx);
     return 0;
 }
 
 int sdsm_thread_wait(int handle, void **ret, char *err, size_t errlen)
 {
-    pthread_mutex_lock(&T.mtx);
-    if (handle < 0 || handle >= T.created || T.ct[handle].state == CT_FREE) {
-        pthread_mutex_unlock(&T.mtx);
-        snprintf(err, errlen, "no compute thread %d on this rank (%d created)", handle, T.created);
+    pthread_mutex_lock(&cthreads.mtx);
+    if (handle < 0 || handle >= cthreads.created || cthreads.ct[handle].state == CT_FREE) {
+        pthread_mutex_unlock(&cthreads.mtx);
+        snprintf(err, errlen, "no compute thread %d on this rank (%d created)", handle,
+                 cthreads.created);
         return SDSM_EINVAL;
     }
-    cthread_t *c = &T.ct[handle];
+    cthread_t *c = &cthreads.ct[handle];
     if (c == self) {
-        pthread_mutex_unlock(&T.mtx);
+        pthread_mutex_unlock(&cthreads.mtx);
         snprintf(err, errlen, "a compute thread cannot join itself");
         return SDSM_EINVAL;
     }
     if (c->state == CT_JOINED) {
-        pthread_mutex_unlock(&T.mtx);
+        pthread_mutex_unlock(&cthreads.mtx);
         snprintf(err, errlen, "compute thread %d was already joined", handle);
         return SDSM_EINVAL;
     }
     c->state = c->state == CT_ENDED ? CT_JOINED : c->state;
-    T.joiners++;
+    cthreads.joiners++;
     sdsm_sched_all_created(); /* its creator waits: no more will come for now */
     check_missing("sdsm_thread_join");
     release_full_groups();
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_unlock(&cthreads.mtx);
     /* A compute thread joining another gives its slot up meanwhile. */
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_GROUP, -2);
@@ -282,12 +286,12 @@ int sdsm_thread_wait(int handle, void **ret, char *err, size_t errlen)
         sdsm_sched_block();
     int e = pthread_join(c->pt, NULL);
     sdsm_wait_leave(&sv);
-    pthread_mutex_lock(&T.mtx);
-    T.joiners--;
+    pthread_mutex_lock(&cthreads.mtx);
+    cthreads.joiners--;
     c->state = CT_JOINED;
     if (ret)
         *ret = c->ret;
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_unlock(&cthreads.mtx);
     if (was)
         sdsm_wait_resume();
     if (e) {
@@ -300,9 +304,9 @@ int sdsm_thread_wait(int handle, void **ret, char *err, size_t errlen)
 int sdsm_thread_self_id(char *err, size_t errlen)
 {
     if (self)
-        return T.rank * T.per_rank + self->local;
-    if (T.per_rank == 1 && T.created == 0)
-        return T.rank; /* a program without compute threads: the main thread is one */
+        return cthreads.rank * cthreads.per_rank + self->local;
+    if (cthreads.per_rank == 1 && cthreads.created == 0)
+        return cthreads.rank; /* a program without compute threads: the main thread is one */
     snprintf(err, errlen, "called from a thread that is not a compute thread "
              "(create them with sdsm_thread_create)");
     return SDSM_ESTATE;
@@ -331,75 +335,76 @@ static void wait_gen(_Atomic uint32_t *gen, uint32_t g, int64_t id)
 int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
 {
     (void)err, (void)errlen;
-    pthread_mutex_lock(&T.mtx);
-    uint32_t g = atomic_load(&T.gen);
-    if (T.created > T.alive)
+    pthread_mutex_lock(&cthreads.mtx);
+    uint32_t g = atomic_load(&cthreads.gen);
+    if (cthreads.created > cthreads.alive)
         stop("sdsm_barrier", "compute thread %d (rank %d) called sdsm_barrier after %d compute "
              "thread%s of its rank returned: the barrier of all compute threads needs all %d",
-             self ? T.rank * T.per_rank + self->local : -1, T.rank, T.created - T.alive,
-             T.created - T.alive == 1 ? "" : "s", T.per_rank);
-    if (++T.arrived < T.per_rank) {
+             self ? cthreads.rank * cthreads.per_rank + self->local : -1, cthreads.rank,
+             cthreads.created - cthreads.alive, cthreads.created - cthreads.alive == 1 ? "" : "s",
+             cthreads.per_rank);
+    if (++cthreads.arrived < cthreads.per_rank) {
         check_missing("sdsm_barrier");
         if (self)
             self->waiting = 1;
-        pthread_mutex_unlock(&T.mtx);
-        wait_gen(&T.gen, g, -1);
+        pthread_mutex_unlock(&cthreads.mtx);
+        wait_gen(&cthreads.gen, g, -1);
         return 0;
     }
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_unlock(&cthreads.mtx);
     /* The last local arrival: every write of this process is done. */
     int rc = rank_barrier();
-    pthread_mutex_lock(&T.mtx);
-    T.arrived = 0;
+    pthread_mutex_lock(&cthreads.mtx);
+    cthreads.arrived = 0;
     int n = 0;
-    for (int i = 0; i < T.per_rank; i++)
-        if (T.ct[i].waiting) {
-            T.ct[i].waiting = 0;
-            atomic_store(&T.ct[i].parked, 1);
+    for (int i = 0; i < cthreads.per_rank; i++)
+        if (cthreads.ct[i].waiting) {
+            cthreads.ct[i].waiting = 0;
+            atomic_store(&cthreads.ct[i].parked, 1);
             n++;
         }
-    uint32_t now = atomic_fetch_add(&T.gen, 1) + 1;
-    pthread_mutex_unlock(&T.mtx);
+    uint32_t now = atomic_fetch_add(&cthreads.gen, 1) + 1;
+    pthread_mutex_unlock(&cthreads.mtx);
     /* The waiters go to the run-slot queue asleep, not all awake at once
      * (sched.h). */
-    sdsm_sched_hand_over(&T.gen, now, n);
+    sdsm_sched_hand_over(&cthreads.gen, now, n);
     return rc;
 }
 
 int sdsm_thread_group_barrier(int group, char *err, size_t errlen)
 {
-    pthread_mutex_lock(&T.mtx);
+    pthread_mutex_lock(&cthreads.mtx);
     group_t *gr = group_of(group);
     if (!gr || !self || self->group != group) {
-        pthread_mutex_unlock(&T.mtx);
+        pthread_mutex_unlock(&cthreads.mtx);
         snprintf(err, errlen, "the calling thread is not a compute thread of group %d", group);
         return SDSM_EINVAL;
     }
     uint32_t g = atomic_load(&gr->gen);
     gr->arrived++;
     if (!group_full(gr)) {
-        pthread_mutex_unlock(&T.mtx);
+        pthread_mutex_unlock(&cthreads.mtx);
         wait_gen(&gr->gen, g, group);
         return 0;
     }
     open_group(gr);
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_unlock(&cthreads.mtx);
     return 0;
 }
 
 int sdsm_thread_check_finalize(char *err, size_t errlen)
 {
-    pthread_mutex_lock(&T.mtx);
-    int created = T.created, alive = T.alive;
-    pthread_mutex_unlock(&T.mtx);
+    pthread_mutex_lock(&cthreads.mtx);
+    int created = cthreads.created, alive = cthreads.alive;
+    pthread_mutex_unlock(&cthreads.mtx);
     if (alive > 0) {
         snprintf(err, errlen, "%d compute thread%s still running: join them first", alive,
                  alive == 1 ? " is" : "s are");
         return SDSM_ESTATE;
     }
-    if (created > 0 && created != T.per_rank) {
-        snprintf(err, errlen, "rank %d created %d compute threads, but SDSM_THREADS=%d", T.rank,
-                 created, T.per_rank);
+    if (created > 0 && created != cthreads.per_rank) {
+        snprintf(err, errlen, "rank %d created %d compute threads, but SDSM_THREADS=%d",
+                 cthreads.rank, created, cthreads.per_rank);
         return SDSM_ESTATE;
     }
     return 0;
