@@ -159,6 +159,8 @@ int sdsm_quiet_start(void)
     return 0;
 }
 
+int sdsm_quiet_running(void) { return publisher.running; }
+
 void sdsm_quiet_stop(void)
 {
     if (!publisher.running)

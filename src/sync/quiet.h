@@ -7,5 +7,6 @@
 
 int  sdsm_quiet_start(void); /* after the transport is up; no-op where off */
 void sdsm_quiet_stop(void);  /* before the final barrier */
+int  sdsm_quiet_running(void); /* nonzero while the publisher runs (flag support on) */
 
 #endif

@@ -41,6 +41,7 @@
 #include "mem/alloc.h"
 #include "mem/page.h"
 #include "net/net.h"
+#include "quiet.h"
 #include "sync.h"
 
 /* First byte of a HANG_STATE: what the rank's answer says beside its text. */
@@ -71,9 +72,10 @@ static uint64_t tick_ns(void)
 }
 
 typedef struct text {
-    char  *buf;
-    size_t len, off;
-    int    n;
+    char    *buf;
+    size_t   len, off;
+    int      n;
+    uint64_t quiet_max; /* the longest a computing thread has made no runtime call */
 } text_t;
 
 static void put(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -168,6 +170,21 @@ static void one_app(void *arg, int label, int computing, int waiting, uint64_t q
     else
         put(t, "%s%s running, no runtime call for %.1f s", t->n++ ? "; " : "", who,
             (double)quiet * 1e-9);
+    if (quiet != UINT64_MAX && quiet > t->quiet_max)
+        t->quiet_max = quiet;
+}
+
+/* An OpenMP program without a flush runs without the flag support
+ * (omp/fences.c): a thread spinning on a plain flag another rank writes
+ * would spin forever.  Say so where a thread computes that long. */
+#define FLAG_HINT_NS (5ull * 1000000000ull)
+
+static void flag_hint(text_t *t)
+{
+    if (t->quiet_max >= FLAG_HINT_NS && sdsm_region_adopt.len && !sdsm_quiet_running())
+        put(t, " (if it waits for a flag another rank writes: this program has no omp flush, so "
+               "plain flags are not published; add the flush, or set SDSM_QUIET_US=1000 "
+               "SDSM_HOME_TWINS=1)");
 }
 
 size_t sdsm_watch_describe(char *buf, size_t len)
@@ -179,6 +196,7 @@ size_t sdsm_watch_describe(char *buf, size_t len)
     uint64_t now = sdsm_now_ns();
     sdsm_wait_each(one_wait, &t, now);
     sdsm_wait_each_app(one_app, &t, now);
+    flag_hint(&t);
     if (!t.n)
         put(&t, "running, in no blocking sdsm call");
     if (sdsm_lock_held_list(more, sizeof more))
