@@ -1,11 +1,10 @@
 /*
  * fetch.c - pages travel from their homes: the fault path (a page nobody
  * here holds is requested from its home, with a sequential prefetch
- * window), the home serving a request (dense pages as one run, mostly-zero
- * pages as a diff against zeros), the replies being installed, and the
- * first-touch claims that decide a home.  A page is never readable before
- * its contents are in place, and never writable before it is on the dirty
- * list.
+ * window), the replies being installed, and the first-touch claims that
+ * decide a home.  The home's end of a fetch is serve.c; a page made
+ * writable, open.c.  A page is never readable before its contents are in
+ * place, and never writable before it is on the dirty list.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,7 +70,6 @@ static int reply_wanted(uint32_t pg, uint32_t tag)
  * faulting page.  Pages taken ahead are marked (H.ahead) until they are
  * seen in use or dropped, for the statistics.
  */
-#define PREFETCH_MAX (SDSM_FETCH_RUN_MAX - 1)
 
 /* The stream went past the k pages its last window took before pg: used. */
 static void ahead_passed(uint32_t pg, int32_t stride, uint32_t k)
@@ -231,7 +229,7 @@ void sdsm_home_claims_flush(void)
     }
 }
 
-static void ft_touched(uint32_t pg)
+void sdsm_home_ft_touched(uint32_t pg)
 {
     int i = ft_stream(pg);
     if (i < 0) {
@@ -340,136 +338,6 @@ void sdsm_home_prefetch(uint32_t first, uint32_t n)
     prefetch_send(run_home, run, nrun, tag);
 }
 
-/* Page lock held: the READ_ONLY page pg becomes READ_WRITE (twin, hook,
- * dirty list); the caller changes the mapping. */
-void sdsm_home_twin_note(uint32_t pg)
-{
-    pthread_mutex_lock(&H.twin_mtx);
-    if (!H.twin_listed[pg]) {
-        H.twin_listed[pg] = 1;
-        sdsm_buf_reserve(&H.twins, 4);
-        memcpy(H.twins.p + H.twins.len, &pg, 4);
-        H.twins.len += 4;
-    }
-    pthread_mutex_unlock(&H.twin_mtx);
-}
-
-static void open_write(uint32_t pg, int home)
-{
-    sdsm_page_t *p = sdsm_page(pg);
-    /* A home page somebody else holds is twinned too where
-     * SDSM_HOME_TWINS says so: its twin is what others are served until this
-     * rank's next release (on_fetch), so they never see the home's writes
-     * before its release announces them - a flag and the data written
-     * before it become visible together (ibec keeps the twin for its own
-     * diffs). */
-    int twin = home != H.me ||
-               ((sdsm_home_twins_at_home || sdsm_home_twins_shared) && sdsm_copyset_others(pg));
-    if (twin && !(p->flags & SDSM_PGF_TWIN)) {
-        memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
-        p->flags |= SDSM_PGF_TWIN;
-        sdsm_stat_add(SDSM_ST_TWINS, 1);
-        if (home == H.me)
-            sdsm_home_twin_note(pg);
-    }
-    if (sdsm_home_write_hook)
-        sdsm_home_write_hook(pg);
-    /* On the dirty list before it is writable: once the mapping allows
-     * writes, another thread may write and release at once, and its release
-     * must find the page (it cannot see that a fault is still in progress
-     * here). */
-    sdsm_page_mark_dirty(pg);
-    sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 0);
-    if (twin && home != H.me && !sdsm_home_write_hook)
-        sdsm_wbuf_add(pg);
-}
-
-/*
- * Write runs at the home.  A home page others hold is write-protected at
- * every release, so a sweep writing such pages costs one fault per page per
- * interval (and a first touch is a fault per page too).  When a thread's
- * write faults follow a stream (ahead.c), the next home pages along it that
- * are read-only or untouched here are opened by the same fault.  Their locks are taken with trylock and held (opened_t) until the
- * caller has changed their mappings, so nobody sees a READ_WRITE page whose
- * mapping is still read-only.  A page opened but never written costs a
- * write notice at the next release (its readers fetch it again).  Not under
- * ibec, whose write hook binds each page written to a critical section.
- */
-#define WRITE_AHEAD_MAX 128
-/* Page locks one write-ahead may hold: ThreadSanitizer's deadlock detector
- * stops the program past 64 held locks (mem/page.h). */
-#if defined(__SANITIZE_THREAD__)
-#define WRITE_AHEAD_HELD 48u
-#else
-#define WRITE_AHEAD_HELD WRITE_AHEAD_MAX
-#endif
-
-typedef struct opened {
-    uint32_t n;                               /* pages opened ahead */
-    uint32_t pg[WRITE_AHEAD_MAX];
-    uint8_t  locked[WRITE_AHEAD_MAX];         /* this one took its stripe lock */
-    uint64_t held[SDSM_PAGE_STRIPES / 64];    /* stripes this thread holds */
-} opened_t;
-
-static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
-{
-    o->n = 0;
-    if (!sdsm_home_opens_ahead() || !sdsm_cfg.write_ahead)
-        return;
-    uint32_t cap = (uint32_t)sdsm_cfg.write_ahead;
-    sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_WRITE, pg, cap < WRITE_AHEAD_HELD ? cap : WRITE_AHEAD_HELD);
-    *stride = w.stride;
-    const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
-    memset(o->held, 0, sizeof o->held);
-    uint32_t s0 = pg % SDSM_PAGE_STRIPES; /* ours already: a stride may meet it again */
-    o->held[s0 / 64] |= 1ull << (s0 % 64);
-    while (o->n < w.win && a) {
-        int64_t q = (int64_t)pg + (int64_t)w.stride * (o->n + 1);
-        if (q < a->first || q >= (int64_t)a->first + a->npages)
-            break;
-        uint32_t s = (uint32_t)(q % SDSM_PAGE_STRIPES);
-        int own = (o->held[s / 64] >> (s % 64)) & 1;
-        if (!own && pthread_mutex_trylock(&sdsm_page_stripes[s]))
-            break;
-        const sdsm_page_t *p = sdsm_page((uint32_t)q);
-        if ((p->state != SDSM_PG_READ_ONLY && p->state != SDSM_PG_INVALID) ||
-            (p->flags & SDSM_PGF_IDLE) || sdsm_page_home((uint32_t)q) != H.me) {
-            if (!own)
-                sdsm_page_unlock((uint32_t)q);
-            break;
-        }
-        if (p->state == SDSM_PG_INVALID) { /* first touch, as in the fault path */
-            sdsm_page_set((uint32_t)q, SDSM_PG_READ_ONLY, 1, 0);
-            ft_touched((uint32_t)q);
-        }
-        o->held[s / 64] |= 1ull << (s % 64);
-        if (p->state == SDSM_PG_READ_ONLY)
-            sdsm_home_hot_fault((uint32_t)q); /* the stream's next page: about to be written */
-        open_write((uint32_t)q, H.me);
-        o->locked[o->n] = (uint8_t)!own;
-        o->pg[o->n++] = (uint32_t)q;
-    }
-    sdsm_ahead_taken(SDSM_AHEAD_WRITE, pg, w.stride, o->n);
-    if (o->n)
-        sdsm_stat_add(SDSM_ST_WRITE_AHEAD, o->n);
-}
-
-/* pg's lock held: pg and the pages write_ahead opened become writable
- * (one mprotect when they are contiguous); their locks are released. */
-static void open_mappings(uint32_t pg, const opened_t *o, int32_t stride)
-{
-    if (o->n && (stride == 1 || stride == -1)) {
-        sdsm_page_protect(stride > 0 ? pg : pg - o->n, o->n + 1, SDSM_PG_READ_WRITE);
-    } else {
-        sdsm_page_protect(pg, 1, SDSM_PG_READ_WRITE);
-        for (uint32_t i = 0; i < o->n; i++)
-            sdsm_page_protect(o->pg[i], 1, SDSM_PG_READ_WRITE);
-    }
-    for (uint32_t i = 0; i < o->n; i++)
-        if (o->locked[i])
-            sdsm_page_unlock(o->pg[i]);
-}
-
 static int home_fault(uint32_t pg, int is_write);
 
 int sdsm_home_fault(uint32_t pg, int is_write)
@@ -503,7 +371,7 @@ static int home_fault(uint32_t pg, int is_write)
             /* First touch at the home: read-only first, so a write takes the
              * write path below (twins and hooks in one place). */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, !is_write);
-            ft_touched(pg);
+            sdsm_home_ft_touched(pg);
             continue;
         }
         p->flags &= (uint8_t)~SDSM_PGF_IDLE; /* used: the unmap time-out starts again */
@@ -536,15 +404,7 @@ static int home_fault(uint32_t pg, int is_write)
                 continue;
             }
             entered = 1;
-            opened_t o;
-            int32_t stride = 1;
-            o.n = 0;
-            open_write(pg, home);
-            if (home == H.me && is_write > 0)
-                sdsm_home_hot_fault(pg);
-            if (home == H.me && is_write > 0)
-                write_ahead(pg, &o, &stride);
-            open_mappings(pg, &o, stride);
+            sdsm_home_open(pg, home, is_write);
             break;
         }
         /* The access is allowed by the state: another thread resolved it, or
@@ -562,276 +422,6 @@ static int home_fault(uint32_t pg, int is_write)
         sdsm_home_cut_leave();
     SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg,
                sdsm_page_home(pg), asked * H.ps);
-    return 0;
-}
-
-/*
- * A page that is mostly zeros (fresh allocations, sparse data, a small
- * result in a big page) travels as a diff against a zero page: a few bytes
- * instead of 4 KB.  Counting zero words first keeps dense pages cheap.
- */
-static int mostly_zero(const uint8_t *src)
-{
-    size_t zero = 0, words = H.ps / 8;
-    for (size_t i = 0; i < words; i++) {
-        uint64_t w;
-        memcpy(&w, src + 8 * i, 8);
-        zero += w == 0;
-    }
-    return zero * 4 >= words * 3; /* 3/4 or more zero words */
-}
-
-static void send_zero_page(int to, uint32_t pg, uint32_t seq, const uint8_t *data)
-{
-    uint32_t hdr[2] = {pg, 0};
-    sdsm_buf_reserve(&H.zbuf, sdsm_diff_bound(H.ps));
-    size_t n = sdsm_diff_encode(H.zero, data, H.ps, 1, 0, H.zbuf.p, NULL, NULL);
-    sdsm_net_send(to, SDSM_MSG_FETCH_REPZ, 0, seq, hdr, 8, H.zbuf.p, n);
-}
-
-/* A run of n pages from first, gathered in H.run: one message (FETCH_RUN)
- * the receiver installs with one mprotect. */
-static void send_run(int to, uint32_t first, uint32_t n, uint32_t seq)
-{
-    if (!n)
-        return;
-    uint32_t hdr[2] = {first, n > 1 ? n : 0};
-    sdsm_net_send(to, n > 1 ? SDSM_MSG_FETCH_RUN : SDSM_MSG_FETCH_REP, 0, seq, hdr, 8, H.run.p,
-                  (size_t)n * H.ps);
-    H.run.len = 0;
-}
-
-/* Page lock held: what a reader of pg gets.  A home page with a twin under
- * hlrc and update has been written here since this rank's last release:
- * the twin holds it as of that release, with the diffs and atomics others
- * made since (apply_entry, atomic.c). */
-static const uint8_t *served(uint32_t pg)
-{
-    const sdsm_page_t *m = sdsm_page(pg);
-    if ((m->flags & SDSM_PGF_TWIN) && !sdsm_home_serve_hook)
-        return sdsm_page_twin(pg);
-    return sdsm_page_rt(pg);
-}
-
-/* Whether any page of the request has a twin here: then its bytes travel
- * (a zero-copy reader would copy the live page, unreleased writes and all). */
-static int any_twin(uint32_t first, uint32_t count, int32_t stride)
-{
-    int any = 0;
-    for (uint32_t i = 0; i < count && !any; i++) {
-        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
-        sdsm_page_lock(pg);
-        any = (sdsm_page(pg)->flags & SDSM_PGF_TWIN) != 0;
-        sdsm_page_unlock(pg);
-    }
-    return any;
-}
-
-/* Whether the request holds a home page written here since the release
- * while nobody else held it (writable, no twin; not a page kept open,
- * which is announced whatever happens), or taken so by a release that has
- * not announced it yet (exposed): it goes out with those writes. */
-static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
-{
-    int any = 0;
-    for (uint32_t i = 0; i < count && !any; i++) {
-        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
-        sdsm_page_lock(pg);
-        const sdsm_page_t *m = sdsm_page(pg);
-        any = (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me &&
-               !sdsm_page_announced(pg) && !sdsm_home_hot(pg)) ||
-              H.exposed[pg];
-        sdsm_page_unlock(pg);
-    }
-    return any;
-}
-
-/* Whether the request holds a page with another rank's unannounced
- * barrier diffs (inval.c, sdsm_home_inval_unannounced). */
-static int any_unannounced(uint32_t first, uint32_t count, int32_t stride)
-{
-    for (uint32_t i = 0; i < count; i++)
-        if (H.unannounced[(uint32_t)((int64_t)first + (int64_t)stride * i)])
-            return 1;
-    return 0;
-}
-
-/* The asker's copies of the other pages go first: inval is
- * sdsm_home_inval_copies or sdsm_home_inval_unannounced (inval.c); the
- * pages asked for are left out. */
-static void guard(int src, uint32_t first, uint32_t count, int32_t stride,
-                  void (*inval)(int, const uint32_t *, uint32_t))
-{
-    uint32_t skip[1 + PREFETCH_MAX];
-    for (uint32_t i = 0; i < count && i < 1 + PREFETCH_MAX; i++)
-        skip[i] = (uint32_t)((int64_t)first + (int64_t)stride * i);
-    inval(src, skip, count < 1 + PREFETCH_MAX ? count : 1 + PREFETCH_MAX);
-}
-
-/*
- * Fetches of pages a publish holds (inval.c, DIFF_HOLD) wait here, whole,
- * in arrival order, and are tried again at each LIFT.  A fetch waits for
- * at most one round trip of the writer's (its acknowledgements, then its
- * LIFT); the requests are 20 bytes each.
- */
-typedef struct kept {
-    int         src;
-    sdsm_hdr_t  h;
-    uint8_t     p[12];
-} kept_t;
-
-static struct {
-    kept_t  *k;
-    uint32_t n, cap;
-    int      replaying;
-} K;
-
-static int any_held(uint32_t first, uint32_t count, int32_t stride)
-{
-    int any = 0;
-    for (uint32_t i = 0; i < count && !any; i++) {
-        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
-        sdsm_page_lock(pg);
-        any = H.held[pg] != 0;
-        sdsm_page_unlock(pg);
-    }
-    return any;
-}
-
-int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
-{
-    uint32_t first = rd32(p), count = rd32(p + 4);
-    int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
-    if (!any_held(first, count, stride))
-        return 0;
-    if (K.n == K.cap) {
-        uint32_t cap = K.cap ? 2 * K.cap : 16;
-        kept_t *k = realloc(K.k, cap * sizeof *k);
-        if (!k)
-            sdsm_fatal("out of memory keeping a fetch of a held page");
-        K.k = k;
-        K.cap = cap;
-    }
-    kept_t *k = &K.k[K.n++];
-    k->src = src;
-    k->h = *h;
-    memcpy(k->p, p, h->len);
-    sdsm_home_ask_lift(first, count, stride);
-    return 1;
-}
-
-static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p);
-
-void sdsm_home_fetch_replay(void)
-{
-    if (!K.n || K.replaying)
-        return;
-    K.replaying = 1;
-    uint32_t n = K.n;
-    K.n = 0; /* those still held are kept again, in order: entry i is read before
-                anything is kept at K.n <= i */
-    for (uint32_t i = 0; i < n; i++) {
-        kept_t k = K.k[i];
-        on_fetch(k.src, &k.h, k.p);
-    }
-    K.replaying = 0;
-}
-
-/*
- * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
- * count, i32 stride} for count pages stride apart (a strided prefetch: each
- * page travels alone).  The replies carry the request's tag (seq).
- */
-static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
-{
-    uint32_t first = rd32(p), count = rd32(p + 4);
-    int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
-    int64_t last = (int64_t)first + (int64_t)stride * ((int64_t)count - 1);
-    if ((h->len != 8 && h->len != 12) || first >= sdsm_region.npages || count == 0 ||
-        count > 1 + PREFETCH_MAX || stride == 0 ||
-        last < 0 || last >= sdsm_region.npages || src == H.me)
-        return -EPROTO;
-    if (sdsm_home_fetch_held(src, h, p))
-        return 0; /* answered at the LIFT */
-    /* The asker reads the pages from this heap itself (zcopy.c says why a
-     * later copy is right), unless a serve hook must see what it gets. */
-    int zc = (h->flags & SDSM_FETCH_ZC) && !sdsm_home_serve_hook && sdsm_zcopy_offered(src);
-    if (zc && any_twin(first, count, stride)) {
-        zc = 0;
-        sdsm_stat_add(SDSM_ST_ZC_DECLINED, count);
-    }
-    /* Dense pages are gathered into runs.  Each page is copied while its
-     * lock is held, and the copy is what the reader gets (and what ibec's
-     * serve hook sees): a write by this rank's threads after that is
-     * announced as usual (the page is write-protected, or twinned at the
-     * home). */
-    /* Where homes serve twins, what is served is a cut of this rank's
-     * writes: a page twinned after the guard looked, but written before a
-     * flag copied below, would keep the asker's old copy of it valid. */
-    int cut = sdsm_home_twins_shared;
-    if (cut)
-        sdsm_home_cut_begin();
-    if (sdsm_home_twins_shared && unshared_written(first, count, stride))
-        guard(src, first, count, stride, sdsm_home_inval_copies);
-    if (sdsm_home_twins_shared && any_unannounced(first, count, stride))
-        guard(src, first, count, stride, sdsm_home_inval_unannounced);
-    uint32_t run = first, nrun = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
-        /* Copy-holder and copy are recorded together, under the page lock,
-         * so a release at this home sees either both or neither. */
-        sdsm_page_lock(pg);
-        sdsm_page_t *m = sdsm_page(pg);
-        if (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN)) {
-            /* A home page kept writable while nobody else held it: from now
-             * on its writes must be seen, and this interval's announced
-             * (a page never write-protected, alloc.h, is announced by every
-             * release from now on instead). */
-            if (!sdsm_page_announced(pg) && !sdsm_home_hot(pg)) {
-                sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
-                m->flags |= SDSM_PGF_FLUSHED;
-            }
-            sdsm_page_mark_dirty(pg);
-        }
-        if (sdsm_copyset_add(pg, src))
-            sdsm_fatal("out of memory recording a copy holder");
-        if (H.unannounced[pg]) /* its copy from now on is new enough (inval.c) */
-            sdsm_home_unann_stale(pg)[src / 64] &= ~(1ull << (src % 64));
-        if (zc) {
-            sdsm_page_unlock(pg);
-            if (stride != 1) { /* not a run: each page is read alone */
-                uint32_t one[2] = {pg, 1};
-                sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, one, 8, NULL, 0);
-            }
-            continue;
-        }
-        sdsm_buf_reserve(&H.run, H.ps);
-        uint8_t *copy = H.run.p + H.run.len;
-        memcpy(copy, served(pg), H.ps);
-        if (sdsm_home_serve_hook)
-            sdsm_home_serve_hook(pg, copy);
-        if (mostly_zero(copy)) {
-            send_run(src, run, nrun, h->seq); /* leaves copy where it is */
-            nrun = 0;
-            send_zero_page(src, pg, h->seq, copy);
-        } else {
-            if (nrun++ == 0)
-                run = pg;
-            H.run.len += H.ps;
-            if (stride != 1) { /* not a run: the page goes alone */
-                send_run(src, run, nrun, h->seq);
-                nrun = 0;
-            }
-        }
-        sdsm_page_unlock(pg);
-    }
-    if (zc && stride == 1)
-        sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, p, 8, NULL, 0);
-    else if (!zc)
-        send_run(src, run, nrun, h->seq);
-    if (cut)
-        sdsm_home_cut_end();
-    sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
     return 0;
 }
 
@@ -1068,7 +658,6 @@ int sdsm_proto_home_query(uint32_t pg)
 
 void sdsm_home_fetch_init(void)
 {
-    sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REP, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_REPZ, on_fetch_rep);
     sdsm_msg_set_handler(SDSM_MSG_FETCH_RUN, on_fetch_run);

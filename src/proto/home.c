@@ -1,10 +1,14 @@
 /*
  * home.c - what the home-based protocols (hlrc, update, ibec) share: their
  * state, diff batches, and the operations hlrc and update take as they are.
- * The machinery is split by object: fetch.c (pages from their homes),
- * release.c (a rank's writes to the homes), inval.c (a home applying diffs
- * and invalidating or updating other copies), notice.c (barrier write
- * notices), control.c (flush, refresh, broadcast, home moves, free).
+ * The machinery is split by object: fetch.c (pages from their homes: the
+ * fault path and the replies), open.c (pages made writable), serve.c (a
+ * home serving a fetch), release.c (a rank's writes to the homes), inval.c
+ * (a home applying diffs and invalidating or updating other copies),
+ * lift.c (pages held there until their writer lifts them), copies.c (the
+ * copy holder's side), lockfwd.c (ibec's lock diffs forwarded at a
+ * barrier), notice.c (barrier write notices), control.c (flush, refresh,
+ * broadcast, home moves, free).
  * hlrc.c, update.c and ibec.c build their operations tables from these
  * pieces; each keeps its own state.
  */
@@ -188,9 +192,12 @@ int sdsm_home_init(void)
     if (sdsm_wbuf_init())
         return -ENOMEM;
     sdsm_home_fetch_init();
+    sdsm_home_serve_init();
     sdsm_home_atomic_init();
     sdsm_home_claim_init();
     sdsm_home_inval_init();
+    sdsm_home_copies_init();
+    sdsm_home_lift_init();
     sdsm_home_notice_init();
     sdsm_home_control_init();
     sdsm_alloc_on_free = sdsm_home_free_range;

@@ -1,7 +1,8 @@
 /*
  * home_int.h - state shared by the files of the home-based machinery
- * (home.c, fetch.c, release.c, inval.c, notice.c, control.c).  Internal to
- * src/proto; the protocols themselves use home.h.
+ * (home.c, fetch.c, open.c, serve.c, release.c, inval.c, lift.c, copies.c,
+ * lockfwd.c, notice.c, control.c, and the smaller ones beside them).
+ * Internal to src/proto; the protocols themselves use home.h.
  */
 #ifndef SDSM_PROTO_HOME_INT_H
 #define SDSM_PROTO_HOME_INT_H
@@ -147,10 +148,21 @@ int  sdsm_wbuf_init(void);
 void sdsm_wbuf_add(uint32_t pg);
 int  sdsm_wbuf_drain(void);
 
-/* fetch.c, page lock held: home page pg was twinned (its twin is served). */
-void sdsm_home_twin_note(uint32_t pg);
+/* The most pages a fetch asks for beside the one it faulted on (a reply
+ * carries at most SDSM_FETCH_RUN_MAX pages; fetch.c, serve.c). */
+#define PREFETCH_MAX (SDSM_FETCH_RUN_MAX - 1)
 
-/* fetch.c, service thread: a fetch of a held page waits (it is kept);
+/* open.c, page lock held: home page pg was twinned (its twin is served). */
+void sdsm_home_twin_note(uint32_t pg);
+/* open.c, page lock held, pg READ_ONLY, a cut entered (sdsm_home_cut_enter):
+ * pg becomes writable (twin, hook, dirty list, mapping), and at its home a
+ * write fault (is_write > 0) opens the next pages of its stream too. */
+void sdsm_home_open(uint32_t pg, int home, int is_write);
+/* fetch.c, page lock held: this thread first-touched pg as its home (the
+ * first-touch claims in runs). */
+void sdsm_home_ft_touched(uint32_t pg);
+
+/* serve.c, service thread: a fetch of a held page waits (it is kept);
  * the fetches kept are tried again (pages were lifted). */
 int  sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
 void sdsm_home_fetch_replay(void);
@@ -164,9 +176,32 @@ void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride);
 /* A barrier completed at this rank: its arrival is done with (release.c). */
 void sdsm_home_arrival_done(void);
 
+/* FWD_DIFF flags: 2 marks diffL forwarded at a barrier; in check mode a
+ * forwarded diffB names its writer (FWD_WRITER | writer << 3), so the
+ * holder can say who wrote what it read.  One writer per message: a
+ * forward carries one arriving batch. */
+enum { FWD_WRITER = 4, FWD_WRITER_MAX = 0xffff >> 3 };
+
+/* inval.c, page lock held: a diff entry applied to pg and to its twins
+ * (twin2_base: ibec's twinL area, or NULL). */
+void sdsm_home_apply_entry(uint32_t pg, const uint8_t *diff, uint32_t nb, uint8_t *twin2_base);
+
+/* lift.c, service thread: the pages of another rank's diff batch p (len
+ * bytes) homed here give this rank's threads no access while it lands
+ * (their numbers appended to got, u32[]); they are given back. */
+void sdsm_home_shield_on(const uint8_t *p, uint32_t len, buf_t *got);
+void sdsm_home_shield_off(const uint8_t *pages, size_t len);
+/* lift.c, service thread: src's batch p, of hold generation gen (an
+ * arrival's, or an eager one's), holds its pages here until lifted;
+ * shielded: those of its pages sdsm_home_shield_on shielded. */
+void sdsm_home_hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32_t len, const buf_t *shielded);
+
 /* Each file registers the handlers of its messages (from sdsm_home_init). */
 void sdsm_home_fetch_init(void);
+void sdsm_home_serve_init(void);
 void sdsm_home_inval_init(void);
+void sdsm_home_copies_init(void);
+void sdsm_home_lift_init(void);
 void sdsm_home_notice_init(void);
 void sdsm_home_control_init(void);
 void sdsm_home_atomic_init(void);

@@ -38,6 +38,9 @@
  * rank reading, before the next barrier, a page another rank wrote outside
  * any critical section (those writes travel only at the barrier).  See
  * "Check mode" below.
+ *
+ * The writes bound to locks (twinL, diffL, the lock operations) are
+ * ibec_lock.c; the critical sections themselves ibec_cs.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,27 +65,7 @@
 
 #define STUCK_FAULTS 100000 /* write faults in a row on one writable page: the thread lacks the key's rights */
 
-typedef struct stamp {
-    uint32_t      id, stamp, epoch;
-} stamp_t;
-
-static struct {
-    int             me, n;
-    size_t          ps;
-    uint8_t        *twinl;
-    pthread_mutex_t mtx;          /* stamps */
-    uint32_t       *work;         /* scratch page list (npages capacity) */
-    sdsm_idmap_t    stamps;       /* lock id -> stamp_t */
-    uint32_t        barriers;
-    pthread_mutex_t out_mtx;      /* out, when diffL is sent */
-    buf_t          *out;          /* per-home diffB and diffL batches */
-    _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
-    uint32_t        diffb_left;   /* barrier: pages with a diffB to send */
-    uint8_t        *maskb, *maskl; /* served masks of twinB and twinL: a bit per byte */
-    uint8_t        *masked;       /* per page: MASK_B | MASK_L (stripe lock) */
-} I;
-
-enum { MASK_B = 1, MASK_L = 2 };
+sdsm_ibec_state_t sdsm_ibec_state;
 
 /*
  * Check mode.  Each rank notes the barrier epoch of its reads: at every
@@ -105,27 +88,6 @@ static struct {
     unsigned         nreported;
 } C = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
-static uint8_t *mask_of(uint8_t *base, uint32_t pg) { return base + ((size_t)pg << sdsm_region.shift) / 8; }
-
-static uint8_t *twinl(uint32_t pg) { return I.twinl + ((size_t)pg << sdsm_region.shift); }
-
-/* mtx held.  Stamps of an earlier barrier epoch count as 0. */
-static stamp_t *stamp_of(uint32_t id)
-{
-    uint32_t ep = sdsm_net_epoch();
-    stamp_t *s = sdsm_idmap_get(&I.stamps, id);
-    if (s) {
-        if (s->epoch != ep)
-            *s = (stamp_t){.id = id, .epoch = ep};
-        return s;
-    }
-    s = calloc(1, sizeof *s);
-    if (!s || sdsm_idmap_put(&I.stamps, id, s))
-        sdsm_fatal("out of memory");
-    *s = (stamp_t){.id = id, .epoch = ep};
-    return s;
-}
-
 /* Check mode, page lock held: the runtime made pg accessible without a
  * fault of the program's; if it was not read in this epoch yet, the next
  * read must still fault. */
@@ -135,11 +97,20 @@ static void check_rearm(uint32_t pg)
         sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
 }
 
+void sdsm_ibec_check_unread(uint32_t pg)
+{
+    if (C.on) {
+        sdsm_page_lock(pg);
+        check_rearm(pg);
+        sdsm_page_unlock(pg);
+    }
+}
+
 /* A home page nobody else holds: no twin, no diff, kept writable (the
  * first fetch of it write-protects it again).  Stripe lock held. */
-static int home_private(uint32_t pg)
+int sdsm_ibec_home_private(uint32_t pg)
 {
-    return sdsm_page_home(pg) == I.me && !sdsm_copyset_others(pg);
+    return sdsm_page_home(pg) == ibs.me && !sdsm_copyset_others(pg);
 }
 
 /* Served masks.  Stripe lock held.  Marks the bytes where copy differs
@@ -148,7 +119,7 @@ static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, co
                      uint32_t pg, int which)
 {
     int any = 0;
-    for (size_t i = 0; i < I.ps; i += 8) {
+    for (size_t i = 0; i < ibs.ps; i += 8) {
         uint64_t a, b;
         memcpy(&a, twin + i, 8);
         memcpy(&b, copy + i, 8);
@@ -161,7 +132,7 @@ static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, co
             }
     }
     if (any)
-        I.masked[pg] |= (uint8_t)which;
+        ibs.masked[pg] |= (uint8_t)which;
 }
 
 /*
@@ -175,11 +146,11 @@ static void serve_hook(uint32_t pg, const uint8_t *copy)
     if (__builtin_expect(C.on, 0))
         check_rearm(pg); /* serving may have made it readable here */
     uint8_t fl = sdsm_page(pg)->flags;
-    const uint8_t *tl = (fl & SDSM_PGF_TWINL) ? twinl(pg) : NULL;
+    const uint8_t *tl = (fl & SDSM_PGF_TWINL) ? sdsm_ibec_twinl(pg) : NULL;
     if (fl & SDSM_PGF_TWIN)
-        mask_add(mask_of(I.maskb, pg), sdsm_page_twin(pg), copy, tl, pg, MASK_B);
+        mask_add(sdsm_ibec_mask_of(ibs.maskb, pg), sdsm_page_twin(pg), copy, tl, pg, MASK_B);
     if (tl)
-        mask_add(mask_of(I.maskl, pg), tl, copy, NULL, pg, MASK_L);
+        mask_add(sdsm_ibec_mask_of(ibs.maskl, pg), tl, copy, NULL, pg, MASK_L);
 }
 
 /*
@@ -188,17 +159,17 @@ static void serve_hook(uint32_t pg, const uint8_t *copy)
  * mask is then spent (the twin is dropped or, for twinB after a diffL,
  * brought up to date with the diff).
  */
-static void mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which)
+void sdsm_ibec_mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which)
 {
-    if (!(I.masked[pg] & which))
+    if (!(ibs.masked[pg] & which))
         return;
-    if (sdsm_page_home(pg) != I.me) { /* moved away (sdsm_set_home): the mask is stale */
-        memset(mask, 0, I.ps / 8);
-        I.masked[pg] &= (uint8_t)~which;
+    if (sdsm_page_home(pg) != ibs.me) { /* moved away (sdsm_set_home): the mask is stale */
+        memset(mask, 0, ibs.ps / 8);
+        ibs.masked[pg] &= (uint8_t)~which;
         return;
     }
     const uint8_t *cur = sdsm_page_rt(pg);
-    for (size_t i = 0; i < I.ps / 8; i++) {
+    for (size_t i = 0; i < ibs.ps / 8; i++) {
         if (!mask[i])
             continue;
         for (size_t k = 0; k < 8; k++)
@@ -206,349 +177,15 @@ static void mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which)
                 twin[8 * i + k] = (uint8_t)~cur[8 * i + k];
         mask[i] = 0;
     }
-    I.masked[pg] &= (uint8_t)~which;
+    ibs.masked[pg] &= (uint8_t)~which;
 }
 
-static void mask_drop(uint8_t *mask, uint32_t pg, int which)
+void sdsm_ibec_mask_drop(uint8_t *mask, uint32_t pg, int which)
 {
-    if (I.masked[pg] & which) {
-        memset(mask, 0, I.ps / 8);
-        I.masked[pg] &= (uint8_t)~which;
+    if (ibs.masked[pg] & which) {
+        memset(mask, 0, ibs.ps / 8);
+        ibs.masked[pg] &= (uint8_t)~which;
     }
-}
-
-/*
- * Critical sections (see ibec_cs.c).  A page written inside one has twinL
- * and belongs to that section (sdsm_ibec_owner) until the section's
- * segment closes (its thread acquires or releases a lock) or another
- * section takes the page: either way the writes made so far become diffL
- * in the buffer of the section's innermost lock.
- */
-
-/* Stripe lock held; pg has twinL of s.  s->mtx is taken here (after the
- * page lock, as everywhere). */
-static void segment_out(uint32_t pg, ibec_sec_t *s)
-{
-    sdsm_page_t *p = sdsm_page(pg);
-    pthread_mutex_lock(&s->mtx);
-    buf_t *b = s->depth > 0 ? &s->held[s->depth - 1].diff : NULL;
-    if (b && p->state != SDSM_PG_INVALID) {
-        size_t at = b->len;
-        mask_force(mask_of(I.maskl, pg), twinl(pg), pg, MASK_L);
-        sdsm_batch_add(b, pg, twinl(pg));
-        uint32_t nb;
-        memcpy(&nb, b->p + at + 4, 4);
-        /* These bytes travel as diffL: keep them out of diffB. */
-        if (nb && (p->flags & SDSM_PGF_TWIN))
-            sdsm_diff_apply(sdsm_page_twin(pg), b->p + at + 8, nb);
-        if (!nb)
-            b->len = at; /* written back to the same bytes: nothing to say */
-    }
-    pthread_mutex_unlock(&s->mtx);
-    p->flags &= (uint8_t)~SDSM_PGF_TWINL;
-    sdsm_ibec_owner[pg] = 0;
-    mask_drop(mask_of(I.maskl, pg), pg, MASK_L);
-}
-
-/* Stripe lock held: pg becomes s's, twinL taken now. */
-static void claim(uint32_t pg, ibec_sec_t *s)
-{
-    uint16_t bit = (uint16_t)(1u << (s->index - 1));
-    memcpy(twinl(pg), sdsm_page_rt(pg), I.ps);
-    sdsm_page(pg)->flags |= SDSM_PGF_TWINL;
-    sdsm_ibec_owner[pg] = (uint8_t)s->index;
-    if (!(sdsm_ibec_listed[pg] & bit)) {
-        sdsm_ibec_listed[pg] |= bit;
-        pthread_mutex_lock(&s->mtx);
-        s->cs[s->ncs++] = pg;
-        pthread_mutex_unlock(&s->mtx);
-    }
-}
-
-/* Stripe lock held, pg not writable by the owner's thread any more: the
- * page leaves the section that has it for s (keyed mode). */
-static void take(uint32_t pg, ibec_sec_t *s)
-{
-    int o = sdsm_ibec_owner[pg];
-    if (o == s->index)
-        return;
-    if (o) {
-        segment_out(pg, sdsm_ibec_cs_get(o));
-        sdsm_stat_add(SDSM_ST_IBEC_HANDOVERS, 1);
-    }
-    claim(pg, s);
-}
-
-/* Without keys: the one section, while open. */
-static ibec_sec_t *gate_section(void)
-{
-    ibec_sec_t *s = sdsm_ibec_cs_get(1);
-    pthread_mutex_lock(&s->mtx);
-    int open = s->depth > 0;
-    pthread_mutex_unlock(&s->mtx);
-    return open ? s : NULL;
-}
-
-/*
- * Fault path, stripe lock held, pg read-only and about to become writable.
- * A page only this home holds needs no diffL: whoever acquires the lock
- * and reads it fetches it, with these writes; it gets the free key.  With
- * keys, a write inside a critical section makes the page the section's;
- * a write outside leaves it with the section that has it, if any, else
- * gives it the common key.  Without keys, every write while the section is
- * open is bound to it.
- */
-static void write_hook(uint32_t pg)
-{
-    if (home_private(pg)) {
-        sdsm_ibec_page_key(pg, IBEC_KEY_FREE, PROT_READ);
-        return;
-    }
-    if (!sdsm_ibec_cs_keyed()) {
-        ibec_sec_t *s = gate_section();
-        if (s && !(sdsm_page(pg)->flags & SDSM_PGF_TWINL))
-            claim(pg, s);
-        return;
-    }
-    ibec_sec_t *s = sdsm_ibec_cs_mine();
-    if (s)
-        take(pg, s);
-    ibec_sec_t *o = sdsm_ibec_cs_get(sdsm_ibec_owner[pg]);
-    sdsm_ibec_page_key(pg, o ? o->key : IBEC_KEY_COMMON, PROT_READ);
-}
-
-/*
- * Keyed mode: a write fault of a thread inside a critical section on a
- * writable page, whose key it may not write (or a protection change still
- * on its way).  Takes the page for the thread's section, write-protecting
- * it first so the thread that had it stops writing before its diffL is
- * made.  Returns 1 if handled.
- */
-static int key_fault(uint32_t pg)
-{
-    ibec_sec_t *s = sdsm_ibec_cs_mine();
-    if (!s || !sdsm_ibec_cs_keyed() || pg >= sdsm_region.npages || !sdsm_alloc_find(pg))
-        return 0;
-    sdsm_page_lock(pg);
-    if (sdsm_page(pg)->state != SDSM_PG_READ_WRITE) {
-        sdsm_page_unlock(pg);
-        return 0; /* the usual write fault: write_hook */
-    }
-    sdsm_stat_add(SDSM_ST_WRITE_FAULTS, 1);
-    int rw = PROT_READ | PROT_WRITE, key = s->key;
-    if (home_private(pg)) {
-        key = IBEC_KEY_FREE;
-    } else if (sdsm_ibec_owner[pg] != s->index) {
-        if (sdsm_ibec_owner[pg])
-            sdsm_page_protect(pg, 1, SDSM_PG_READ_ONLY);
-        take(pg, s);
-    }
-    if (!sdsm_ibec_page_key(pg, key, rw))
-        sdsm_page_protect(pg, 1, SDSM_PG_READ_WRITE);
-    sdsm_page_unlock(pg);
-    return 1;
-}
-
-/* Without keys: write-protect every writable page, so the next write in a
- * new segment faults and makes its twinL.  twinB stays. */
-static void protect_writable(void)
-{
-    pthread_mutex_lock(&sdsm_region.dirty_mtx);
-    uint32_t n = sdsm_region.ndirty;
-    memcpy(I.work, sdsm_region.dirty, (size_t)n * 4);
-    pthread_mutex_unlock(&sdsm_region.dirty_mtx);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t pg = I.work[i];
-        sdsm_page_lock(pg);
-        if (sdsm_page(pg)->state == SDSM_PG_READ_WRITE && !home_private(pg))
-            sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
-        sdsm_page_unlock(pg);
-    }
-}
-
-/* s's thread: turn the current segment's writes into diffL appended to the
- * buffer of s's innermost lock (pages another section took since are in
- * that one's). */
-static void close_segment(ibec_sec_t *s)
-{
-    uint16_t bit = (uint16_t)(1u << (s->index - 1));
-    pthread_mutex_lock(&s->mtx);
-    uint32_t ncs = s->ncs, *cs = s->cs;
-    s->cs = s->cs_spare; /* writes from now on start the next segment */
-    s->cs_spare = cs;
-    s->ncs = 0;
-    pthread_mutex_unlock(&s->mtx);
-    for (uint32_t i = 0; i < ncs; i++) {
-        uint32_t pg = cs[i];
-        sdsm_page_lock(pg);
-        sdsm_page_t *p = sdsm_page(pg);
-        sdsm_ibec_listed[pg] &= (uint16_t)~bit;
-        if ((p->flags & SDSM_PGF_TWINL) && sdsm_ibec_owner[pg] == s->index) {
-            if (p->state == SDSM_PG_READ_WRITE)
-                sdsm_page_set(pg, SDSM_PG_READ_ONLY, sdsm_page_home(pg) == I.me, 1);
-            segment_out(pg, s);
-        }
-        sdsm_page_unlock(pg);
-    }
-}
-
-static uint32_t ibec_lock_stamp(int id)
-{
-    pthread_mutex_lock(&I.mtx);
-    uint32_t s = stamp_of((uint32_t)id)->stamp;
-    pthread_mutex_unlock(&I.mtx);
-    return s;
-}
-
-/* Apply the grant's diffL chain: {u32 stamp, u32 len, batch}[]. */
-static int ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
-{
-    uint32_t top = 0;
-    if (sdsm_diff_chain_check(chain, len, sdsm_region.npages, I.ps)) /* check everything before using anything */
-        return -EPROTO;
-    for (size_t off = 0; off < len;) {
-        uint32_t st, bl;
-        memcpy(&st, chain + off, 4);
-        memcpy(&bl, chain + off + 4, 4);
-        const uint8_t *b = chain + off + 8;
-        for (size_t e = 0; e < bl;) {
-            uint32_t pg, nb;
-            memcpy(&pg, b + e, 4);
-            memcpy(&nb, b + e + 4, 4);
-            /* Our own pages have every diffL already, applied as they came
-             * (before their lock moved on); applied again, an entry's bytes
-             * written outside the critical section - another thread's, caught
-             * in its twinL - could undo newer ones. */
-            sdsm_page_lock(pg); /* home1 changes under the page lock (first touch) */
-            int not_ours = sdsm_page_home(pg) != I.me;
-            uint8_t st_now = sdsm_page(pg)->state;
-            sdsm_page_unlock(pg);
-            if (not_ours) { /* a page we do not hold is fetched first */
-                if ((st_now == SDSM_PG_INVALID || st_now == SDSM_PG_FETCHING) && sdsm_alloc_find(pg)) {
-                    sdsm_home_fault(pg, 0);
-                    if (C.on) { /* fetched to apply the diffL: no read of the program's */
-                        sdsm_page_lock(pg);
-                        check_rearm(pg);
-                        sdsm_page_unlock(pg);
-                    }
-                }
-                sdsm_home_apply_to_copies(b + e, 8 + nb, I.twinl);
-            }
-            e += 8 + nb;
-        }
-        if (st > top)
-            top = st;
-        off += 8 + bl;
-    }
-    pthread_mutex_lock(&I.mtx);
-    stamp_t *st = stamp_of((uint32_t)id);
-    if (top > st->stamp)
-        st->stamp = top;
-    pthread_mutex_unlock(&I.mtx);
-    ibec_sec_t *s = sdsm_ibec_cs_mine();
-    if (!s) {
-        int others;
-        s = sdsm_ibec_cs_take(&others);
-        if (others) /* another thread of this rank is inside a critical section */
-            sdsm_stat_add(SDSM_ST_IBEC_OVERLAPS, 1);
-    }
-    close_segment(s); /* writes so far belong to the enclosing lock, if any */
-    pthread_mutex_lock(&s->mtx);
-    if (s->depth == IBEC_MAX_DEPTH) {
-        pthread_mutex_unlock(&s->mtx);
-        sdsm_fatal("more than %d locks held at once by one thread", IBEC_MAX_DEPTH);
-    }
-    s->held[s->depth].id = id;
-    s->held[s->depth].diff.len = 0;
-    s->depth++;
-    pthread_mutex_unlock(&s->mtx);
-    if (!sdsm_ibec_cs_keyed())
-        protect_writable();
-    return 0;
-}
-
-/*
- * The homes get every diffL too, and acknowledge it before the lock moves
- * on, so each home applies a lock's diffL in lock order; at the barrier it
- * forwards them, in that order, to the copy holders (barrier_second).
- */
-static void send_to_homes(const uint8_t *b, size_t len)
-{
-    sdsm_rpc_t r = {0};
-    uint32_t id = sdsm_rpc_open(&r, 1);
-    pthread_mutex_lock(&I.out_mtx); /* threads of this rank release different locks at once */
-    for (size_t off = 0; off < len;) {
-        uint32_t pg, nb;
-        memcpy(&pg, b + off, 4);
-        memcpy(&nb, b + off + 4, 4);
-        int home = sdsm_page_home(pg);
-        sdsm_buf_reserve(&I.out[home], 8 + nb);
-        memcpy(I.out[home].p + I.out[home].len, b + off, 8 + nb);
-        I.out[home].len += 8 + nb;
-        off += 8 + nb;
-    }
-    for (int h = 0; h < I.n; h++)
-        sdsm_batch_send(&I.out[h], h, SDSM_DIFF_LOCK, &r, id);
-    pthread_mutex_unlock(&I.out_mtx);
-    sdsm_count_done(&r.pending);
-    sdsm_rpc_wait(&r);
-    sdsm_rpc_close(id);
-    atomic_store(&I.lock_diffs, 1);
-}
-
-/* s->mtx held: the depth of lock id in s's stack, or -1. */
-static int held_at(ibec_sec_t *s, int id)
-{
-    int k = s->depth - 1;
-    while (k >= 0 && s->held[k].id != id)
-        k--;
-    return k;
-}
-
-static int ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp)
-{
-    ibec_sec_t *s = sdsm_ibec_cs_mine();
-    if (s) {
-        pthread_mutex_lock(&s->mtx);
-        int k = held_at(s, id);
-        pthread_mutex_unlock(&s->mtx);
-        if (k < 0)
-            s = NULL;
-    }
-    if (!s) /* sdsm_finalize releases the locks of every thread */
-        s = sdsm_ibec_cs_holding(id);
-    *payload = NULL;
-    *len = 0;
-    buf_t d = {0};
-    int last = 0;
-    if (s) {
-        close_segment(s);
-        pthread_mutex_lock(&s->mtx);
-        int k = held_at(s, id);
-        d = s->held[k].diff;
-        for (int j = k; j < s->depth - 1; j++)
-            s->held[j] = s->held[j + 1];
-        s->depth--;
-        s->held[s->depth].diff = (buf_t){0};
-        last = s->depth == 0;
-        pthread_mutex_unlock(&s->mtx);
-    }
-    pthread_mutex_lock(&I.mtx);
-    stamp_t *st = stamp_of((uint32_t)id);
-    if (d.len) {
-        *payload = d.p;
-        *len = d.len;
-        st->stamp++;
-    } else {
-        free(d.p);
-    }
-    *stamp = st->stamp;
-    pthread_mutex_unlock(&I.mtx);
-    if (last)
-        sdsm_ibec_cs_give(s);
-    if (*len)
-        send_to_homes(*payload, *len);
-    return 0;
 }
 
 /*
@@ -560,20 +197,20 @@ static int ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *s
  */
 static uint32_t settle_dirty(void)
 {
-    uint32_t n = sdsm_page_take_dirty(I.work), left = 0;
+    uint32_t n = sdsm_page_take_dirty(ibs.work), left = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t pg = I.work[i];
+        uint32_t pg = ibs.work[i];
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
         p->flags &= (uint8_t)~SDSM_PGF_DIRTY;
-        if ((p->flags & SDSM_PGF_TWIN) && home >= 0 && (home != I.me || sdsm_copyset_others(pg))) {
+        if ((p->flags & SDSM_PGF_TWIN) && home >= 0 && (home != ibs.me || sdsm_copyset_others(pg))) {
             sdsm_page_mark_dirty(pg); /* its diffB goes in the second phase */
             left++;
         } else {
             p->flags &= (uint8_t)~(SDSM_PGF_FLUSHED | SDSM_PGF_TWIN);
-            mask_drop(mask_of(I.maskb, pg), pg, MASK_B);
-            if (p->state == SDSM_PG_READ_WRITE && home != I.me)
+            sdsm_ibec_mask_drop(sdsm_ibec_mask_of(ibs.maskb, pg), pg, MASK_B);
+            if (p->state == SDSM_PG_READ_WRITE && home != ibs.me)
                 sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
         }
         sdsm_page_unlock(pg);
@@ -584,9 +221,9 @@ static uint32_t settle_dirty(void)
 static int ibec_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
 {
     (void)kind, (void)via;
-    I.diffb_left = settle_dirty();
+    ibs.diffb_left = settle_dirty();
     if (pages) {
-        *pages = I.work;
+        *pages = ibs.work;
         *npages = 0;
     }
     return 0;
@@ -601,36 +238,36 @@ static int ibec_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, 
  */
 static void send_diffb(void)
 {
-    uint32_t n = sdsm_page_take_dirty(I.work);
+    uint32_t n = sdsm_page_take_dirty(ibs.work);
     if (n)
-        qsort(I.work, n, sizeof *I.work, sdsm_cmp_u32);
+        qsort(ibs.work, n, sizeof *ibs.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
-    pthread_mutex_lock(&I.out_mtx);
+    pthread_mutex_lock(&ibs.out_mtx);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t pg = I.work[i];
+        uint32_t pg = ibs.work[i];
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
         p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
-        if (p->state == SDSM_PG_READ_WRITE && !home_private(pg))
-            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == I.me, 1);
+        if (p->state == SDSM_PG_READ_WRITE && !sdsm_ibec_home_private(pg))
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == ibs.me, 1);
         if ((p->flags & SDSM_PGF_TWIN) && home >= 0) {
             /* A page only its home holds has nobody to tell. */
-            if (home != I.me || sdsm_copyset_others(pg)) {
-                mask_force(mask_of(I.maskb, pg), sdsm_page_twin(pg), pg, MASK_B);
-                sdsm_batch_add(&I.out[home], pg, sdsm_page_twin(pg));
+            if (home != ibs.me || sdsm_copyset_others(pg)) {
+                sdsm_ibec_mask_force(sdsm_ibec_mask_of(ibs.maskb, pg), sdsm_page_twin(pg), pg, MASK_B);
+                sdsm_batch_add(&ibs.out[home], pg, sdsm_page_twin(pg));
             }
             p->flags &= (uint8_t)~SDSM_PGF_TWIN;
-            mask_drop(mask_of(I.maskb, pg), pg, MASK_B);
-            if (I.out[home].len >= (1u << 20)) /* under the lock: no fetch may overtake it */
-                sdsm_batch_send(&I.out[home], home, SDSM_DIFF_FORWARD, &r, id);
+            sdsm_ibec_mask_drop(sdsm_ibec_mask_of(ibs.maskb, pg), pg, MASK_B);
+            if (ibs.out[home].len >= (1u << 20)) /* under the lock: no fetch may overtake it */
+                sdsm_batch_send(&ibs.out[home], home, SDSM_DIFF_FORWARD, &r, id);
         }
         sdsm_page_unlock(pg);
     }
-    for (int h = 0; h < I.n; h++)
-        sdsm_batch_send(&I.out[h], h, SDSM_DIFF_FORWARD, &r, id);
-    pthread_mutex_unlock(&I.out_mtx);
+    for (int h = 0; h < ibs.n; h++)
+        sdsm_batch_send(&ibs.out[h], h, SDSM_DIFF_FORWARD, &r, id);
+    pthread_mutex_unlock(&ibs.out_mtx);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
@@ -661,7 +298,7 @@ static void sweep_page(uint32_t pg, void *arg)
     buf_t *leave = arg;
     sdsm_page_t *p = sdsm_page(pg);
     int home = p->home1 - 1;
-    if (p->state != SDSM_PG_READ_ONLY || !p->home1 || home == I.me || (p->flags & SDSM_PGF_DIRTY))
+    if (p->state != SDSM_PG_READ_ONLY || !p->home1 || home == ibs.me || (p->flags & SDSM_PGF_DIRTY))
         return;
     if (p->flags & SDSM_PGF_IDLE) {
         p->flags &= (uint8_t)~SDSM_PGF_IDLE;
@@ -680,11 +317,11 @@ static void sweep_page(uint32_t pg, void *arg)
  * last sweep, arm the others. */
 static void sweep(void)
 {
-    buf_t *leave = calloc((size_t)I.n, sizeof *leave);
+    buf_t *leave = calloc((size_t)ibs.n, sizeof *leave);
     if (!leave)
         return;
     each_block_page(sweep_page, leave);
-    for (int h = 0; h < I.n; h++) {
+    for (int h = 0; h < ibs.n; h++) {
         if (leave[h].len)
             sdsm_net_send(h, SDSM_MSG_LEAVE, 0, 0, leave[h].p, leave[h].len, NULL, 0);
         free(leave[h].p);
@@ -714,7 +351,7 @@ static void check_new_epoch(void)
 static void check_hook(uint32_t pg, int writer)
 {
     uint32_t ep = atomic_load(&C.epoch);
-    if (writer == I.me || __atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != ep)
+    if (writer == ibs.me || __atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != ep)
         return;
     pthread_mutex_lock(&C.mtx);
     unsigned k = C.reported[pg] ? CHECK_MAX_REPORTS + 1 : C.nreported++;
@@ -739,7 +376,7 @@ static void check_hook(uint32_t pg, int writer)
     sdsm_warn("ibec check: page %p (%shome rank %d): %s wrote it outside a critical section and rank %d "
               "read it before the next barrier (epoch %u, after %u barriers): under ibec rank %d may see "
               "the old value; protect the writes with a lock or add a barrier",
-              (void *)sdsm_page_app(pg), block, sdsm_page_home(pg), who, I.me, ep, ep - 1, I.me);
+              (void *)sdsm_page_app(pg), block, sdsm_page_home(pg), who, ibs.me, ep, ep - 1, ibs.me);
 }
 
 /*
@@ -776,7 +413,7 @@ static int ibec_fault(uint32_t pg, int is_write)
     if (__builtin_expect(C.on, 0) && is_write <= 0 && pg < sdsm_region.npages)
         __atomic_store_n(&C.read_ep[pg], atomic_load(&C.epoch), __ATOMIC_RELAXED);
     if (is_write > 0 && sdsm_ibec_cs_keyed()) {
-        if (key_fault(pg))
+        if (sdsm_ibec_key_fault(pg))
             return 0;
         stuck_check(pg);
     }
@@ -797,8 +434,8 @@ static void ibec_acquire(sdsm_sync_kind_t kind)
 {
     if (kind != SDSM_SYNC_BARRIER)
         return;
-    I.barriers++;
-    if (sdsm_cfg.unmap_barriers > 0 && I.barriers % (uint32_t)sdsm_cfg.unmap_barriers == 0)
+    ibs.barriers++;
+    if (sdsm_cfg.unmap_barriers > 0 && ibs.barriers % (uint32_t)sdsm_cfg.unmap_barriers == 0)
         sweep();
     if (C.on)
         check_new_epoch();
@@ -808,7 +445,7 @@ static void ibec_acquire(sdsm_sync_kind_t kind)
  * forward or diffB to send (see settle_dirty). */
 static uint32_t ibec_barrier_flags(void)
 {
-    return (uint32_t)atomic_exchange(&I.lock_diffs, 0) | (I.diffb_left > 0);
+    return (uint32_t)atomic_exchange(&ibs.lock_diffs, 0) | (ibs.diffb_left > 0);
 }
 
 static void ibec_barrier_second(void)
@@ -834,7 +471,7 @@ static int ibec_flush(uint32_t first, uint32_t n, int drop)
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         if (p->state == SDSM_PG_READ_WRITE && (p->flags & SDSM_PGF_TWIN))
-            mask_force(mask_of(I.maskb, pg), sdsm_page_twin(pg), pg, MASK_B);
+            sdsm_ibec_mask_force(sdsm_ibec_mask_of(ibs.maskb, pg), sdsm_page_twin(pg), pg, MASK_B);
         sdsm_page_unlock(pg);
     }
     return sdsm_home_flush_range(first, n, drop, SDSM_DIFF_FORWARD);
@@ -844,8 +481,8 @@ static void ibec_free_range(uint32_t first, uint32_t n)
 {
     for (uint32_t pg = first; pg < first + n; pg++) {
         sdsm_page_lock(pg);
-        mask_drop(mask_of(I.maskb, pg), pg, MASK_B);
-        mask_drop(mask_of(I.maskl, pg), pg, MASK_L);
+        sdsm_ibec_mask_drop(sdsm_ibec_mask_of(ibs.maskb, pg), pg, MASK_B);
+        sdsm_ibec_mask_drop(sdsm_ibec_mask_of(ibs.maskl, pg), pg, MASK_L);
         sdsm_page_unlock(pg);
     }
     sdsm_home_free_range(first, n);
@@ -856,27 +493,27 @@ static int ibec_init(void)
     int rc = sdsm_home_init();
     if (rc)
         return rc;
-    I.me = sdsm_region.rank;
-    I.n = sdsm_region.nprocs;
-    I.ps = sdsm_region.page_size;
-    pthread_mutex_init(&I.mtx, NULL);
-    pthread_mutex_init(&I.out_mtx, NULL);
+    ibs.me = sdsm_region.rank;
+    ibs.n = sdsm_region.nprocs;
+    ibs.ps = sdsm_region.page_size;
+    pthread_mutex_init(&ibs.mtx, NULL);
+    pthread_mutex_init(&ibs.out_mtx, NULL);
     size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
     int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-    I.twinl = mmap(NULL, sdsm_region.size, PROT_READ | PROT_WRITE, fl, -1, 0);
-    I.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
-    I.out = calloc((size_t)I.n, sizeof *I.out);
-    I.maskb = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
-    I.maskl = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
-    I.masked = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
-    if (I.twinl == MAP_FAILED || I.work == MAP_FAILED || !I.out || I.maskb == MAP_FAILED ||
-        I.maskl == MAP_FAILED || I.masked == MAP_FAILED || sdsm_ibec_cs_init())
+    ibs.twinl = mmap(NULL, sdsm_region.size, PROT_READ | PROT_WRITE, fl, -1, 0);
+    ibs.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+    ibs.out = calloc((size_t)ibs.n, sizeof *ibs.out);
+    ibs.maskb = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
+    ibs.maskl = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
+    ibs.masked = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
+    if (ibs.twinl == MAP_FAILED || ibs.work == MAP_FAILED || !ibs.out || ibs.maskb == MAP_FAILED ||
+        ibs.maskl == MAP_FAILED || ibs.masked == MAP_FAILED || sdsm_ibec_cs_init())
         return -ENOMEM;
-    sdsm_home_write_hook = write_hook;
+    sdsm_home_write_hook = sdsm_ibec_write_hook;
     sdsm_home_serve_hook = serve_hook;
     sdsm_alloc_on_free = ibec_free_range; /* a reused page starts without masks */
     sdsm_home_twins_at_home = 1;
-    sdsm_home_twin2 = I.twinl;
+    sdsm_home_twin2 = ibs.twinl;
     if (sdsm_cfg.ibec_check) {
         C.read_ep = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
         C.reported = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
@@ -903,9 +540,9 @@ const sdsm_proto_ops_t sdsm_proto_ibec = {
     .free_range = ibec_free_range,
     .flush = ibec_flush,
     .prefetch = ibec_prefetch,
-    .lock_stamp = ibec_lock_stamp,
-    .release_lock = ibec_release_lock,
-    .acquire_lock = ibec_acquire_lock,
+    .lock_stamp = sdsm_ibec_lock_stamp,
+    .release_lock = sdsm_ibec_release_lock,
+    .acquire_lock = sdsm_ibec_acquire_lock,
     .lock_data = 1,
     .cs_slots = sdsm_ibec_cs_slots,
 };

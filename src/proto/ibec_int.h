@@ -1,13 +1,18 @@
 /*
  * ibec_int.h - ibec's critical sections, one per thread (ibec_cs.c), shared
- * with the protocol proper (ibec.c).  Internal to src/proto.
+ * with the protocol proper (ibec.c: barriers, served masks, check mode;
+ * ibec_lock.c: writes bound to locks), and the state those two share.
+ * Internal to src/proto.
  */
 #ifndef SDSM_PROTO_IBEC_INT_H
 #define SDSM_PROTO_IBEC_INT_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "core/idmap.h"
+#include "mem/page.h"
 #include "proto/home.h"
 
 #define IBEC_MAX_DEPTH 64
@@ -72,5 +77,55 @@ ibec_sec_t *sdsm_ibec_cs_holding(int id);
  */
 enum { IBEC_KEY_COMMON = -1, IBEC_KEY_FREE = -2 };
 int sdsm_ibec_page_key(uint32_t pg, int key, int prot);
+
+/* The protocol's state (ibec.c defines it; ibec_lock.c shares it). */
+typedef struct sdsm_ibec_state {
+    int             me, n;
+    size_t          ps;
+    uint8_t        *twinl;
+    pthread_mutex_t mtx;          /* stamps */
+    uint32_t       *work;         /* scratch page list (npages capacity) */
+    sdsm_idmap_t    stamps;       /* lock id -> stamp_t (ibec_lock.c) */
+    uint32_t        barriers;
+    pthread_mutex_t out_mtx;      /* out, when diffL is sent */
+    buf_t          *out;          /* per-home diffB and diffL batches */
+    _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
+    uint32_t        diffb_left;   /* barrier: pages with a diffB to send */
+    uint8_t        *maskb, *maskl; /* served masks of twinB and twinL: a bit per byte */
+    uint8_t        *masked;       /* per page: MASK_B | MASK_L (stripe lock) */
+} sdsm_ibec_state_t;
+
+/* The one instance; ibs is the short name the ibec files use. */
+extern sdsm_ibec_state_t sdsm_ibec_state;
+#define ibs sdsm_ibec_state
+
+enum { MASK_B = 1, MASK_L = 2 };
+
+/* pg's served mask in base (maskb or maskl), and its twinL. */
+static inline uint8_t *sdsm_ibec_mask_of(uint8_t *base, uint32_t pg)
+{
+    return base + ((size_t)pg << sdsm_region.shift) / 8;
+}
+
+static inline uint8_t *sdsm_ibec_twinl(uint32_t pg) { return ibs.twinl + ((size_t)pg << sdsm_region.shift); }
+
+/* ibec.c, stripe lock held: a home page nobody else holds (no twin, no
+ * diff, kept writable). */
+int  sdsm_ibec_home_private(uint32_t pg);
+/* ibec.c, stripe lock held: the served mask of pg's twin (which: MASK_B or
+ * MASK_L) forced into the twin before a diff, or dropped; spent either way. */
+void sdsm_ibec_mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which);
+void sdsm_ibec_mask_drop(uint8_t *mask, uint32_t pg, int which);
+/* ibec.c, check mode: pg was fetched by the runtime, not read by the
+ * program; its next read must still fault.  No page lock held. */
+void sdsm_ibec_check_unread(uint32_t pg);
+
+/* ibec_lock.c: the fault path's write hook, keyed mode's write fault on a
+ * writable page (1 if handled), and the lock operations of the table. */
+void     sdsm_ibec_write_hook(uint32_t pg);
+int      sdsm_ibec_key_fault(uint32_t pg);
+uint32_t sdsm_ibec_lock_stamp(int id);
+int      sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len);
+int      sdsm_ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
 
 #endif
