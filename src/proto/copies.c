@@ -109,6 +109,48 @@ static void early_publish(int home)
     free(list);
 }
 
+/* Whether this rank is writing any of the n pages of an invalidation. */
+static int any_written(const uint8_t *p, uint32_t n)
+{
+    int cut = 0;
+    for (uint32_t i = 0; i < n && !cut; i++) {
+        uint32_t pg = rd32(p + 4 * i);
+        sdsm_page_lock(pg);
+        cut = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
+        sdsm_page_unlock(pg);
+    }
+    return cut;
+}
+
+/* Page lock held: the home src drops this rank's copy of pg; a page
+ * written here sends its diff home first (in early, a scratch buffer).
+ * *late: the hold generation of such a diff sent held. */
+static void drop_copy(int src, uint32_t pg, int cut, void (*soon)(void), buf_t *early, uint8_t *late)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    int written = m->state == SDSM_PG_READ_WRITE;
+    sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
+    sdsm_home_ahead_drop(pg);
+    if (written) {
+        /* Send before unlocking: a fetch of this page by one of our
+         * threads must reach the home after our own writes.  A page
+         * written since the look above, without a cut (where flags
+         * are read): held like early_publish's batches. */
+        early->len = 0;
+        sdsm_batch_add(early, pg, sdsm_page_twin(pg));
+        m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
+        if (!cut && soon) {
+            *late = early_gen();
+            atomic_fetch_add(&H.early, 1);
+            sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | SDSM_DIFF_HOLD | (unsigned)*late << 8, 0,
+                          early->p, early->len, NULL, 0);
+        } else {
+            sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early->p, early->len, NULL, 0);
+        }
+    }
+    sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
+}
+
 /* Drop our copies; a page we are writing first sends its diff home.  A
  * copy waiting for its home's push (update) is fetched instead: this
  * invalidation means the home dropped us from the copyset, so no push is
@@ -125,13 +167,7 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
      * (the flag's page here, the data's there), nor it ours.  It queues
      * its batch without waiting for anything of ours. */
     pthread_mutex_lock(&H.take_mtx);
-    int cut = 0;
-    for (uint32_t i = 0; i < n && !cut; i++) {
-        uint32_t pg = rd32(p + 4 * i);
-        sdsm_page_lock(pg);
-        cut = sdsm_page(pg)->state == SDSM_PG_READ_WRITE;
-        sdsm_page_unlock(pg);
-    }
+    int cut = any_written(p, n);
     if (cut) {
         sdsm_home_cut_begin();
         early_publish(src);
@@ -151,29 +187,8 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
             sdsm_page_wake(pg, 1);
             continue;
         }
-        if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE) {
-            int written = m->state == SDSM_PG_READ_WRITE;
-            sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
-            sdsm_home_ahead_drop(pg);
-            if (written) {
-                /* Send before unlocking: a fetch of this page by one of our
-                 * threads must reach the home after our own writes.  A page
-                 * written since the look above, without a cut (where flags
-                 * are read): held like early_publish's batches. */
-                early.len = 0;
-                sdsm_batch_add(&early, pg, sdsm_page_twin(pg));
-                m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
-                if (!cut && soon) {
-                    late = early_gen();
-                    atomic_fetch_add(&H.early, 1);
-                    sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | SDSM_DIFF_HOLD | (unsigned)late << 8, 0,
-                                  early.p, early.len, NULL, 0);
-                } else {
-                    sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_NOACK, 0, early.p, early.len, NULL, 0);
-                }
-            }
-            sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
-        }
+        if (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE)
+            drop_copy(src, pg, cut, soon, &early, &late);
         sdsm_page_unlock(pg);
     }
     free(early.p);

@@ -347,6 +347,64 @@ int sdsm_home_fault(uint32_t pg, int is_write)
     return rc;
 }
 
+/* Page lock held, pg shielded (another rank's diffs are landing, lift.c):
+ * wait for it; if a publish holds it, its writers are asked once to
+ * publish now. */
+static void wait_shielded(uint32_t pg, int *asked_lift)
+{
+    if (H.held[pg] && !*asked_lift) { /* held: its writers may publish now (lift.c) */
+        *asked_lift = 1;
+        sdsm_net_send(H.me, SDSM_MSG_PUBLISH_ASK, 0, 0, &pg, 4, NULL, 0);
+    }
+    sdsm_page_wait(pg);
+}
+
+/* Page lock held, pg on its way (FETCHING or INVALID, or a write waiting
+ * for its pending diff): wait for it.  The first wait for another thread's
+ * fetch joins that thread's stream (join_ahead).  Returns the pages asked
+ * for. */
+static uint32_t wait_arrival(uint32_t pg, int home, int *joined)
+{
+    const sdsm_page_t *p = sdsm_page(pg);
+    uint32_t asked = 0;
+    if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
+        sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
+    if (!*joined && p->state == SDSM_PG_FETCHING && H.ftag[pg] != my_tag &&
+        sdsm_cfg.prefetch > 0) {
+        *joined = 1;
+        asked = join_ahead(pg, home);
+    }
+    sdsm_page_wait(pg);
+    return asked;
+}
+
+/* Page lock held, a write to READ_ONLY pg: 1 when it is open (the cut
+ * entered: the caller leaves it), 0 when a cut was being taken and has
+ * been waited for (the page lock dropped meanwhile: look again). */
+static int open_for_write(uint32_t pg, int home, int is_write)
+{
+    if (!sdsm_home_cut_enter()) { /* a cut is being taken: after it */
+        sdsm_page_unlock(pg);
+        sdsm_home_cut_wait();
+        sdsm_page_lock(pg);
+        return 0;
+    }
+    sdsm_home_open(pg, home, is_write);
+    return 1;
+}
+
+/* Page lock held: the access is allowed by pg's state: another thread
+ * resolved it, or a batched protection change is still on its way.  Repair
+ * it, unless we waited for it to arrive: an installer maps a page before it
+ * publishes its state (install_run), so the mapping is right already (and
+ * if a batched change is still on its way after all, the access faults
+ * once more and is repaired then). */
+static void repair_mapping(uint32_t pg, int waited)
+{
+    if (!waited)
+        sdsm_page_protect(pg, 1, sdsm_page(pg)->state);
+}
+
 static int home_fault(uint32_t pg, int is_write)
 {
     if (!sdsm_alloc_find(pg))
@@ -358,12 +416,8 @@ static int home_fault(uint32_t pg, int is_write)
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
-        if (H.applying[pg]) { /* another rank's diffs are landing (inval.c, shield) */
-            if (H.held[pg] && !asked_lift) { /* held: its writers may publish now (inval.c) */
-                asked_lift = 1;
-                sdsm_net_send(H.me, SDSM_MSG_PUBLISH_ASK, 0, 0, &pg, 4, NULL, 0);
-            }
-            sdsm_page_wait(pg);
+        if (H.applying[pg]) { /* another rank's diffs are landing (lift.c, shield) */
+            wait_shielded(pg, &asked_lift);
             waited = 1;
             continue;
         }
@@ -379,42 +433,24 @@ static int home_fault(uint32_t pg, int is_write)
             asked += start_fetch(pg, home);
         /* A write to a page whose diff another thread's release has made but
          * not sent yet waits until it is on its way: the page's next diff -
-         * sent early if an invalidation meets it dirty (inval.c) - must not
+         * sent early if an invalidation meets it dirty (copies.c) - must not
          * reach the home before it, or the home applies the older diff last
          * and the newer writes it overlaps are lost. */
         int pending_write = p->state == SDSM_PG_READ_ONLY && is_write && (p->flags & SDSM_PGF_PENDING);
         if (p->state == SDSM_PG_FETCHING || p->state == SDSM_PG_INVALID || pending_write) {
-            if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
-                sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
-            if (!joined && p->state == SDSM_PG_FETCHING && H.ftag[pg] != my_tag &&
-                sdsm_cfg.prefetch > 0) {
-                joined = 1;
-                asked += join_ahead(pg, home);
-            }
-            sdsm_page_wait(pg);
+            asked += wait_arrival(pg, home, &joined);
             waited = 1;
             continue;
         }
         if (p->state == SDSM_PG_READ_ONLY && is_write) {
-            if (!sdsm_home_cut_enter()) { /* a cut is being taken: after it */
-                sdsm_page_unlock(pg);
-                sdsm_home_cut_wait();
-                sdsm_page_lock(pg);
+            if (!open_for_write(pg, home, is_write)) {
                 waited = 1;
                 continue;
             }
             entered = 1;
-            sdsm_home_open(pg, home, is_write);
             break;
         }
-        /* The access is allowed by the state: another thread resolved it, or
-         * a batched protection change is still on its way.  Repair it, unless
-         * we waited for it to arrive: an installer maps a page before it
-         * publishes its state (install_run), so the mapping is right already
-         * (and if a batched change is still on its way after all, the access
-         * faults once more and is repaired then). */
-        if (!waited)
-            sdsm_page_protect(pg, 1, p->state);
+        repair_mapping(pg, waited);
         break;
     }
     sdsm_page_unlock(pg);
@@ -495,46 +531,41 @@ static int reply_fills(uint32_t pg, uint32_t tag)
  * faulting on one of these pages meanwhile waits for the state, and a page
  * is never READ_ONLY before its mapping is.
  */
-static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *data, uint32_t tag)
+/* Page first + i locked and wanted, its contents in src's heap (FETCH_ZC):
+ * the stretch of wanted pages from it whose locks are free is filled with
+ * one copy; their locks are released.  Returns the index to go on from. */
+static uint32_t copy_from_heap(int src, uint32_t first, uint32_t i, uint32_t count, uint8_t *got,
+                               uint32_t tag)
 {
-    uint8_t got[SDSM_FETCH_RUN_MAX];
-    uint32_t ngot = 0;
-    for (uint32_t i = 0; i < count;) {
-        uint32_t pg = first + i;
-        sdsm_page_lock(pg);
-        got[i] = (uint8_t)reply_fills(pg, tag);
-        if (!got[i] || data) {
-            if (got[i])
-                memcpy(sdsm_page_rt(pg), data + (size_t)i * H.ps, H.ps);
-            sdsm_page_unlock(pg);
-            i++;
-            continue;
+    uint32_t pg = first + i;
+    /* From the home's heap: the stretch of wanted pages whose locks are
+     * free (trylock: a stretch may wrap round the lock stripes), held
+     * while one copy fills them. */
+    uint32_t j = i + 1, next = 0; /* next: past j, which was seen unwanted */
+    while (j < count && !sdsm_page_trylock(first + j)) {
+        got[j] = (uint8_t)reply_fills(first + j, tag);
+        if (!got[j]) {
+            sdsm_page_unlock(first + j);
+            next = j + 1;
+            break;
         }
-        /* From the home's heap: the stretch of wanted pages whose locks are
-         * free (trylock: a stretch may wrap round the lock stripes), held
-         * while one copy fills them. */
-        uint32_t j = i + 1, next = 0; /* next: past j, which was seen unwanted */
-        while (j < count && !sdsm_page_trylock(first + j)) {
-            got[j] = (uint8_t)reply_fills(first + j, tag);
-            if (!got[j]) {
-                sdsm_page_unlock(first + j);
-                next = j + 1;
-                break;
-            }
-            j++;
-        }
-        int bad = sdsm_zcopy_read(src, pg, j - i, sdsm_page_rt(pg)) != 0;
-        for (uint32_t k = i; k < j; k++) {
-            if (bad) {
-                refetch(src, first + k);
-                got[k] = 0;
-            }
-            sdsm_page_unlock(first + k);
-        }
-        i = next ? next : j;
+        j++;
     }
-    for (uint32_t i = 0; i < count; i++)
-        ngot += got[i];
+    int bad = sdsm_zcopy_read(src, pg, j - i, sdsm_page_rt(pg)) != 0;
+    for (uint32_t k = i; k < j; k++) {
+        if (bad) {
+            refetch(src, first + k);
+            got[k] = 0;
+        }
+        sdsm_page_unlock(first + k);
+    }
+    return next ? next : j;
+}
+
+/* The pages of the run that got their contents (got) are made readable,
+ * one mprotect per stretch, and only then their states published. */
+static void publish_run(uint32_t first, uint32_t count, const uint8_t *got, uint32_t tag)
+{
     for (uint32_t i = 0; i < count;) {
         uint32_t j = i;
         while (j < count && got[j])
@@ -555,6 +586,28 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
             sdsm_page_protect(pg, 1, (sdsm_pstate_t)m->state);
         sdsm_page_unlock(pg);
     }
+}
+
+static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *data, uint32_t tag)
+{
+    uint8_t got[SDSM_FETCH_RUN_MAX];
+    uint32_t ngot = 0;
+    for (uint32_t i = 0; i < count;) {
+        uint32_t pg = first + i;
+        sdsm_page_lock(pg);
+        got[i] = (uint8_t)reply_fills(pg, tag);
+        if (!got[i] || data) {
+            if (got[i])
+                memcpy(sdsm_page_rt(pg), data + (size_t)i * H.ps, H.ps);
+            sdsm_page_unlock(pg);
+            i++;
+            continue;
+        }
+        i = copy_from_heap(src, first, i, count, got, tag);
+    }
+    for (uint32_t i = 0; i < count; i++)
+        ngot += got[i];
+    publish_run(first, count, got, tag);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, ngot);
     if (data) /* bytes that travelled: a zero-copy read counts only in its own row */
         sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * H.ps);

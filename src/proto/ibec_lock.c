@@ -229,12 +229,11 @@ uint32_t sdsm_ibec_lock_stamp(int id)
     return s;
 }
 
-/* Apply the grant's diffL chain: {u32 stamp, u32 len, batch}[]. */
-int sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
+/* Apply the grant's diffL chain: {u32 stamp, u32 len, batch}[] (checked).
+ * Returns the newest stamp in it (0: none). */
+static uint32_t apply_chain(const uint8_t *chain, size_t len)
 {
     uint32_t top = 0;
-    if (sdsm_diff_chain_check(chain, len, sdsm_region.npages, ibs.ps)) /* check everything before using anything */
-        return -EPROTO;
     for (size_t off = 0; off < len;) {
         uint32_t st, bl;
         memcpy(&st, chain + off, 4);
@@ -265,6 +264,16 @@ int sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
             top = st;
         off += 8 + bl;
     }
+    return top;
+}
+
+/* Acquire of lock id: the grant's diffL chain, {u32 stamp, u32 len,
+ * batch}[], applied, and the calling thread's section enters the lock. */
+int sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
+{
+    if (sdsm_diff_chain_check(chain, len, sdsm_region.npages, ibs.ps)) /* check everything before using anything */
+        return -EPROTO;
+    uint32_t top = apply_chain(chain, len);
     pthread_mutex_lock(&ibs.mtx);
     stamp_t *st = stamp_of((uint32_t)id);
     if (top > st->stamp)

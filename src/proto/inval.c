@@ -184,7 +184,9 @@ static unsigned fwd_writer_flags(int src)
     return sdsm_home_check_hook && src <= FWD_WRITER_MAX ? FWD_WRITER | (unsigned)src << 3 : 0;
 }
 
-static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
+/* A diff batch that cannot be taken: refused (DIFF_ACK with flags 1), or,
+ * unacknowledged, fatal.  Returns 1 if refused. */
+static int diff_refused(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
     if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps)) {
@@ -194,103 +196,113 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
             sdsm_fatal("rank %d sent an invalid diff batch (%u bytes): its writes cannot be applied",
                        src, h->len);
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
-        return -EPROTO;
+        return 1;
     }
-    /* The id of the operation this diff may become (it does if it has
-     * copies to invalidate or older operations to wait for). */
-    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
     int held = (h->flags & SDSM_DIFF_HOLD) != 0;
     if (held && ((h->flags & (SDSM_DIFF_FORWARD | SDSM_DIFF_LOCK)) || !(h->flags >> 8) ||
                  (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_NOACK)) == (SDSM_DIFF_EAGER | SDSM_DIFF_NOACK))) {
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
-        return -EPROTO;
+        return 1;
     }
-    int shielded = (sdsm_home_twins_shared || held) && src != H.me;
-    buf_t got = {0};
-    if (shielded)
-        sdsm_home_shield_on(p, h->len, &got);
-    for (size_t off = 0; off < h->len;) {
-        uint32_t pg = rd32(p + off), nb = rd32(p + off + 4);
-        /* A home's own diffL was made from this very page: applying it
-         * could only undo what this rank's threads wrote since, outside any
-         * critical section.  It is kept for the barrier all the same. */
-        if (nb && !(src == H.me && (h->flags & SDSM_DIFF_LOCK))) {
-            /* Under the page lock: the flags (and a home's twins, under ibec)
-             * change with the fault path's. */
-            sdsm_page_lock(pg);
-            sdsm_home_apply_entry(pg, p + off + 8, nb, sdsm_home_twin2);
-            /* Written by others too (a flag array): not hot, so the home's
-             * own writes fault and twin it again (fetch.c, open_write). */
-            if (src != H.me)
-                sdsm_home_hot_clear(pg);
-            sdsm_page_unlock(pg);
-        }
-        if (nb && src != H.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))) {
-            /* Every copy held now is older than these writes. */
-            sdsm_page_lock(pg);
-            uint64_t *st = sdsm_home_unann_stale(pg);
-            const uint64_t *cs = sdsm_page(pg)->copyset;
-            for (size_t w = 0; cs && w < sdsm_region.copyset_words; w++)
-                st[w] |= cs[w];
-            st[src / 64] &= ~(1ull << (src % 64));
-            sdsm_page_unlock(pg);
-            if (!H.unannounced[pg]) {
-                H.unannounced[pg] = 1;
-                sdsm_buf_reserve(&H.unann_list, 4);
-                memcpy(H.unann_list.p + H.unann_list.len, &pg, 4);
-                H.unann_list.len += 4;
-            }
-        }
-        if (src == H.me && !sdsm_home_twins_at_home) {
-            /* The home's own notice: its writes are announced now, with
-             * the invalidations below (release.c says why the twin stays
-             * until here). */
-            sdsm_page_lock(pg);
-            sdsm_page(pg)->flags &= (uint8_t)~SDSM_PGF_TWIN;
-            H.exposed[pg] = 0;
-            sdsm_page_unlock(pg);
-        }
-        if (nb && (h->flags & SDSM_DIFF_FORWARD) && sdsm_home_check_hook)
-            sdsm_home_check_hook(pg, src);
-        if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)) {
-            sdsm_page_lock(pg);
-            /* service thread: inflight is written only here and at completion */
-            uint32_t before = H.inflight[pg];
-            if (h->flags & SDSM_DIFF_FORWARD) {
-                forward_targets(pg, src, p + off, 8 + nb);
-            } else if (collect_copies(pg, src) || (before && pending_find(before))) {
-                /* In flight from the moment the copies leave the copyset,
-                 * under the same lock: a release at this home in between
-                 * would find nobody holding the page, announce nothing and
-                 * not wait for the invalidations (release.c's home_shared),
-                 * and a lock it then passes on would let a holder read its
-                 * old copy. */
-                H.inflight[pg] = id;
-            }
-            sdsm_page_unlock(pg);
-            add_dep(before);
-        }
-        off += 8 + nb;
+    return 0;
+}
+
+/* Another rank's barrier diffs of pg landed (SDSM_HOME_TWINS): every copy
+ * held now is older than these writes. */
+static void mark_unannounced(int src, uint32_t pg)
+{
+    sdsm_page_lock(pg);
+    uint64_t *st = sdsm_home_unann_stale(pg);
+    const uint64_t *cs = sdsm_page(pg)->copyset;
+    for (size_t w = 0; cs && w < sdsm_region.copyset_words; w++)
+        st[w] |= cs[w];
+    st[src / 64] &= ~(1ull << (src % 64));
+    sdsm_page_unlock(pg);
+    if (!H.unannounced[pg]) {
+        H.unannounced[pg] = 1;
+        sdsm_buf_reserve(&H.unann_list, 4);
+        memcpy(H.unann_list.p + H.unann_list.len, &pg, 4);
+        H.unann_list.len += 4;
     }
-    if (held)
-        sdsm_home_hold(src, h->flags >> 8, !(h->flags & SDSM_DIFF_EAGER), p, h->len, &got);
-    else if (shielded)
-        sdsm_home_shield_off(got.p, got.len);
-    free(got.p);
-    if (h->flags & SDSM_DIFF_LOCK) { /* kept, in arrival (= lock) order, for the barrier */
-        pthread_mutex_lock(&H.lockfwd_mtx);
-        uint32_t rec[2] = {(uint32_t)src, h->len};
-        sdsm_buf_reserve(&H.lockfwd, 8 + h->len);
-        memcpy(H.lockfwd.p + H.lockfwd.len, rec, 8);
-        memcpy(H.lockfwd.p + H.lockfwd.len + 8, p, h->len);
-        H.lockfwd.len += 8 + h->len;
-        pthread_mutex_unlock(&H.lockfwd_mtx);
+}
+
+/* EAGER or FORWARD, the entry e of pg: the other copies are collected to
+ * be invalidated (or the entry to be forwarded to them), and the operation
+ * id being built waits for an older one still invalidating pg. */
+static void collect_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32_t pg, uint32_t nb, uint32_t id)
+{
+    sdsm_page_lock(pg);
+    /* service thread: inflight is written only here and at completion */
+    uint32_t before = H.inflight[pg];
+    if (h->flags & SDSM_DIFF_FORWARD) {
+        forward_targets(pg, src, e, 8 + nb);
+    } else if (collect_copies(pg, src) || (before && pending_find(before))) {
+        /* In flight from the moment the copies leave the copyset,
+         * under the same lock: a release at this home in between
+         * would find nobody holding the page, announce nothing and
+         * not wait for the invalidations (release.c's home_shared),
+         * and a lock it then passes on would let a holder read its
+         * old copy. */
+        H.inflight[pg] = id;
     }
-    if (!(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))) {
-        if (ack)
-            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
-        return 0;
+    sdsm_page_unlock(pg);
+    add_dep(before);
+}
+
+/* One entry e of src's batch: applied here, and what it means for the
+ * other copies noted. */
+static void land_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32_t id)
+{
+    uint32_t pg = rd32(e), nb = rd32(e + 4);
+    /* A home's own diffL was made from this very page: applying it
+     * could only undo what this rank's threads wrote since, outside any
+     * critical section.  It is kept for the barrier all the same. */
+    if (nb && !(src == H.me && (h->flags & SDSM_DIFF_LOCK))) {
+        /* Under the page lock: the flags (and a home's twins, under ibec)
+         * change with the fault path's. */
+        sdsm_page_lock(pg);
+        sdsm_home_apply_entry(pg, e + 8, nb, sdsm_home_twin2);
+        /* Written by others too (a flag array): not hot, so the home's
+         * own writes fault and twin it again (open.c, open_write). */
+        if (src != H.me)
+            sdsm_home_hot_clear(pg);
+        sdsm_page_unlock(pg);
     }
+    if (nb && src != H.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)))
+        mark_unannounced(src, pg);
+    if (src == H.me && !sdsm_home_twins_at_home) {
+        /* The home's own notice: its writes are announced now, with
+         * the invalidations below (release.c says why the twin stays
+         * until here). */
+        sdsm_page_lock(pg);
+        sdsm_page(pg)->flags &= (uint8_t)~SDSM_PGF_TWIN;
+        H.exposed[pg] = 0;
+        sdsm_page_unlock(pg);
+    }
+    if (nb && (h->flags & SDSM_DIFF_FORWARD) && sdsm_home_check_hook)
+        sdsm_home_check_hook(pg, src);
+    if (h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))
+        collect_entry(src, h, e, pg, nb, id);
+}
+
+/* ibec: a diffL batch is kept, in arrival (= lock) order, for the barrier
+ * (lockfwd.c). */
+static void keep_lock_diffs(int src, const uint8_t *p, uint32_t len)
+{
+    pthread_mutex_lock(&H.lockfwd_mtx);
+    uint32_t rec[2] = {(uint32_t)src, len};
+    sdsm_buf_reserve(&H.lockfwd, 8 + len);
+    memcpy(H.lockfwd.p + H.lockfwd.len, rec, 8);
+    memcpy(H.lockfwd.p + H.lockfwd.len + 8, p, len);
+    H.lockfwd.len += 8 + len;
+    pthread_mutex_unlock(&H.lockfwd_mtx);
+}
+
+/* EAGER or FORWARD: the invalidations (or forwards) collected go out as
+ * operation id, which acknowledges src's diff once they and the older
+ * operations it waits for are done; with none, src is acknowledged now. */
+static void start_operation(int src, const sdsm_hdr_t *h, const uint8_t *p, uint32_t id)
+{
     pending_t *op = NULL;
     for (int r = 0; r < H.n; r++) {
         if (!H.tgt_n[r] && !(r == 0 && H.ndeps))
@@ -330,6 +342,36 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
     }
     if (!op)
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
+}
+
+static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    int ack = !(h->flags & SDSM_DIFF_NOACK);
+    if (diff_refused(src, h, p))
+        return -EPROTO;
+    /* The id of the operation this diff may become (it does if it has
+     * copies to invalidate or older operations to wait for). */
+    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
+    int held = (h->flags & SDSM_DIFF_HOLD) != 0;
+    int shielded = (sdsm_home_twins_shared || held) && src != H.me;
+    buf_t got = {0};
+    if (shielded)
+        sdsm_home_shield_on(p, h->len, &got);
+    for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
+        land_entry(src, h, p + off, id);
+    if (held)
+        sdsm_home_hold(src, h->flags >> 8, !(h->flags & SDSM_DIFF_EAGER), p, h->len, &got);
+    else if (shielded)
+        sdsm_home_shield_off(got.p, got.len);
+    free(got.p);
+    if (h->flags & SDSM_DIFF_LOCK) /* kept, in arrival (= lock) order, for the barrier */
+        keep_lock_diffs(src, p, h->len);
+    if (!(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD))) {
+        if (ack)
+            sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
+        return 0;
+    }
+    start_operation(src, h, p, id);
     return 0;
 }
 

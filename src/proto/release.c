@@ -161,6 +161,14 @@ typedef struct chunk_page {
     uint8_t written; /* announced at the barrier */
 } chunk_page_t;
 
+/* Page lock held, pg a home page written here that others hold: is it
+ * kept open - never write-protected (alloc.h), or hot and kept so (above)? */
+static int kept_open(uint32_t pg, int written)
+{
+    return sdsm_page_announced(pg) ||
+           (sdsm_home_hot(pg) && hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed), written));
+}
+
 /* Page lock held: the state change of pg (pass 1).  written: whether the
  * kernel saw the home write pg since the last release (-1: not asked). */
 static chunk_page_t release_state(uint32_t pg, int eager, int written)
@@ -177,10 +185,7 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
         /* Nobody else holds this home page: nothing to announce, and it
          * stays writable, so the next interval's writes cost no fault.
          * A fetch of it (on_fetch) write-protects it again first. */
-    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me &&
-               (sdsm_page_announced(pg) ||
-                (sdsm_home_hot(pg) &&
-                 hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed), written)))) {
+    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && kept_open(pg, written)) {
         /* Never write-protected (alloc.h), or hot (above): taken as written
          * in every interval while others hold copies, unless the kernel
          * says it was not written (written-page tracking, for both kinds:
@@ -348,11 +353,11 @@ static void lift(uint8_t gen, unsigned mask)
  */
 static uint32_t publish_arrival(void);
 
-static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *written, uint32_t *again)
+/* Release mutex held: a release begins.  Returns its hold generation (0:
+ * none) and whether threads may read flags here (*flags_read); a publish's
+ * cut is begun, and the early batches its lift covers are taken. */
+static uint8_t release_begin(sdsm_sync_kind_t kind, int eager, const uint32_t *again, int *flags_read)
 {
-    int eager = kind == SDSM_SYNC_LOCK;
-    sdsm_home_claims_flush();
-    pthread_mutex_lock(&H.release_mtx);
     /* A held arrival is lifted before any later generation's lift could
      * (a barrier whose threads are not all in it). */
     if (H.arrival_gen)
@@ -366,99 +371,106 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
      * pages before the cut. */
     /* Where threads may spin on flags (a quiet publisher runs), every
      * release over several homes is held (below): it has a generation. */
-    int flags_read = sdsm_home_twins_shared && sdsm_home_publish_soon;
-    uint8_t gen = again || kind == SDSM_SYNC_BARRIER || (eager && flags_read) ? next_gen() : 0;
+    *flags_read = sdsm_home_twins_shared && sdsm_home_publish_soon;
+    uint8_t gen = again || kind == SDSM_SYNC_BARRIER || (eager && *flags_read) ? next_gen() : 0;
     if (again)
         sdsm_home_cut_begin();
     if (gen)
         take_dues(gen);
-    pthread_mutex_lock(&H.take_mtx);
-    uint32_t n = sdsm_page_take_dirty(H.work), nn = 0;
-    *written = 0;
-    if (again)
-        *again = 0;
-    if (n == 0) { /* the common case of a lock or barrier without writes */
-        pthread_mutex_unlock(&H.take_mtx);
-        sdsm_count_wait_zero(&H.early);
-        lift(gen, LIFT_EAGER);
-        if (again)
-            sdsm_home_cut_end();
-        pthread_mutex_unlock(&H.release_mtx);
-        return 0;
+    return gen;
+}
+
+/* One release's pass over its sorted dirty pages (release_run). */
+typedef struct release_pass {
+    int         eager, via, notices;
+    uint32_t   *again;   /* a publish: pages the previous publish announced too */
+    uint8_t     pno;     /* a publish: its number (publish_no) */
+    uint8_t     hold;    /* the generation its batches are held under (0: not held) */
+    uint32_t    nn;      /* pages written, announced (H.notices[0, nn) for a barrier) */
+    uint32_t    npend;   /* pages marked PENDING, kept in work[0, npend) */
+    sdsm_rpc_t *r;       /* the homes' acknowledgements */
+    uint32_t    id;
+} release_pass_t;
+
+/*
+ * Where flags are read, a lock release over several homes is held like a
+ * publish: a thread spinning on a flag it carries makes no acquire (a
+ * thread ending its share of a pipeline releases as it leaves: the flag
+ * reached one home, the data's invalidation at another was still on its
+ * way).  A barrier's arrival there reaches its homes unannounced, so a
+ * reader served the flag at one home would keep its old copy of data homed
+ * at another until the barrier completed (a pipeline's last flag is
+ * written just before the barrier): over several homes it is held too,
+ * until the barrier completes or publish_arrival has announced it.  Sets
+ * rp->hold for the n pages in work; returns whether the release is such a
+ * held arrival.
+ */
+static int release_hold(release_pass_t *rp, sdsm_sync_kind_t kind, int flags_read, uint32_t n, uint8_t gen)
+{
+    int several = (rp->again || flags_read) && several_homes(H.work, n);
+    int held_arrival = kind == SDSM_SYNC_BARRIER && rp->notices && flags_read && several;
+    rp->hold = several && (rp->again || rp->eager || held_arrival) ? gen : 0;
+    return held_arrival;
+}
+
+/* Page lock held, pass 2 of a chunk: pg's diff (or bare notice) joins its
+ * home's batch, which goes once it is big; the lock is dropped. */
+static void release_page(release_pass_t *rp, uint32_t pg, chunk_page_t c)
+{
+    int home = sdsm_page_home(pg);
+    if (c.diff) {
+        sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+        sdsm_page(pg)->flags |= SDSM_PGF_PENDING;
+        H.work[rp->npend++] = pg;
+    } else if (c.notice) {
+        sdsm_batch_add(&H.out[home], pg, NULL);
     }
-    uint8_t pno = 0;
-    if (again) /* 0 stands for "never published" */
-        pno = ++H.publish_no ? H.publish_no : ++H.publish_no;
-    /* Where flags are read, a lock release over several homes is held
-     * like a publish: a thread spinning on a flag it carries makes no
-     * acquire (a thread ending its share of a pipeline releases as it
-     * leaves: the flag reached one home, the data's invalidation at
-     * another was still on its way).  A barrier's arrival there reaches
-     * its homes unannounced, so a reader served the flag at one home
-     * would keep its old copy of data homed at another until the barrier
-     * completed (a pipeline's last flag is written just before the
-     * barrier): over several homes it is held too, until the barrier
-     * completes or publish_arrival has announced it. */
-    int several = (again || flags_read) && several_homes(H.work, n);
-    int held_arrival = kind == SDSM_SYNC_BARRIER && notices && flags_read && several;
-    uint8_t hold = several && (again || eager || held_arrival) ? gen : 0;
-    qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
-    sdsm_rpc_t r = {0};
-    uint32_t id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
-    uint32_t npend = 0; /* pages marked PENDING, kept in work[0, npend) (npend <= i) */
+    sdsm_page_unlock(pg);
+    if (c.written && rp->notices)
+        H.notices[rp->nn] = pg;
+    if (c.written && rp->again) {
+        *rp->again += H.published[pg] == (uint8_t)(rp->pno - 1 ? rp->pno - 1 : 255);
+        H.published[pg] = rp->pno;
+    }
+    rp->nn += c.written;
+    if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
+        send_batch(home, batch_flags(rp->eager, home, rp->via, rp->hold), rp->r, rp->id);
+}
+
+/* The chunk of consecutive dirty pages from work[i] (of n): all locked,
+ * their states changed, their mappings protected per stretch, then their
+ * diffs made.  Returns how many pages it took. */
+static uint32_t release_chunk(release_pass_t *rp, uint32_t i, uint32_t n)
+{
     chunk_page_t c[CHUNK];
-    for (uint32_t i = 0; i < n;) {
-        uint32_t m = 1;
-        while (i + m < n && m < CHUNK && H.work[i + m] == H.work[i] + m)
-            m++;
-        uint32_t first = H.work[i];
-        for (uint32_t k = 0; k < m; k++)
-            sdsm_page_lock(first + k);
-        int8_t wr[CHUNK];
-        hot_written(first, m, wr);
-        for (uint32_t k = 0; k < m; k++)
-            c[k] = release_state(first + k, eager, wr[k]);
-        for (uint32_t k = 0; k < m;) {
-            uint32_t e = k;
-            while (e < m && c[e].protect)
-                e++;
-            if (e > k)
-                sdsm_page_protect(first + k, e - k, SDSM_PG_READ_ONLY);
-            k = e + 1;
-        }
-        for (uint32_t k = 0; k < m; k++) {
-            uint32_t pg = first + k;
-            int home = sdsm_page_home(pg);
-            if (c[k].diff) {
-                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
-                sdsm_page(pg)->flags |= SDSM_PGF_PENDING;
-                H.work[npend++] = pg;
-            } else if (c[k].notice) {
-                sdsm_batch_add(&H.out[home], pg, NULL);
-            }
-            sdsm_page_unlock(pg);
-            if (c[k].written && notices)
-                H.notices[nn] = pg;
-            if (c[k].written && again) {
-                *again += H.published[pg] == (uint8_t)(pno - 1 ? pno - 1 : 255);
-                H.published[pg] = pno;
-            }
-            nn += c[k].written;
-            if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
-                send_batch(home, batch_flags(eager, home, via, hold), &r, id);
-        }
-        i += m;
+    uint32_t m = 1;
+    while (i + m < n && m < CHUNK && H.work[i + m] == H.work[i] + m)
+        m++;
+    uint32_t first = H.work[i];
+    for (uint32_t k = 0; k < m; k++)
+        sdsm_page_lock(first + k);
+    int8_t wr[CHUNK];
+    hot_written(first, m, wr);
+    for (uint32_t k = 0; k < m; k++)
+        c[k] = release_state(first + k, rp->eager, wr[k]);
+    for (uint32_t k = 0; k < m;) {
+        uint32_t e = k;
+        while (e < m && c[e].protect)
+            e++;
+        if (e > k)
+            sdsm_page_protect(first + k, e - k, SDSM_PG_READ_ONLY);
+        k = e + 1;
     }
-    for (int h = 0; h < H.n; h++)
-        send_batch(h, batch_flags(eager, h, via, hold), &r, id);
-    /* Queued: an invalidation's diffs may follow now (inval.c).  (Before
-     * anything below, which may wait for the service thread.) */
-    pthread_mutex_unlock(&H.take_mtx);
-    /* The write buffer's early diffs of pages announced here (FLUSHED). */
-    int wst = sdsm_wbuf_drain();
-    /* The diffs are queued on their connections: a fetch sent from now on
-     * reaches each home after them, so the pages may be fetched again, and
-     * written again (a faulting thread may wait for either: fetch.c). */
+    for (uint32_t k = 0; k < m; k++)
+        release_page(rp, first + k, c[k]);
+    return m;
+}
+
+/* The diffs are queued on their connections: a fetch sent from now on
+ * reaches each home after them, so the pages may be fetched again, and
+ * written again (a faulting thread may wait for either: fetch.c). */
+static void pending_clear(uint32_t npend)
+{
     for (uint32_t i = 0; i < npend; i++) {
         sdsm_page_t *p = sdsm_page(H.work[i]);
         sdsm_page_lock(H.work[i]);
@@ -472,10 +484,56 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     else
         for (uint32_t i = 0; i < npend; i++)
             sdsm_page_wake(H.work[i], 1);
+}
+
+/* Both mutexes held, no page taken (the common case of a lock or barrier
+ * without writes): the release ends at once; both are dropped. */
+static void release_none(uint8_t gen, const uint32_t *again)
+{
+    pthread_mutex_unlock(&H.take_mtx);
+    sdsm_count_wait_zero(&H.early);
+    lift(gen, LIFT_EAGER);
+    if (again)
+        sdsm_home_cut_end();
+    pthread_mutex_unlock(&H.release_mtx);
+}
+
+static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *written, uint32_t *again)
+{
+    int eager = kind == SDSM_SYNC_LOCK, flags_read;
+    sdsm_home_claims_flush();
+    pthread_mutex_lock(&H.release_mtx);
+    uint8_t gen = release_begin(kind, eager, again, &flags_read);
+    pthread_mutex_lock(&H.take_mtx);
+    uint32_t n = sdsm_page_take_dirty(H.work);
+    *written = 0;
+    if (again)
+        *again = 0;
+    if (n == 0) {
+        release_none(gen, again);
+        return 0;
+    }
+    release_pass_t rp = {.eager = eager, .via = via, .notices = notices, .again = again};
+    if (again) /* 0 stands for "never published" */
+        rp.pno = ++H.publish_no ? H.publish_no : ++H.publish_no;
+    int held_arrival = release_hold(&rp, kind, flags_read, n, gen);
+    qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
+    sdsm_rpc_t r = {0};
+    rp.r = &r;
+    rp.id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
+    for (uint32_t i = 0; i < n;)
+        i += release_chunk(&rp, i, n);
+    for (int h = 0; h < H.n; h++)
+        send_batch(h, batch_flags(eager, h, via, rp.hold), &r, rp.id);
+    /* Queued: an invalidation's diffs may follow now (copies.c).  (Before
+     * anything below, which may wait for the service thread.) */
+    pthread_mutex_unlock(&H.take_mtx);
+    int wst = sdsm_wbuf_drain(); /* the write buffer's early diffs of pages announced here (FLUSHED) */
+    pending_clear(rp.npend);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
-    sdsm_rpc_close(id);
-    /* Diffs an invalidation sent early (inval.c) are this interval's too. */
+    sdsm_rpc_close(rp.id);
+    /* Diffs an invalidation sent early (copies.c) are this interval's too. */
     sdsm_count_wait_zero(&H.early);
     /* (A held arrival's early batches wait with it: sdsm_home_arrival_done.) */
     if (held_arrival)
@@ -484,13 +542,12 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         lift(gen, LIFT_EAGER);
     if (again)
         sdsm_home_cut_end();
-    /* Under release_mtx, which publish_arrival reads it under. */
-    if (kind == SDSM_SYNC_BARRIER && notices)
-        H.arrived = nn;
+    if (kind == SDSM_SYNC_BARRIER && notices) /* under release_mtx, which publish_arrival reads it under */
+        H.arrived = rp.nn;
     pthread_mutex_unlock(&H.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
-    *written = nn;
+    *written = rp.nn;
     return 0;
 }
 

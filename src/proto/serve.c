@@ -195,6 +195,81 @@ void sdsm_home_fetch_replay(void)
     K.replaying = 0;
 }
 
+/* Page lock held: src holds a copy of pg from now on.  A home page kept
+ * writable while nobody else held it is write-protected first. */
+static void note_copy(int src, uint32_t pg)
+{
+    sdsm_page_t *m = sdsm_page(pg);
+    if (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN)) {
+        /* A home page kept writable while nobody else held it: from now
+         * on its writes must be seen, and this interval's announced
+         * (a page never write-protected, alloc.h, is announced by every
+         * release from now on instead). */
+        if (!sdsm_page_announced(pg) && !sdsm_home_hot(pg)) {
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
+            m->flags |= SDSM_PGF_FLUSHED;
+        }
+        sdsm_page_mark_dirty(pg);
+    }
+    if (sdsm_copyset_add(pg, src))
+        sdsm_fatal("out of memory recording a copy holder");
+    if (H.unannounced[pg]) /* its copy from now on is new enough (inval.c) */
+        sdsm_home_unann_stale(pg)[src / 64] &= ~(1ull << (src % 64));
+}
+
+/* Page lock held: pg's copy joins the run being gathered (*nrun pages from
+ * *run), or goes alone when it is mostly zero or the request is no run. */
+static void serve_copy(int src, uint32_t pg, uint32_t seq, int32_t stride, uint32_t *run, uint32_t *nrun)
+{
+    sdsm_buf_reserve(&H.run, H.ps);
+    uint8_t *copy = H.run.p + H.run.len;
+    memcpy(copy, served(pg), H.ps);
+    if (sdsm_home_serve_hook)
+        sdsm_home_serve_hook(pg, copy);
+    if (mostly_zero(copy)) {
+        send_run(src, *run, *nrun, seq); /* leaves copy where it is */
+        *nrun = 0;
+        send_zero_page(src, pg, seq, copy);
+    } else {
+        if ((*nrun)++ == 0)
+            *run = pg;
+        H.run.len += H.ps;
+        if (stride != 1) { /* not a run: the page goes alone */
+            send_run(src, *run, *nrun, seq);
+            *nrun = 0;
+        }
+    }
+}
+
+/* The pages of src's request, copied (or, zero-copy, left for src to read
+ * from this heap) and answered. */
+static void serve_pages(int src, const sdsm_hdr_t *h, const uint8_t *p, uint32_t first, uint32_t count,
+                        int32_t stride, int zc)
+{
+    uint32_t run = first, nrun = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
+        /* Copy-holder and copy are recorded together, under the page lock,
+         * so a release at this home sees either both or neither. */
+        sdsm_page_lock(pg);
+        note_copy(src, pg);
+        if (zc) {
+            sdsm_page_unlock(pg);
+            if (stride != 1) { /* not a run: each page is read alone */
+                uint32_t one[2] = {pg, 1};
+                sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, one, 8, NULL, 0);
+            }
+            continue;
+        }
+        serve_copy(src, pg, h->seq, stride, &run, &nrun);
+        sdsm_page_unlock(pg);
+    }
+    if (zc && stride == 1)
+        sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, p, 8, NULL, 0);
+    else if (!zc)
+        send_run(src, run, nrun, h->seq);
+}
+
 /*
  * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
  * count, i32 stride} for count pages stride apart (a strided prefetch: each
@@ -233,60 +308,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
         guard(src, first, count, stride, sdsm_home_inval_copies);
     if (sdsm_home_twins_shared && any_unannounced(first, count, stride))
         guard(src, first, count, stride, sdsm_home_inval_unannounced);
-    uint32_t run = first, nrun = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
-        /* Copy-holder and copy are recorded together, under the page lock,
-         * so a release at this home sees either both or neither. */
-        sdsm_page_lock(pg);
-        sdsm_page_t *m = sdsm_page(pg);
-        if (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN)) {
-            /* A home page kept writable while nobody else held it: from now
-             * on its writes must be seen, and this interval's announced
-             * (a page never write-protected, alloc.h, is announced by every
-             * release from now on instead). */
-            if (!sdsm_page_announced(pg) && !sdsm_home_hot(pg)) {
-                sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, 1);
-                m->flags |= SDSM_PGF_FLUSHED;
-            }
-            sdsm_page_mark_dirty(pg);
-        }
-        if (sdsm_copyset_add(pg, src))
-            sdsm_fatal("out of memory recording a copy holder");
-        if (H.unannounced[pg]) /* its copy from now on is new enough (inval.c) */
-            sdsm_home_unann_stale(pg)[src / 64] &= ~(1ull << (src % 64));
-        if (zc) {
-            sdsm_page_unlock(pg);
-            if (stride != 1) { /* not a run: each page is read alone */
-                uint32_t one[2] = {pg, 1};
-                sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, one, 8, NULL, 0);
-            }
-            continue;
-        }
-        sdsm_buf_reserve(&H.run, H.ps);
-        uint8_t *copy = H.run.p + H.run.len;
-        memcpy(copy, served(pg), H.ps);
-        if (sdsm_home_serve_hook)
-            sdsm_home_serve_hook(pg, copy);
-        if (mostly_zero(copy)) {
-            send_run(src, run, nrun, h->seq); /* leaves copy where it is */
-            nrun = 0;
-            send_zero_page(src, pg, h->seq, copy);
-        } else {
-            if (nrun++ == 0)
-                run = pg;
-            H.run.len += H.ps;
-            if (stride != 1) { /* not a run: the page goes alone */
-                send_run(src, run, nrun, h->seq);
-                nrun = 0;
-            }
-        }
-        sdsm_page_unlock(pg);
-    }
-    if (zc && stride == 1)
-        sdsm_net_send(src, SDSM_MSG_FETCH_ZC, 0, h->seq, p, 8, NULL, 0);
-    else if (!zc)
-        send_run(src, run, nrun, h->seq);
+    serve_pages(src, h, p, first, count, stride, zc);
     if (cut)
         sdsm_home_cut_end();
     sdsm_stat_add(SDSM_ST_PAGES_SERVED, count);
