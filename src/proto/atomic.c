@@ -110,11 +110,11 @@ static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&q, p, sizeof q);
     wire_atomic_rep_t rep = {0, -EINVAL};
     if (q.page >= sdsm_region.npages || (q.size != 1 && q.size != 2 && q.size != 4 && q.size != 8) ||
-        q.off % q.size || (size_t)q.off + q.size > H.ps || q.op >= SDSM_AOP_COUNT || src == H.me)
+        q.off % q.size || (size_t)q.off + q.size > hs.ps || q.op >= SDSM_AOP_COUNT || src == hs.me)
         return -EPROTO;
     uint64_t old = 0;
     sdsm_page_lock(q.page); /* the home is read (and cached) under the page lock */
-    if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == H.me) {
+    if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == hs.me) {
         rep.status = apply(sdsm_page_rt(q.page) + q.off, q.size, q.op, q.val, q.expected, &old);
         /* What others are served while the home writes the page (fetch.c) */
         if (sdsm_page(q.page)->flags & SDSM_PGF_TWIN)
@@ -137,7 +137,7 @@ static int on_atomic_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 static void note_local(uint32_t pg, unsigned off, unsigned size, uint64_t now, int home)
 {
     sdsm_page_t *m = sdsm_page(pg);
-    if (home != H.me && (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE)) {
+    if (home != hs.me && (m->state == SDSM_PG_READ_ONLY || m->state == SDSM_PG_READ_WRITE)) {
         memcpy(sdsm_page_rt(pg) + off, &now, size); /* little-endian: the low bytes */
         if (m->flags & SDSM_PGF_TWIN)
             memcpy(sdsm_page_twin(pg) + off, &now, size);
@@ -148,7 +148,7 @@ static void note_local(uint32_t pg, unsigned off, unsigned size, uint64_t now, i
      * writable (hot, or of an announced block) would otherwise go
      * unannounced, and other ranks would keep their old copies (a
      * reduction losing the home rank's part). */
-    if (m->state != SDSM_PG_READ_WRITE || home == H.me)
+    if (m->state != SDSM_PG_READ_WRITE || home == hs.me)
         m->flags |= SDSM_PGF_FLUSHED;
     sdsm_page_mark_dirty(pg);
 }
@@ -202,7 +202,7 @@ int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint
         (size != 1 && size != 2 && size != 4 && size != 8) || (uintptr_t)addr % size ||
         !sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
         return -EINVAL;
-    unsigned off = (unsigned)((uintptr_t)addr & (H.ps - 1));
+    unsigned off = (unsigned)((uintptr_t)addr & (hs.ps - 1));
     int home = locked_home(pg);
     if (home < 0) { /* a first-touch page nobody claimed yet: a read decides its home */
         (void)*(volatile uint8_t *)addr;
@@ -210,7 +210,7 @@ int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint
             return -EINVAL;
     }
     int ok;
-    if (home == H.me) {
+    if (home == hs.me) {
         sdsm_page_lock(pg);
         ok = apply(sdsm_page_rt(pg) + off, size, op, val, expected, old);
         if (modifies(op, ok))

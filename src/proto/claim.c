@@ -16,7 +16,7 @@
  *
  * Manager's view of a page: home1 is the home when it is decided (and, for
  * a page the manager itself claimed softly, itself, as its own threads see
- * it); H.soft is the soft claimer + 1 (0: none), with SOFT_ASKING while a
+ * it); hs.soft is the soft claimer + 1 (0: none), with SOFT_ASKING while a
  * SOFT_PROBE is out.  Both change under the page lock.
  */
 #include <errno.h>
@@ -46,13 +46,13 @@ static uint32_t        nwaiters, capwaiters;
 
 int sdsm_home_soft_owner(uint32_t pg)
 {
-    return H.soft[pg] ? (int)(H.soft[pg] & SOFT_RANK) - 1 : -1;
+    return hs.soft[pg] ? (int)(hs.soft[pg] & SOFT_RANK) - 1 : -1;
 }
 
 void sdsm_home_soft_clear(uint32_t pg)
 {
-    if (H.soft[pg])
-        H.soft[pg] = 0;
+    if (hs.soft[pg])
+        hs.soft[pg] = 0;
 }
 
 static void add_waiter(uint32_t pg, int src, uint32_t seq)
@@ -123,7 +123,7 @@ static void home_reply(int to, uint32_t pg, int home, uint32_t seq)
 static int decide(uint32_t pg, int src, int claim, uint32_t seq)
 {
     sdsm_page_t *m = sdsm_page(pg);
-    uint16_t s = H.soft[pg];
+    uint16_t s = hs.soft[pg];
     if (s) {
         int owner = (int)(s & SOFT_RANK) - 1;
         if (seq && !claim) /* sdsm_home_of: the claimer, as things stand */
@@ -132,27 +132,27 @@ static int decide(uint32_t pg, int src, int claim, uint32_t seq)
             add_waiter(pg, src, seq);
             return DEFERRED;
         }
-        if (owner == src || (owner == H.me && m->state != SDSM_PG_INVALID)) {
-            H.soft[pg] = 0; /* touched (or about to be) by its claimer: decided */
+        if (owner == src || (owner == hs.me && m->state != SDSM_PG_INVALID)) {
+            hs.soft[pg] = 0; /* touched (or about to be) by its claimer: decided */
             m->home1 = owner + 1;
             return owner;
         }
-        if (owner == H.me) { /* claimed ahead here and never touched: given up */
-            H.soft[pg] = 0;
+        if (owner == hs.me) { /* claimed ahead here and never touched: given up */
+            hs.soft[pg] = 0;
             m->home1 = src + 1;
             return src;
         }
         /* The claimer is asked about the whole run it claimed from pg on
          * (a neighbour that started late wants it all, page by page). */
         uint32_t q[2] = {pg, 1};
-        H.soft[pg] = s | SOFT_ASKING;
+        hs.soft[pg] = s | SOFT_ASKING;
         add_waiter(pg, src, seq);
         while (q[1] < SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK && pg + q[1] < sdsm_region.npages &&
                !pthread_mutex_trylock(&sdsm_page_stripes[(pg + q[1]) % SDSM_PAGE_STRIPES])) {
             uint32_t r = pg + q[1];
-            int same = r % SDSM_PAGE_STRIPES != pg % SDSM_PAGE_STRIPES && H.soft[r] == s;
+            int same = r % SDSM_PAGE_STRIPES != pg % SDSM_PAGE_STRIPES && hs.soft[r] == s;
             if (same)
-                H.soft[r] = s | SOFT_ASKING;
+                hs.soft[r] = s | SOFT_ASKING;
             if (r % SDSM_PAGE_STRIPES != pg % SDSM_PAGE_STRIPES)
                 sdsm_page_unlock(r);
             if (!same)
@@ -177,10 +177,10 @@ static void claim_ahead(uint32_t pg, uint32_t n, int src)
     for (uint32_t q = pg + 1; q < pg + n; q++) {
         sdsm_page_lock(q);
         sdsm_page_t *m = sdsm_page(q);
-        int owner = H.soft[q] ? sdsm_home_soft_owner(q) : m->home1 - 1;
+        int owner = hs.soft[q] ? sdsm_home_soft_owner(q) : m->home1 - 1;
         if (owner < 0) {
-            H.soft[q] = (uint16_t)(src + 1);
-            if (src == H.me) /* this rank's threads see it as theirs */
+            hs.soft[q] = (uint16_t)(src + 1);
+            if (src == hs.me) /* this rank's threads see it as theirs */
                 m->home1 = src + 1;
         }
         sdsm_page_unlock(q);
@@ -192,7 +192,7 @@ static void claim_ahead(uint32_t pg, uint32_t n, int src)
 static int on_home_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p), claim = rd32(p + 4);
-    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != H.me ||
+    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, hs.n) != hs.me ||
         claim > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK)
         return -EPROTO;
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
@@ -221,16 +221,16 @@ static int on_soft_probe(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     (void)h;
     uint32_t pg = rd32(p), n = rd32(p + 4);
-    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != src || n == 0 ||
+    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, hs.n) != src || n == 0 ||
         n > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK || n > sdsm_region.npages - pg)
         return -EPROTO;
     uint64_t kept = 0;
     for (uint32_t i = 0; i < n; i++) {
         sdsm_page_lock(pg + i);
         sdsm_page_t *m = sdsm_page(pg + i);
-        if (m->home1 == H.me + 1 && m->state != SDSM_PG_INVALID)
+        if (m->home1 == hs.me + 1 && m->state != SDSM_PG_INVALID)
             kept |= 1ull << i;
-        else if (m->home1 == H.me + 1)
+        else if (m->home1 == hs.me + 1)
             m->home1 = 0; /* a later touch here asks the manager */
         sdsm_page_unlock(pg + i);
     }
@@ -247,7 +247,7 @@ static void soft_decided(uint32_t pg, int claimer, int kept)
     sdsm_page_lock(pg);
     uint32_t n = take_waiters(pg, w, 64);
     int home = kept ? claimer : n ? w[0].src : -1;
-    H.soft[pg] = 0; /* decided: no request waits for pg from now on */
+    hs.soft[pg] = 0; /* decided: no request waits for pg from now on */
     sdsm_page(pg)->home1 = home + 1;
     sdsm_page_unlock(pg);
     do
@@ -262,12 +262,12 @@ static int on_soft_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     (void)h;
     uint32_t pg = rd32(p), n = rd32(p + 4);
     uint64_t kept = rd32(p + 8) | (uint64_t)rd32(p + 12) << 32;
-    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, H.n) != H.me || n == 0 ||
+    if (pg >= sdsm_region.npages || sdsm_page_manager(pg, hs.n) != hs.me || n == 0 ||
         n > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK || n > sdsm_region.npages - pg || (n < 64 && kept >> n))
         return -EPROTO;
     for (uint32_t i = 0; i < n; i++) {
         sdsm_page_lock(pg + i);
-        uint16_t s = H.soft[pg + i];
+        uint16_t s = hs.soft[pg + i];
         int asking = (s & SOFT_ASKING) && (int)(s & SOFT_RANK) - 1 == src;
         sdsm_page_unlock(pg + i);
         if (!asking)
@@ -283,13 +283,13 @@ static int on_soft_confirm(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     (void)h;
     uint32_t first = rd32(p), n = rd32(p + 4);
-    if (first >= sdsm_region.npages || sdsm_page_manager(first, H.n) != H.me || n == 0 ||
+    if (first >= sdsm_region.npages || sdsm_page_manager(first, hs.n) != hs.me || n == 0 ||
         n > SDSM_MGR_CHUNK - first % SDSM_MGR_CHUNK || n > sdsm_region.npages - first)
         return -EPROTO;
     for (uint32_t q = first; q < first + n; q++) {
         sdsm_page_lock(q);
-        if (H.soft[q] == src + 1) { /* not being asked: that answer decides */
-            H.soft[q] = 0;
+        if (hs.soft[q] == src + 1) { /* not being asked: that answer decides */
+            hs.soft[q] = 0;
             sdsm_page(q)->home1 = src + 1;
         }
         sdsm_page_unlock(q);

@@ -44,9 +44,9 @@ static int on_home_data(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t pg = rd32(p);
     if (pg >= sdsm_region.npages)
         return -EPROTO;
-    memcpy(sdsm_page_rt(pg), p + 8, H.ps);
-    atomic_fetch_add(&H.home_data_in, 1);
-    sdsm_wake_all(&H.home_data_in);
+    memcpy(sdsm_page_rt(pg), p + 8, hs.ps);
+    atomic_fetch_add(&hs.home_data_in, 1);
+    sdsm_wake_all(&hs.home_data_in);
     return 0;
 }
 
@@ -58,25 +58,25 @@ static int on_home_data(int src, const sdsm_hdr_t *h, const uint8_t *p)
  */
 int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
 {
-    pthread_mutex_lock(&H.release_mtx);
+    pthread_mutex_lock(&hs.release_mtx);
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
     for (uint32_t pg = first; pg < first + n; pg++) {
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
-        if (home == H.me && !sdsm_home_twins_at_home)
+        if (home == hs.me && !sdsm_home_twins_at_home)
             p->flags &= (uint8_t)~SDSM_PGF_TWIN; /* flushed: readers get the page itself (fetch.c) */
-        if (p->state == SDSM_PG_READ_WRITE && (home != H.me || (flags & SDSM_DIFF_FORWARD))) {
-            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 1);
+        if (p->state == SDSM_PG_READ_WRITE && (home != hs.me || (flags & SDSM_DIFF_FORWARD))) {
+            sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == hs.me, 1);
             if (p->flags & SDSM_PGF_TWIN) {
-                sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+                sdsm_batch_add(&hs.out[home], pg, sdsm_page_twin(pg));
                 /* Send now, under the lock: no fetch of ours may overtake it. */
-                sdsm_batch_send(&H.out[home], home, flags, &r, id);
+                sdsm_batch_send(&hs.out[home], home, flags, &r, id);
             }
             p->flags = (uint8_t)((p->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
         }
-        if (drop && home != H.me && p->state == SDSM_PG_READ_ONLY) {
+        if (drop && home != hs.me && p->state == SDSM_PG_READ_ONLY) {
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 1);
             /* Tell the home we left (ibec/update keep copysets long-lived). */
             sdsm_net_send(home, SDSM_MSG_LEAVE, 0, 0, &pg, 4, NULL, 0);
@@ -86,7 +86,7 @@ int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
-    pthread_mutex_unlock(&H.release_mtx);
+    pthread_mutex_unlock(&hs.release_mtx);
     return r.status;
 }
 
@@ -105,11 +105,11 @@ void sdsm_home_discard(const uint8_t *addr, size_t len)
         uint32_t pg = 0;
         sdsm_region_page_of(addr + done, &pg);
         size_t off = (size_t)((addr + done) - sdsm_page_app(pg));
-        size_t chunk = H.ps - off < len - done ? H.ps - off : len - done;
+        size_t chunk = hs.ps - off < len - done ? hs.ps - off : len - done;
         sdsm_page_lock(pg);
         /* (ibec's writes bound to a lock, TWINL, are left to its lock's chain.) */
         if ((sdsm_page(pg)->flags & (SDSM_PGF_TWIN | SDSM_PGF_TWINL)) == SDSM_PGF_TWIN &&
-            sdsm_page_home(pg) != H.me)
+            sdsm_page_home(pg) != hs.me)
             memcpy(sdsm_page_rt(pg) + off, sdsm_page_twin(pg) + off, chunk);
         sdsm_page_unlock(pg);
         done += chunk;
@@ -130,7 +130,7 @@ int sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data)
         uint32_t pg = 0;
         sdsm_region_page_of(addr + done, &pg);
         size_t off = (size_t)((addr + done) - sdsm_page_app(pg));
-        size_t chunk = H.ps - off < len - done ? H.ps - off : len - done;
+        size_t chunk = hs.ps - off < len - done ? hs.ps - off : len - done;
         int home = sdsm_page_home(pg);
         if (home < 0) /* first touch nobody claimed: claim it by touching it */
             home = (sdsm_home_fault(pg, 0), sdsm_page_home(pg));
@@ -180,19 +180,19 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
                 sdsm_page_unlock(pg);
                 continue;
             }
-            if (old == H.me) {
+            if (old == hs.me) {
                 uint32_t hdr[2] = {pg, 0};
-                sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, sdsm_page_rt(pg), H.ps);
+                sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, sdsm_page_rt(pg), hs.ps);
                 free(m->copyset);
                 m->copyset = NULL;
-            } else if (old < 0 && sdsm_page_manager(pg, H.n) == H.me && sdsm_home_soft_owner(pg) < 0) {
+            } else if (old < 0 && sdsm_page_manager(pg, hs.n) == hs.me && sdsm_home_soft_owner(pg) < 0) {
                 /* A first-touch page nobody claimed (its manager would know):
                  * no home has contents to send, and they are zeros. */
                 static uint8_t *zeros;
-                if (!zeros && !(zeros = calloc(1, H.ps)))
+                if (!zeros && !(zeros = calloc(1, hs.ps)))
                     sdsm_fatal("out of memory moving a home");
                 uint32_t hdr[2] = {pg, 0};
-                sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, zeros, H.ps);
+                sdsm_net_send(to, SDSM_MSG_HOME_DATA, 0, 0, hdr, 8, zeros, hs.ps);
             }
             if (m->state != SDSM_PG_INVALID) { /* every copy restarts from the new home */
                 m->state = SDSM_PG_INVALID;
@@ -203,14 +203,14 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
             m->home1 = to + 1;
             sdsm_home_soft_clear(pg); /* its claimer sent the contents, if a manager's */
             sdsm_home_hot_clear(pg);
-            if (to == H.me)
-                H.home_data_expected++; /* may have arrived already: counts only grow */
+            if (to == hs.me)
+                hs.home_data_expected++; /* may have arrived already: counts only grow */
             sdsm_page_unlock(pg);
         }
     }
     uint32_t v;
-    while ((int32_t)((v = atomic_load(&H.home_data_in)) - H.home_data_expected) < 0)
-        sdsm_wait_change(&H.home_data_in, v);
+    while ((int32_t)((v = atomic_load(&hs.home_data_in)) - hs.home_data_expected) < 0)
+        sdsm_wait_change(&hs.home_data_in, v);
 }
 
 /*
@@ -231,7 +231,7 @@ void sdsm_home_free_range(uint32_t first, uint32_t n)
                 sdsm_home_ahead_drop((uint32_t)pg);
             sdsm_home_soft_clear((uint32_t)pg);
             sdsm_home_hot_clear((uint32_t)pg);
-            H.exposed[pg] = 0;
+            hs.exposed[pg] = 0;
             if (m->state || m->flags || m->home1 || m->copyset) {
                 free(m->copyset);
                 memset(m, 0, sizeof *m);

@@ -40,7 +40,7 @@ static uint32_t *dirty_snapshot(uint32_t *n)
  * this rank is writing for the same home goes first, as a lock release
  * sends them (EAGER: the home invalidates the other copies before it reads
  * anything after them), then the pages invalidated.  Their acknowledgements
- * are counted in H.early (the next release waits for them).  The caller
+ * are counted in hs.early (the next release waits for them).  The caller
  * holds a cut (release.c), so they are all this rank wrote for that home up
  * to a point; what it wrote before that point for other homes, or on its
  * own pages, is not there yet, so then the batch stays held at the home
@@ -50,7 +50,7 @@ static uint32_t *dirty_snapshot(uint32_t *n)
  * next_gen), whose cut comes after the batch's pages were taken. */
 static uint8_t early_gen(void)
 {
-    uint8_t gen = (uint8_t)(atomic_load(&H.hold_gen) + 1);
+    uint8_t gen = (uint8_t)(atomic_load(&hs.hold_gen) + 1);
     return gen ? gen : 1;
 }
 
@@ -77,7 +77,7 @@ static void early_publish(int home)
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
         if (m->state == SDSM_PG_READ_WRITE && (m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == home &&
-            home != H.me && !(m->flags & SDSM_PGF_PENDING)) {
+            home != hs.me && !(m->flags & SDSM_PGF_PENDING)) {
             /* Protect first: a later write faults and waits (PENDING)
              * until the diff is on its way, then twins the page again, so
              * its next diff - or a fetch - cannot overtake this one. */
@@ -90,12 +90,12 @@ static void early_publish(int home)
     }
     if (b.len) {
         uint8_t gen = early_gen();
-        atomic_fetch_add(&H.early, 1);
+        atomic_fetch_add(&hs.early, 1);
         sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0), 0,
                       b.p, b.len, NULL, 0);
         sdsm_stat_add(SDSM_ST_DIFFS_EARLY, 1);
         if (hold) {
-            atomic_store(&H.lift_due[home], gen);
+            atomic_store(&hs.lift_due[home], gen);
             soon();
         }
     }
@@ -141,7 +141,7 @@ static void drop_copy(int src, uint32_t pg, int cut, void (*soon)(void), buf_t *
         m->flags = (uint8_t)((m->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
         if (!cut && soon) {
             *late = early_gen();
-            atomic_fetch_add(&H.early, 1);
+            atomic_fetch_add(&hs.early, 1);
             sdsm_net_send(src, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | SDSM_DIFF_HOLD | (unsigned)*late << 8, 0,
                           early->p, early->len, NULL, 0);
         } else {
@@ -166,7 +166,7 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
     /* A release taking pages: the diffs below must not overtake its batch
      * (the flag's page here, the data's there), nor it ours.  It queues
      * its batch without waiting for anything of ours. */
-    pthread_mutex_lock(&H.take_mtx);
+    pthread_mutex_lock(&hs.take_mtx);
     int cut = any_written(p, n);
     if (cut) {
         sdsm_home_cut_begin();
@@ -194,9 +194,9 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
     free(early.p);
     if (cut)
         sdsm_home_cut_end();
-    pthread_mutex_unlock(&H.take_mtx);
+    pthread_mutex_unlock(&hs.take_mtx);
     if (late) {
-        atomic_store(&H.lift_due[src], late);
+        atomic_store(&hs.lift_due[src], late);
         soon();
     }
     sdsm_net_send(src, SDSM_MSG_INVAL_ACK, 0, h->seq, NULL, 0, NULL, 0);
@@ -206,9 +206,9 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
 static int on_diff_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (h->seq == 0 && h->flags == 0) { /* an early_publish batch */
-        if (atomic_load(&H.early) == 0)
+        if (atomic_load(&hs.early) == 0)
             return -EPROTO;
-        sdsm_count_done(&H.early);
+        sdsm_count_done(&hs.early);
         return 0;
     }
     if (h->flags == 2) {
@@ -239,11 +239,11 @@ uint8_t *sdsm_home_twin2; /* ibec's second twin area, for forwarded diffs */
 
 static int on_fwd_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps))
+    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, hs.ps))
         return -EPROTO;
     if (sdsm_home_check_hook && !(h->flags & 2)) {
         int writer = (h->flags & FWD_WRITER) ? h->flags >> 3 : -1;
-        if (writer >= H.n)
+        if (writer >= hs.n)
             return -EPROTO;
         for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
             if (rd32(p + off + 4))

@@ -51,14 +51,14 @@ static uint32_t new_tag(void)
 static void set_fetching(uint32_t pg, uint32_t tag)
 {
     sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
-    H.ftag[pg] = tag;
+    hs.ftag[pg] = tag;
 }
 
 /* Page lock held: is this reply (tagged tag) the one pg waits for? */
 static int reply_wanted(uint32_t pg, uint32_t tag)
 {
     const sdsm_page_t *m = sdsm_page(pg);
-    return m->state == SDSM_PG_FETCHING && !(m->flags & SDSM_PGF_AWAIT_PUSH) && H.ftag[pg] == tag;
+    return m->state == SDSM_PG_FETCHING && !(m->flags & SDSM_PGF_AWAIT_PUSH) && hs.ftag[pg] == tag;
 }
 
 /*
@@ -67,7 +67,7 @@ static int reply_wanted(uint32_t pg, uint32_t tag)
  * stride that are invalid, in the same block and at the same home, and whose
  * locks are free (trylock: we already hold one stripe lock, and stripes
  * wrap, so waiting could deadlock) are asked for in the same request as the
- * faulting page.  Pages taken ahead are marked (H.ahead) until they are
+ * faulting page.  Pages taken ahead are marked (hs.ahead) until they are
  * seen in use or dropped, for the statistics.
  */
 
@@ -78,7 +78,7 @@ static void ahead_passed(uint32_t pg, int32_t stride, uint32_t k)
     for (uint32_t i = 1; i <= k; i++) {
         int64_t q = (int64_t)pg - (int64_t)stride * i;
         if (q >= 0 && q < sdsm_region.npages)
-            used += atomic_exchange_explicit(&H.ahead[q], 0, memory_order_relaxed);
+            used += atomic_exchange_explicit(&hs.ahead[q], 0, memory_order_relaxed);
     }
     if (used)
         sdsm_stat_add(SDSM_ST_AHEAD_USED, used);
@@ -106,7 +106,7 @@ static int take_ahead(uint32_t pg, int64_t q, const sdsm_alloc_rec_t *a, int hom
         if (!*tag)
             *tag = new_tag();
         set_fetching((uint32_t)q, *tag);
-        atomic_store_explicit(&H.ahead[q], 1, memory_order_relaxed);
+        atomic_store_explicit(&hs.ahead[q], 1, memory_order_relaxed);
     }
     if (!own)
         sdsm_page_unlock((uint32_t)q);
@@ -146,7 +146,7 @@ static uint32_t join_ahead(uint32_t pg, int home)
     sdsm_ahead_t w = sdsm_ahead_fault(SDSM_AHEAD_READ, pg, (uint32_t)sdsm_cfg.prefetch);
     ahead_passed(pg, w.stride, w.passed);
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
-    if (!a || home < 0 || home == H.me || (w.stride != 1 && w.stride != -1))
+    if (!a || home < 0 || home == hs.me || (w.stride != 1 && w.stride != -1))
         return 0;
     uint32_t k, n = 0, first = 0, tag = 0;
     for (k = 1; k <= w.win && n < PREFETCH_MAX; k++) {
@@ -212,7 +212,7 @@ static void ft_confirm(int i, uint32_t upto)
 {
     uint32_t s = ft.soft[i], q[2] = {s - 1, upto - (s - 1)};
     if (upto > s - 1 && q[1] <= SDSM_MGR_CHUNK - q[0] % SDSM_MGR_CHUNK)
-        sdsm_net_send(sdsm_page_manager(s - 1, H.n), SDSM_MSG_SOFT_CONFIRM, 0, 0, q, 8, NULL, 0);
+        sdsm_net_send(sdsm_page_manager(s - 1, hs.n), SDSM_MSG_SOFT_CONFIRM, 0, 0, q, 8, NULL, 0);
 }
 
 /* A release: the pages this thread's runs claimed ahead and touched so far
@@ -273,7 +273,7 @@ static uint32_t start_fetch(uint32_t pg, int home)
     set_fetching(pg, tag);
     if (home < 0) {
         uint32_t q[2] = {pg, claim_run(pg)};
-        int mgr = sdsm_page_manager(pg, H.n);
+        int mgr = sdsm_page_manager(pg, hs.n);
         sdsm_net_pin(mgr); /* the fault waits for the answer (net.c, request pins) */
         sdsm_net_send(mgr, SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
         return 1;
@@ -321,7 +321,7 @@ void sdsm_home_prefetch(uint32_t first, uint32_t n)
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
         int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID &&
-                  !(p->flags & SDSM_PGF_PENDING) && home >= 0 && home != H.me;
+                  !(p->flags & SDSM_PGF_PENDING) && home >= 0 && home != hs.me;
         if (!ask || home != run_home || nrun == SDSM_FETCH_RUN_MAX) {
             prefetch_send(run_home, run, nrun, tag);
             nrun = 0;
@@ -352,9 +352,9 @@ int sdsm_home_fault(uint32_t pg, int is_write)
  * publish now. */
 static void wait_shielded(uint32_t pg, int *asked_lift)
 {
-    if (H.held[pg] && !*asked_lift) { /* held: its writers may publish now (lift.c) */
+    if (hs.held[pg] && !*asked_lift) { /* held: its writers may publish now (lift.c) */
         *asked_lift = 1;
-        sdsm_net_send(H.me, SDSM_MSG_PUBLISH_ASK, 0, 0, &pg, 4, NULL, 0);
+        sdsm_net_send(hs.me, SDSM_MSG_PUBLISH_ASK, 0, 0, &pg, 4, NULL, 0);
     }
     sdsm_page_wait(pg);
 }
@@ -367,9 +367,9 @@ static uint32_t wait_arrival(uint32_t pg, int home, int *joined)
 {
     const sdsm_page_t *p = sdsm_page(pg);
     uint32_t asked = 0;
-    if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
+    if (atomic_exchange_explicit(&hs.ahead[pg], 0, memory_order_relaxed))
         sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
-    if (!*joined && p->state == SDSM_PG_FETCHING && H.ftag[pg] != my_tag &&
+    if (!*joined && p->state == SDSM_PG_FETCHING && hs.ftag[pg] != my_tag &&
         sdsm_cfg.prefetch > 0) {
         *joined = 1;
         asked = join_ahead(pg, home);
@@ -416,12 +416,12 @@ static int home_fault(uint32_t pg, int is_write)
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
-        if (H.applying[pg]) { /* another rank's diffs are landing (lift.c, shield) */
+        if (hs.applying[pg]) { /* another rank's diffs are landing (lift.c, shield) */
             wait_shielded(pg, &asked_lift);
             waited = 1;
             continue;
         }
-        if (p->state == SDSM_PG_INVALID && home == H.me) {
+        if (p->state == SDSM_PG_INVALID && home == hs.me) {
             /* First touch at the home: read-only first, so a write takes the
              * write path below (twins and hooks in one place). */
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, 1, !is_write);
@@ -457,7 +457,7 @@ static int home_fault(uint32_t pg, int is_write)
     if (entered)
         sdsm_home_cut_leave();
     SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg,
-               sdsm_page_home(pg), asked * H.ps);
+               sdsm_page_home(pg), asked * hs.ps);
     return 0;
 }
 
@@ -465,7 +465,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p);
     if (pg >= sdsm_region.npages ||
-        (h->type == SDSM_MSG_FETCH_REPZ && sdsm_diff_check(p + 8, h->len - 8, H.ps)))
+        (h->type == SDSM_MSG_FETCH_REPZ && sdsm_diff_check(p + 8, h->len - 8, hs.ps)))
         return -EPROTO;
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
@@ -482,10 +482,10 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return 0;
     }
     if (h->type == SDSM_MSG_FETCH_REPZ) { /* checked on entry */
-        memset(sdsm_page_rt(pg), 0, H.ps);
+        memset(sdsm_page_rt(pg), 0, hs.ps);
         sdsm_diff_apply(sdsm_page_rt(pg), p + 8, h->len - 8);
     } else {
-        memcpy(sdsm_page_rt(pg), p + 8, H.ps);
+        memcpy(sdsm_page_rt(pg), p + 8, hs.ps);
     }
     sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
     sdsm_page_unlock(pg);
@@ -500,7 +500,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 static void refetch(int home, uint32_t pg)
 {
     uint32_t q[2] = {pg, 1};
-    sdsm_net_send(home, SDSM_MSG_FETCH, 0, H.ftag[pg], q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, 0, hs.ftag[pg], q, 8, NULL, 0);
 }
 
 /* Whether a reply tagged tag still fills pg (page lock held); if not, pg is
@@ -598,7 +598,7 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
         got[i] = (uint8_t)reply_fills(pg, tag);
         if (!got[i] || data) {
             if (got[i])
-                memcpy(sdsm_page_rt(pg), data + (size_t)i * H.ps, H.ps);
+                memcpy(sdsm_page_rt(pg), data + (size_t)i * hs.ps, hs.ps);
             sdsm_page_unlock(pg);
             i++;
             continue;
@@ -610,7 +610,7 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
     publish_run(first, count, got, tag);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, ngot);
     if (data) /* bytes that travelled: a zero-copy read counts only in its own row */
-        sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * H.ps);
+        sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * hs.ps);
     sdsm_page_wake(first, count);
 }
 
@@ -618,7 +618,7 @@ static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t first = rd32(p), count = rd32(p + 4);
     if (first >= sdsm_region.npages || count < 2 || count > SDSM_FETCH_RUN_MAX ||
-        count > sdsm_region.npages - first || (size_t)count * H.ps != h->len - 8)
+        count > sdsm_region.npages - first || (size_t)count * hs.ps != h->len - 8)
         return -EPROTO;
     install_run(src, first, count, p + 8, h->seq);
     return 0;
@@ -666,15 +666,15 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t pg = rd32(p);
     int32_t home = (int32_t)rd32(p + 4);
     if (h->seq) /* answer to sdsm_proto_home_query */
-        return home < -1 || home >= H.n || h->len != 8 ? -EPROTO : sdsm_rpc_reply(h->seq, 0, &home, 4);
+        return home < -1 || home >= hs.n || h->len != 8 ? -EPROTO : sdsm_rpc_reply(h->seq, 0, &home, 4);
     uint32_t nnext = (h->len - 8) / 2;
-    if (pg >= sdsm_region.npages || home < 0 || home >= H.n || src != sdsm_page_manager(pg, H.n) ||
+    if (pg >= sdsm_region.npages || home < 0 || home >= hs.n || src != sdsm_page_manager(pg, hs.n) ||
         nnext > SDSM_MGR_CHUNK - 1 - pg % SDSM_MGR_CHUNK)
         return -EPROTO;
     for (uint32_t i = 0; i < nnext; i++) {
         int16_t hq;
         memcpy(&hq, p + 8 + 2 * i, 2);
-        if (hq < -1 || hq >= H.n)
+        if (hq < -1 || hq >= hs.n)
             return -EPROTO;
     }
     learn_homes(pg, p + 8, nnext); /* before pg: a waiter on pg finds them known */
@@ -685,14 +685,14 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return -EPROTO;
     }
     m->home1 = home + 1;
-    if (home == H.me) { /* we won the claim: the page is ours, and zero */
+    if (home == hs.me) { /* we won the claim: the page is ours, and zero */
         sdsm_page_set(pg, SDSM_PG_INVALID, 1, 0);
         sdsm_page_unlock(pg);
         sdsm_page_wake(pg, 1);
         return 0;
     }
     uint32_t q[2] = {pg, 1};
-    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), H.ftag[pg], q, 8, NULL, 0);
+    sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), hs.ftag[pg], q, 8, NULL, 0);
     sdsm_page_unlock(pg);
     return 0;
 }
@@ -703,7 +703,7 @@ int sdsm_proto_home_query(uint32_t pg)
     uint32_t q[2] = {pg, 0};
     sdsm_rpc_t r = {.buf = &home, .cap = 4};
     uint32_t id = sdsm_rpc_open(&r, 1);
-    sdsm_net_send(sdsm_page_manager(pg, H.n), SDSM_MSG_HOME_REQ, 0, id, q, 8, NULL, 0);
+    sdsm_net_send(sdsm_page_manager(pg, hs.n), SDSM_MSG_HOME_REQ, 0, id, q, 8, NULL, 0);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(id);
     return home >= 0 ? home : SDSM_ENOHOME;

@@ -56,15 +56,15 @@ void sdsm_buf_reserve(buf_t *b, size_t more)
 /* Append pg's diff (or, with twin == NULL, a bare write notice) to b. */
 void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
 {
-    sdsm_buf_reserve(b, 8 + sdsm_diff_bound(H.ps));
+    sdsm_buf_reserve(b, 8 + sdsm_diff_bound(hs.ps));
     uint8_t *e = b->p + b->len;
     uint32_t nb = 0;
     if (twin) {
         uint64_t t0 = sdsm_trace_t0();
         const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
         size_t gran = a ? a->elem : 1, nruns, ndata;
-        size_t phase = a && gran > 1 ? ((size_t)(pg - a->first) * H.ps) % gran : 0;
-        nb = (uint32_t)sdsm_diff_encode(twin, sdsm_page_rt(pg), H.ps, gran, phase, e + 8, &nruns,
+        size_t phase = a && gran > 1 ? ((size_t)(pg - a->first) * hs.ps) % gran : 0;
+        nb = (uint32_t)sdsm_diff_encode(twin, sdsm_page_rt(pg), hs.ps, gran, phase, e + 8, &nruns,
                                         &ndata);
         sdsm_stat_add(SDSM_ST_DIFFS_MADE, 1);
         sdsm_stat_add(SDSM_ST_DIFF_BYTES_MADE, ndata);
@@ -90,8 +90,8 @@ int sdsm_copyset_others(uint32_t pg)
         return 0;
     for (size_t w = 0; w < sdsm_region.copyset_words; w++) {
         uint64_t bits = m->copyset[w];
-        if (w == (size_t)H.me / 64)
-            bits &= ~(1ull << (H.me % 64));
+        if (w == (size_t)hs.me / 64)
+            bits &= ~(1ull << (hs.me % 64));
         if (bits)
             return 1;
     }
@@ -137,53 +137,53 @@ int sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len)
 
 int sdsm_home_init(void)
 {
-    H.me = sdsm_region.rank;
-    H.n = sdsm_region.nprocs;
-    H.ps = sdsm_region.page_size;
-    pthread_mutex_init(&H.release_mtx, NULL);
-    pthread_mutex_init(&H.lockfwd_mtx, NULL);
-    pthread_mutex_init(&H.twin_mtx, NULL);
-    pthread_mutex_init(&H.take_mtx, NULL);
+    hs.me = sdsm_region.rank;
+    hs.n = sdsm_region.nprocs;
+    hs.ps = sdsm_region.page_size;
+    pthread_mutex_init(&hs.release_mtx, NULL);
+    pthread_mutex_init(&hs.lockfwd_mtx, NULL);
+    pthread_mutex_init(&hs.twin_mtx, NULL);
+    pthread_mutex_init(&hs.take_mtx, NULL);
     size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
-    H.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.inflight = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.ftag = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.hot = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    hs.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    hs.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    hs.inflight = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    hs.ftag = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    hs.hot = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
-    H.hot_last = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.hot_last, PROT_READ | PROT_WRITE,
+    hs.hot_last = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.hot_last, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.soft = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.soft, PROT_READ | PROT_WRITE,
+    hs.soft = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.soft, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.ahead = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    hs.ahead = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    H.applying = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.applying, PROT_READ | PROT_WRITE,
+    hs.applying = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.applying, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.unann_stale = mmap(NULL, (size_t)sdsm_region.npages * sdsm_region.copyset_words * sizeof(uint64_t),
+    hs.unann_stale = mmap(NULL, (size_t)sdsm_region.npages * sdsm_region.copyset_words * sizeof(uint64_t),
                          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.twin_listed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
+    hs.twin_listed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.unannounced = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
+    hs.unannounced = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.exposed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
+    hs.exposed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.held = mmap(NULL, (size_t)sdsm_region.npages * sizeof *H.held, PROT_READ | PROT_WRITE,
+    hs.held = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.held, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.holds = calloc((size_t)H.n, sizeof *H.holds);
-    H.lift = calloc((size_t)H.n, 1);
-    H.lift_due = calloc((size_t)H.n, 1);
+    hs.holds = calloc((size_t)hs.n, sizeof *hs.holds);
+    hs.lift = calloc((size_t)hs.n, 1);
+    hs.lift_due = calloc((size_t)hs.n, 1);
 
-    H.published = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
+    hs.published = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    H.out = calloc((size_t)H.n, sizeof *H.out);
-    H.fwd = calloc((size_t)H.n, sizeof *H.fwd);
-    H.zero = calloc(1, H.ps);
-    H.tgt = calloc((size_t)H.n, sizeof *H.tgt);
-    H.tgt_n = calloc((size_t)H.n, sizeof *H.tgt_n);
-    H.tgt_cap = calloc((size_t)H.n, sizeof *H.tgt_cap);
-    if (H.work == MAP_FAILED || H.notices == MAP_FAILED || H.inflight == MAP_FAILED || H.ftag == MAP_FAILED ||
-        H.soft == MAP_FAILED || H.published == MAP_FAILED || H.applying == MAP_FAILED || H.held == MAP_FAILED || H.unannounced == MAP_FAILED || H.exposed == MAP_FAILED || H.twin_listed == MAP_FAILED || H.unann_stale == MAP_FAILED || !H.holds || !H.lift || !H.lift_due || H.hot == MAP_FAILED || H.hot_last == MAP_FAILED || H.ahead == MAP_FAILED || !H.out || !H.fwd || !H.zero || !H.tgt || !H.tgt_n ||
-        !H.tgt_cap)
+    hs.out = calloc((size_t)hs.n, sizeof *hs.out);
+    hs.fwd = calloc((size_t)hs.n, sizeof *hs.fwd);
+    hs.zero = calloc(1, hs.ps);
+    hs.tgt = calloc((size_t)hs.n, sizeof *hs.tgt);
+    hs.tgt_n = calloc((size_t)hs.n, sizeof *hs.tgt_n);
+    hs.tgt_cap = calloc((size_t)hs.n, sizeof *hs.tgt_cap);
+    if (hs.work == MAP_FAILED || hs.notices == MAP_FAILED || hs.inflight == MAP_FAILED || hs.ftag == MAP_FAILED ||
+        hs.soft == MAP_FAILED || hs.published == MAP_FAILED || hs.applying == MAP_FAILED || hs.held == MAP_FAILED || hs.unannounced == MAP_FAILED || hs.exposed == MAP_FAILED || hs.twin_listed == MAP_FAILED || hs.unann_stale == MAP_FAILED || !hs.holds || !hs.lift || !hs.lift_due || hs.hot == MAP_FAILED || hs.hot_last == MAP_FAILED || hs.ahead == MAP_FAILED || !hs.out || !hs.fwd || !hs.zero || !hs.tgt || !hs.tgt_n ||
+        !hs.tgt_cap)
         return -ENOMEM;
     sdsm_home_write_hook = NULL;
     sdsm_home_serve_hook = NULL;

@@ -122,22 +122,22 @@ static inline uint32_t rd32(const uint8_t *p)
     return v;
 }
 
-/* The one instance (home.c); H is the short name every home file uses. */
+/* The one instance (home.c); hs is the short name every home file uses. */
 extern sdsm_home_state_t sdsm_home_state;
-#define H sdsm_home_state
+#define hs sdsm_home_state
 
 /* The ranks whose copy of pg predates another rank's unannounced barrier
  * diffs at this home (inval.c). */
 static inline uint64_t *sdsm_home_unann_stale(uint32_t pg)
 {
-    return H.unann_stale + (size_t)pg * sdsm_region.copyset_words;
+    return hs.unann_stale + (size_t)pg * sdsm_region.copyset_words;
 }
 
 /* pg's copy goes away (invalidated, freed, its reply dropped): if it was
  * taken ahead of a fault and never seen in use, the prefetch was wasted. */
 static inline void sdsm_home_ahead_drop(uint32_t pg)
 {
-    if (atomic_exchange_explicit(&H.ahead[pg], 0, memory_order_relaxed))
+    if (atomic_exchange_explicit(&hs.ahead[pg], 0, memory_order_relaxed))
         sdsm_stat_add(SDSM_ST_AHEAD_WASTED, 1);
 }
 

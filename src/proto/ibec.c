@@ -86,20 +86,20 @@ static struct {
     pthread_mutex_t  mtx;      /* reported, nreported (handlers run on several threads) */
     uint8_t         *reported; /* per page: reported once already */
     unsigned         nreported;
-} C = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+} chk = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 /* Check mode, page lock held: the runtime made pg accessible without a
  * fault of the program's; if it was not read in this epoch yet, the next
  * read must still fault. */
 static void check_rearm(uint32_t pg)
 {
-    if (__atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != atomic_load(&C.epoch))
+    if (__atomic_load_n(&chk.read_ep[pg], __ATOMIC_RELAXED) != atomic_load(&chk.epoch))
         sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
 }
 
 void sdsm_ibec_check_unread(uint32_t pg)
 {
-    if (C.on) {
+    if (chk.on) {
         sdsm_page_lock(pg);
         check_rearm(pg);
         sdsm_page_unlock(pg);
@@ -143,7 +143,7 @@ static void mask_add(uint8_t *mask, const uint8_t *twin, const uint8_t *copy, co
  */
 static void serve_hook(uint32_t pg, const uint8_t *copy)
 {
-    if (__builtin_expect(C.on, 0))
+    if (__builtin_expect(chk.on, 0))
         check_rearm(pg); /* serving may have made it readable here */
     uint8_t fl = sdsm_page(pg)->flags;
     const uint8_t *tl = (fl & SDSM_PGF_TWINL) ? sdsm_ibec_twinl(pg) : NULL;
@@ -341,7 +341,7 @@ static void check_protect_page(uint32_t pg, void *arg)
 
 static void check_new_epoch(void)
 {
-    atomic_fetch_add(&C.epoch, 1);
+    atomic_fetch_add(&chk.epoch, 1);
     each_block_page(check_protect_page, NULL);
 }
 
@@ -350,13 +350,13 @@ static void check_new_epoch(void)
  * same epoch may have missed them. */
 static void check_hook(uint32_t pg, int writer)
 {
-    uint32_t ep = atomic_load(&C.epoch);
-    if (writer == ibs.me || __atomic_load_n(&C.read_ep[pg], __ATOMIC_RELAXED) != ep)
+    uint32_t ep = atomic_load(&chk.epoch);
+    if (writer == ibs.me || __atomic_load_n(&chk.read_ep[pg], __ATOMIC_RELAXED) != ep)
         return;
-    pthread_mutex_lock(&C.mtx);
-    unsigned k = C.reported[pg] ? CHECK_MAX_REPORTS + 1 : C.nreported++;
-    C.reported[pg] = 1;
-    pthread_mutex_unlock(&C.mtx);
+    pthread_mutex_lock(&chk.mtx);
+    unsigned k = chk.reported[pg] ? CHECK_MAX_REPORTS + 1 : chk.nreported++;
+    chk.reported[pg] = 1;
+    pthread_mutex_unlock(&chk.mtx);
     if (k == CHECK_MAX_REPORTS)
         sdsm_warn("ibec check: more pages were read before a barrier that made them consistent; "
                   "only the first %d are reported", CHECK_MAX_REPORTS);
@@ -410,8 +410,8 @@ static void stuck_check(uint32_t pg)
  * acquire) calls sdsm_home_fault directly and is no read of the program's. */
 static int ibec_fault(uint32_t pg, int is_write)
 {
-    if (__builtin_expect(C.on, 0) && is_write <= 0 && pg < sdsm_region.npages)
-        __atomic_store_n(&C.read_ep[pg], atomic_load(&C.epoch), __ATOMIC_RELAXED);
+    if (__builtin_expect(chk.on, 0) && is_write <= 0 && pg < sdsm_region.npages)
+        __atomic_store_n(&chk.read_ep[pg], atomic_load(&chk.epoch), __ATOMIC_RELAXED);
     if (is_write > 0 && sdsm_ibec_cs_keyed()) {
         if (sdsm_ibec_key_fault(pg))
             return 0;
@@ -426,7 +426,7 @@ static int ibec_fault(uint32_t pg, int is_write)
  * reason). */
 static void ibec_prefetch(uint32_t first, uint32_t n)
 {
-    if (!C.on)
+    if (!chk.on)
         sdsm_home_prefetch(first, n);
 }
 
@@ -437,7 +437,7 @@ static void ibec_acquire(sdsm_sync_kind_t kind)
     ibs.barriers++;
     if (sdsm_cfg.unmap_barriers > 0 && ibs.barriers % (uint32_t)sdsm_cfg.unmap_barriers == 0)
         sweep();
-    if (C.on)
+    if (chk.on)
         check_new_epoch();
 }
 
@@ -515,14 +515,14 @@ static int ibec_init(void)
     sdsm_home_twins_at_home = 1;
     sdsm_home_twin2 = ibs.twinl;
     if (sdsm_cfg.ibec_check) {
-        C.read_ep = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
-        C.reported = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
-        if (C.read_ep == MAP_FAILED || C.reported == MAP_FAILED)
+        chk.read_ep = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+        chk.reported = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
+        if (chk.read_ep == MAP_FAILED || chk.reported == MAP_FAILED)
             return -ENOMEM;
-        atomic_store(&C.epoch, 1);
+        atomic_store(&chk.epoch, 1);
         sdsm_cfg.prefetch = 0; /* a prefetched page would become readable unread */
         sdsm_home_check_hook = check_hook;
-        C.on = 1;
+        chk.on = 1;
     }
     return 0;
 }

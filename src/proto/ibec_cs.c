@@ -53,7 +53,7 @@ static struct {
     pthread_mutex_t mtx;          /* used flags */
     int             nused;
     ibec_sec_t      sec[MAX_SECTIONS];
-} K = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+} pool = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local ibec_sec_t *mine;
 
@@ -67,10 +67,10 @@ static int alloc_keys(int want)
             pkey_free(keys[--n]);
         return 0;
     }
-    K.common = keys[0];
-    K.free = keys[1];
+    pool.common = keys[0];
+    pool.free = keys[1];
     for (int i = 2; i < n; i++)
-        K.sec[i - 2].key = keys[i];
+        pool.sec[i - 2].key = keys[i];
     return n - 2;
 }
 
@@ -84,17 +84,17 @@ static void *map_pages(size_t per_page)
 int sdsm_ibec_cs_init(void)
 {
     int want = sdsm_cfg.ibec_sections ? (int)sdsm_cfg.ibec_sections : MAX_SECTIONS;
-    K.nsec = want > 1 ? alloc_keys(want) : 0;
-    K.keyed = K.nsec > 1;
-    if (!K.keyed)
-        K.nsec = 1;
+    pool.nsec = want > 1 ? alloc_keys(want) : 0;
+    pool.keyed = pool.nsec > 1;
+    if (!pool.keyed)
+        pool.nsec = 1;
     sdsm_ibec_owner = map_pages(1);
     sdsm_ibec_listed = map_pages(2);
-    K.key = map_pages(1);
-    if (!sdsm_ibec_owner || !sdsm_ibec_listed || !K.key)
+    pool.key = map_pages(1);
+    if (!sdsm_ibec_owner || !sdsm_ibec_listed || !pool.key)
         return -ENOMEM;
-    for (int i = 0; i < K.nsec; i++) {
-        ibec_sec_t *s = &K.sec[i];
+    for (int i = 0; i < pool.nsec; i++) {
+        ibec_sec_t *s = &pool.sec[i];
         pthread_mutex_init(&s->mtx, NULL);
         s->index = i + 1;
         s->cs = map_pages(4);
@@ -102,18 +102,18 @@ int sdsm_ibec_cs_init(void)
         if (!s->cs || !s->cs_spare)
             return -ENOMEM;
     }
-    if (K.keyed)
-        sdsm_stat_add(SDSM_ST_IBEC_KEYED, (uint64_t)K.nsec);
+    if (pool.keyed)
+        sdsm_stat_add(SDSM_ST_IBEC_KEYED, (uint64_t)pool.nsec);
     return 0;
 }
 
-int sdsm_ibec_cs_keyed(void) { return K.keyed; }
-int sdsm_ibec_cs_slots(void) { return K.nsec; }
+int sdsm_ibec_cs_keyed(void) { return pool.keyed; }
+int sdsm_ibec_cs_slots(void) { return pool.nsec; }
 ibec_sec_t *sdsm_ibec_cs_mine(void) { return mine; }
 
 ibec_sec_t *sdsm_ibec_cs_get(int index)
 {
-    return index >= 1 && index <= K.nsec ? &K.sec[index - 1] : NULL;
+    return index >= 1 && index <= pool.nsec ? &pool.sec[index - 1] : NULL;
 }
 
 /* The calling thread may write key k's pages (rights 0) or not. */
@@ -126,21 +126,21 @@ static void set_rights(int k, int write)
 ibec_sec_t *sdsm_ibec_cs_take(int *others)
 {
     ibec_sec_t *s = NULL;
-    pthread_mutex_lock(&K.mtx);
-    for (int i = 0; i < K.nsec && !s; i++)
-        if (!K.sec[i].used)
-            s = &K.sec[i];
+    pthread_mutex_lock(&pool.mtx);
+    for (int i = 0; i < pool.nsec && !s; i++)
+        if (!pool.sec[i].used)
+            s = &pool.sec[i];
     if (s) {
         s->used = 1;
-        *others = K.nused++;
+        *others = pool.nused++;
     }
-    pthread_mutex_unlock(&K.mtx);
+    pthread_mutex_unlock(&pool.mtx);
     if (!s) /* lock.c lets no more threads in than there are sections */
-        sdsm_fatal("internal error: more threads in critical sections than ibec has sections (%d)", K.nsec);
-    if (K.keyed) {
-        set_rights(K.common, 0);
-        for (int i = 0; i < K.nsec; i++)
-            set_rights(K.sec[i].key, &K.sec[i] == s);
+        sdsm_fatal("internal error: more threads in critical sections than ibec has sections (%d)", pool.nsec);
+    if (pool.keyed) {
+        set_rights(pool.common, 0);
+        for (int i = 0; i < pool.nsec; i++)
+            set_rights(pool.sec[i].key, &pool.sec[i] == s);
     }
     mine = s;
     return s;
@@ -149,23 +149,23 @@ ibec_sec_t *sdsm_ibec_cs_take(int *others)
 void sdsm_ibec_cs_give(ibec_sec_t *s)
 {
     if (s == mine) {
-        if (K.keyed) {
-            set_rights(K.common, 1);
-            for (int i = 0; i < K.nsec; i++)
-                set_rights(K.sec[i].key, 1);
+        if (pool.keyed) {
+            set_rights(pool.common, 1);
+            for (int i = 0; i < pool.nsec; i++)
+                set_rights(pool.sec[i].key, 1);
         }
         mine = NULL;
     }
-    pthread_mutex_lock(&K.mtx);
+    pthread_mutex_lock(&pool.mtx);
     s->used = 0;
-    K.nused--;
-    pthread_mutex_unlock(&K.mtx);
+    pool.nused--;
+    pthread_mutex_unlock(&pool.mtx);
 }
 
 ibec_sec_t *sdsm_ibec_cs_holding(int id)
 {
-    for (int i = 0; i < K.nsec; i++) {
-        ibec_sec_t *s = &K.sec[i];
+    for (int i = 0; i < pool.nsec; i++) {
+        ibec_sec_t *s = &pool.sec[i];
         pthread_mutex_lock(&s->mtx);
         int found = 0;
         for (int k = 0; k < s->depth && !found; k++)
@@ -179,11 +179,11 @@ ibec_sec_t *sdsm_ibec_cs_holding(int id)
 
 int sdsm_ibec_page_key(uint32_t pg, int key, int prot)
 {
-    int k = key == IBEC_KEY_COMMON ? K.common : key == IBEC_KEY_FREE ? K.free : key;
-    if (!K.keyed || K.key[pg] == k)
+    int k = key == IBEC_KEY_COMMON ? pool.common : key == IBEC_KEY_FREE ? pool.free : key;
+    if (!pool.keyed || pool.key[pg] == k)
         return 0;
     if (pkey_mprotect(sdsm_page_app(pg), sdsm_region.page_size, prot, k))
         sdsm_fatal("pkey_mprotect of page %u to key %d: %m", pg, k);
-    K.key[pg] = (uint8_t)k;
+    pool.key[pg] = (uint8_t)k;
     return 1;
 }

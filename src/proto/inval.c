@@ -31,12 +31,12 @@
 
 static void add_target(int r, uint32_t pg)
 {
-    if (H.tgt_n[r] == H.tgt_cap[r]) {
-        H.tgt_cap[r] = H.tgt_cap[r] ? 2 * H.tgt_cap[r] : 256;
-        if (!(H.tgt[r] = realloc(H.tgt[r], H.tgt_cap[r] * sizeof(uint32_t))))
+    if (hs.tgt_n[r] == hs.tgt_cap[r]) {
+        hs.tgt_cap[r] = hs.tgt_cap[r] ? 2 * hs.tgt_cap[r] : 256;
+        if (!(hs.tgt[r] = realloc(hs.tgt[r], hs.tgt_cap[r] * sizeof(uint32_t))))
             sdsm_fatal("out of memory");
     }
-    H.tgt[r][H.tgt_n[r]++] = pg;
+    hs.tgt[r][hs.tgt_n[r]++] = pg;
 }
 
 /* Collect and remove every copy holder of pg except the writer; whether
@@ -52,7 +52,7 @@ static int collect_copies(uint32_t pg, int writer)
         while (bits) {
             int r = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
             bits &= bits - 1;
-            if (r != writer && r != H.me) {
+            if (r != writer && r != hs.me) {
                 add_target(r, pg);
                 m->copyset[w] &= ~(1ull << (r % 64));
                 any = 1;
@@ -68,19 +68,19 @@ static void forward_targets(uint32_t pg, int writer, const uint8_t *entry, size_
     sdsm_page_t *m = sdsm_page(pg);
     if (!m->copyset)
         return;
-    for (int r = 0; r < H.n; r++) {
-        if (r == writer || r == H.me || !sdsm_copyset_has(pg, r))
+    for (int r = 0; r < hs.n; r++) {
+        if (r == writer || r == hs.me || !sdsm_copyset_has(pg, r))
             continue;
-        sdsm_buf_reserve(&H.fwd[r], len);
-        memcpy(H.fwd[r].p + H.fwd[r].len, entry, len);
-        H.fwd[r].len += len;
-        H.tgt_n[r] = 1; /* marks r as a target */
+        sdsm_buf_reserve(&hs.fwd[r], len);
+        memcpy(hs.fwd[r].p + hs.fwd[r].len, entry, len);
+        hs.fwd[r].len += len;
+        hs.tgt_n[r] = 1; /* marks r as a target */
     }
 }
 
 static pending_t *pending_find(uint32_t id)
 {
-    for (pending_t *op = H.pending; op; op = op->next)
+    for (pending_t *op = hs.pending; op; op = op->next)
         if (op->id == id)
             return op;
     return NULL;
@@ -91,22 +91,22 @@ static void add_dep(uint32_t id)
 {
     if (!id || !pending_find(id))
         return; /* completed already */
-    for (uint32_t i = 0; i < H.ndeps; i++)
-        if (H.deps[i] == id)
+    for (uint32_t i = 0; i < hs.ndeps; i++)
+        if (hs.deps[i] == id)
             return;
-    if (H.ndeps == H.capdeps) {
-        H.capdeps = H.capdeps ? 2 * H.capdeps : 16;
-        if (!(H.deps = realloc(H.deps, H.capdeps * sizeof *H.deps)))
+    if (hs.ndeps == hs.capdeps) {
+        hs.capdeps = hs.capdeps ? 2 * hs.capdeps : 16;
+        if (!(hs.deps = realloc(hs.deps, hs.capdeps * sizeof *hs.deps)))
             sdsm_fatal("out of memory");
     }
-    H.deps[H.ndeps++] = id;
+    hs.deps[hs.ndeps++] = id;
 }
 
 /* The operation being built (op) waits for the older ones add_dep noted. */
 static void wait_deps(pending_t *op)
 {
-    for (uint32_t i = 0; i < H.ndeps; i++) {
-        pending_t *d = pending_find(H.deps[i]);
+    for (uint32_t i = 0; i < hs.ndeps; i++) {
+        pending_t *d = pending_find(hs.deps[i]);
         if (d->ndep == d->capdep) {
             d->capdep = d->capdep ? 2 * d->capdep : 4;
             if (!(d->dep = realloc(d->dep, d->capdep * sizeof *d->dep)))
@@ -115,7 +115,7 @@ static void wait_deps(pending_t *op)
         d->dep[d->ndep++] = op->id;
         op->remaining++;
     }
-    H.ndeps = 0;
+    hs.ndeps = 0;
 }
 
 /* op's last ack or dependency arrived: acknowledge its diff and release
@@ -124,7 +124,7 @@ static void pending_complete(pending_t *op)
 {
     while (op) {
         pending_t *next = NULL;
-        for (pending_t **pp = &H.pending; *pp; pp = &(*pp)->next)
+        for (pending_t **pp = &hs.pending; *pp; pp = &(*pp)->next)
             if (*pp == op) {
                 *pp = op->next;
                 break;
@@ -133,8 +133,8 @@ static void pending_complete(pending_t *op)
             sdsm_net_send(op->src, SDSM_MSG_DIFF_ACK, 0, op->seq, NULL, 0, NULL, 0);
         for (uint32_t i = 0; i < op->npages; i++) {
             sdsm_page_lock(op->pages[i]);
-            if (H.inflight[op->pages[i]] == op->id)
-                H.inflight[op->pages[i]] = 0;
+            if (hs.inflight[op->pages[i]] == op->id)
+                hs.inflight[op->pages[i]] = 0;
             sdsm_page_unlock(op->pages[i]);
         }
         for (uint32_t i = 0; i < op->ndep; i++) {
@@ -189,7 +189,7 @@ static unsigned fwd_writer_flags(int src)
 static int diff_refused(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
-    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, H.ps)) {
+    if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, hs.ps)) {
         /* Unacknowledged (a barrier's diffs to its manager, a diff sent
          * early): the writer would never learn its writes were lost. */
         if (!ack)
@@ -218,11 +218,11 @@ static void mark_unannounced(int src, uint32_t pg)
         st[w] |= cs[w];
     st[src / 64] &= ~(1ull << (src % 64));
     sdsm_page_unlock(pg);
-    if (!H.unannounced[pg]) {
-        H.unannounced[pg] = 1;
-        sdsm_buf_reserve(&H.unann_list, 4);
-        memcpy(H.unann_list.p + H.unann_list.len, &pg, 4);
-        H.unann_list.len += 4;
+    if (!hs.unannounced[pg]) {
+        hs.unannounced[pg] = 1;
+        sdsm_buf_reserve(&hs.unann_list, 4);
+        memcpy(hs.unann_list.p + hs.unann_list.len, &pg, 4);
+        hs.unann_list.len += 4;
     }
 }
 
@@ -233,7 +233,7 @@ static void collect_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32
 {
     sdsm_page_lock(pg);
     /* service thread: inflight is written only here and at completion */
-    uint32_t before = H.inflight[pg];
+    uint32_t before = hs.inflight[pg];
     if (h->flags & SDSM_DIFF_FORWARD) {
         forward_targets(pg, src, e, 8 + nb);
     } else if (collect_copies(pg, src) || (before && pending_find(before))) {
@@ -243,7 +243,7 @@ static void collect_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32
          * not wait for the invalidations (release.c's home_shared),
          * and a lock it then passes on would let a holder read its
          * old copy. */
-        H.inflight[pg] = id;
+        hs.inflight[pg] = id;
     }
     sdsm_page_unlock(pg);
     add_dep(before);
@@ -257,26 +257,26 @@ static void land_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32_t 
     /* A home's own diffL was made from this very page: applying it
      * could only undo what this rank's threads wrote since, outside any
      * critical section.  It is kept for the barrier all the same. */
-    if (nb && !(src == H.me && (h->flags & SDSM_DIFF_LOCK))) {
+    if (nb && !(src == hs.me && (h->flags & SDSM_DIFF_LOCK))) {
         /* Under the page lock: the flags (and a home's twins, under ibec)
          * change with the fault path's. */
         sdsm_page_lock(pg);
         sdsm_home_apply_entry(pg, e + 8, nb, sdsm_home_twin2);
         /* Written by others too (a flag array): not hot, so the home's
          * own writes fault and twin it again (open.c, open_write). */
-        if (src != H.me)
+        if (src != hs.me)
             sdsm_home_hot_clear(pg);
         sdsm_page_unlock(pg);
     }
-    if (nb && src != H.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)))
+    if (nb && src != hs.me && sdsm_home_twins_shared && !(h->flags & (SDSM_DIFF_EAGER | SDSM_DIFF_FORWARD)))
         mark_unannounced(src, pg);
-    if (src == H.me && !sdsm_home_twins_at_home) {
+    if (src == hs.me && !sdsm_home_twins_at_home) {
         /* The home's own notice: its writes are announced now, with
          * the invalidations below (release.c says why the twin stays
          * until here). */
         sdsm_page_lock(pg);
         sdsm_page(pg)->flags &= (uint8_t)~SDSM_PGF_TWIN;
-        H.exposed[pg] = 0;
+        hs.exposed[pg] = 0;
         sdsm_page_unlock(pg);
     }
     if (nb && (h->flags & SDSM_DIFF_FORWARD) && sdsm_home_check_hook)
@@ -289,13 +289,13 @@ static void land_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32_t 
  * (lockfwd.c). */
 static void keep_lock_diffs(int src, const uint8_t *p, uint32_t len)
 {
-    pthread_mutex_lock(&H.lockfwd_mtx);
+    pthread_mutex_lock(&hs.lockfwd_mtx);
     uint32_t rec[2] = {(uint32_t)src, len};
-    sdsm_buf_reserve(&H.lockfwd, 8 + len);
-    memcpy(H.lockfwd.p + H.lockfwd.len, rec, 8);
-    memcpy(H.lockfwd.p + H.lockfwd.len + 8, p, len);
-    H.lockfwd.len += 8 + len;
-    pthread_mutex_unlock(&H.lockfwd_mtx);
+    sdsm_buf_reserve(&hs.lockfwd, 8 + len);
+    memcpy(hs.lockfwd.p + hs.lockfwd.len, rec, 8);
+    memcpy(hs.lockfwd.p + hs.lockfwd.len + 8, p, len);
+    hs.lockfwd.len += 8 + len;
+    pthread_mutex_unlock(&hs.lockfwd_mtx);
 }
 
 /* EAGER or FORWARD: the invalidations (or forwards) collected go out as
@@ -304,16 +304,16 @@ static void keep_lock_diffs(int src, const uint8_t *p, uint32_t len)
 static void start_operation(int src, const sdsm_hdr_t *h, const uint8_t *p, uint32_t id)
 {
     pending_t *op = NULL;
-    for (int r = 0; r < H.n; r++) {
-        if (!H.tgt_n[r] && !(r == 0 && H.ndeps))
+    for (int r = 0; r < hs.n; r++) {
+        if (!hs.tgt_n[r] && !(r == 0 && hs.ndeps))
             continue;
         if (!op) {
             if (!(op = calloc(1, sizeof *op)))
                 sdsm_fatal("out of memory");
-            H.next_id = id;
-            *op = (pending_t){.next = H.pending, .id = id,
+            hs.next_id = id;
+            *op = (pending_t){.next = hs.pending, .id = id,
                               .seq = h->seq, .src = src};
-            H.pending = op;
+            hs.pending = op;
             wait_deps(op);
             /* Later diffs of these pages wait for this operation. */
             for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
@@ -325,20 +325,20 @@ static void start_operation(int src, const sdsm_hdr_t *h, const uint8_t *p, uint
                 uint32_t pg = rd32(p + off);
                 op->pages[op->npages++] = pg;
                 sdsm_page_lock(pg);
-                H.inflight[pg] = op->id;
+                hs.inflight[pg] = op->id;
                 sdsm_page_unlock(pg);
             }
         }
-        if (!H.tgt_n[r])
+        if (!hs.tgt_n[r])
             continue;
         op->remaining++;
         if (h->flags & SDSM_DIFF_FORWARD)
-            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, fwd_writer_flags(src), op->id, H.fwd[r].p, H.fwd[r].len,
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, fwd_writer_flags(src), op->id, hs.fwd[r].p, hs.fwd[r].len,
                           NULL, 0);
         else
-            sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, H.tgt[r], H.tgt_n[r] * 4u, NULL, 0);
-        H.tgt_n[r] = 0;
-        H.fwd[r].len = 0;
+            sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, hs.tgt[r], hs.tgt_n[r] * 4u, NULL, 0);
+        hs.tgt_n[r] = 0;
+        hs.fwd[r].len = 0;
     }
     if (!op)
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 0, h->seq, NULL, 0, NULL, 0);
@@ -351,9 +351,9 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return -EPROTO;
     /* The id of the operation this diff may become (it does if it has
      * copies to invalidate or older operations to wait for). */
-    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
+    uint32_t id = hs.next_id + 1 ? hs.next_id + 1 : 1;
     int held = (h->flags & SDSM_DIFF_HOLD) != 0;
-    int shielded = (sdsm_home_twins_shared || held) && src != H.me;
+    int shielded = (sdsm_home_twins_shared || held) && src != hs.me;
     buf_t got = {0};
     if (shielded)
         sdsm_home_shield_on(p, h->len, &got);
@@ -391,19 +391,19 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
 {
     /* Every twinned page: not only those on the dirty list - a barrier's
      * release keeps its pages' twins until the barrier completes. */
-    pthread_mutex_lock(&H.twin_mtx);
-    uint32_t nd = (uint32_t)(H.twins.len / 4), *list = nd ? malloc((size_t)nd * 4) : NULL;
+    pthread_mutex_lock(&hs.twin_mtx);
+    uint32_t nd = (uint32_t)(hs.twins.len / 4), *list = nd ? malloc((size_t)nd * 4) : NULL;
     if (list) {
-        memcpy(list, H.twins.p, (size_t)nd * 4);
+        memcpy(list, hs.twins.p, (size_t)nd * 4);
         for (uint32_t i = 0; i < nd; i++)
-            H.twin_listed[list[i]] = 0;
-        H.twins.len = 0;
+            hs.twin_listed[list[i]] = 0;
+        hs.twins.len = 0;
     }
-    pthread_mutex_unlock(&H.twin_mtx);
+    pthread_mutex_unlock(&hs.twin_mtx);
     if (!list)
         return;
     uint32_t n = 0;
-    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
+    uint32_t id = hs.next_id + 1 ? hs.next_id + 1 : 1;
     for (uint32_t i = 0; i < nd; i++) {
         uint32_t pg = list[i];
         int skipped = 0;
@@ -412,11 +412,11 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
         uint32_t before = 0;
-        if ((m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me) {
+        if ((m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == hs.me) {
             m->flags &= (uint8_t)~SDSM_PGF_TWIN;
             if (collect_copies(pg, skipped ? dst : -1)) {
-                before = H.inflight[pg];
-                H.inflight[pg] = id;
+                before = hs.inflight[pg];
+                hs.inflight[pg] = id;
                 list[n++] = pg;
             }
         }
@@ -424,26 +424,26 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
         add_dep(before); /* a later release here waits for the older ones too */
     }
     pending_t *op = NULL;
-    for (int r = 0; r < H.n; r++) {
-        if (!H.tgt_n[r])
+    for (int r = 0; r < hs.n; r++) {
+        if (!hs.tgt_n[r])
             continue;
         if (!op) {
             if (!(op = calloc(1, sizeof *op)))
                 sdsm_fatal("out of memory");
-            H.next_id = id;
-            *op = (pending_t){.next = H.pending, .id = id, .src = -1, .pages = list, .npages = n};
-            H.pending = op;
+            hs.next_id = id;
+            *op = (pending_t){.next = hs.pending, .id = id, .src = -1, .pages = list, .npages = n};
+            hs.pending = op;
             wait_deps(op);
         }
         op->remaining++;
-        sdsm_net_send(r, SDSM_MSG_INVAL, 0, id, H.tgt[r], H.tgt_n[r] * 4u, NULL, 0);
-        H.tgt_n[r] = 0;
+        sdsm_net_send(r, SDSM_MSG_INVAL, 0, id, hs.tgt[r], hs.tgt_n[r] * 4u, NULL, 0);
+        hs.tgt_n[r] = 0;
     }
     if (op) {
         sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
         return; /* list is op's now */
     }
-    H.ndeps = 0;
+    hs.ndeps = 0;
     free(list);
 }
 
@@ -459,12 +459,12 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
 void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
 {
     uint32_t n = 0, kept = 0, *list = NULL;
-    uint32_t id = H.next_id + 1 ? H.next_id + 1 : 1;
-    for (size_t off = 0; off < H.unann_list.len; off += 4) {
-        uint32_t pg = rd32(H.unann_list.p + off);
-        if (!H.unannounced[pg])
+    uint32_t id = hs.next_id + 1 ? hs.next_id + 1 : 1;
+    for (size_t off = 0; off < hs.unann_list.len; off += 4) {
+        uint32_t pg = rd32(hs.unann_list.p + off);
+        if (!hs.unannounced[pg])
             continue;
-        memcpy(H.unann_list.p + 4 * kept++, &pg, 4);
+        memcpy(hs.unann_list.p + 4 * kept++, &pg, 4);
         int skipped = 0;
         for (uint32_t k = 0; k < nskip && !skipped; k++)
             skipped = skip[k] == pg;
@@ -477,8 +477,8 @@ void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
         if (!skipped && (st[dst / 64] & bit) && sdsm_copyset_has(pg, dst)) {
             st[dst / 64] &= ~bit;
             sdsm_page(pg)->copyset[dst / 64] &= ~(1ull << (dst % 64));
-            before = H.inflight[pg];
-            H.inflight[pg] = id;
+            before = hs.inflight[pg];
+            hs.inflight[pg] = id;
             if (!(n & (n - 1)) && !(list = realloc(list, (n ? 2 * n : 1) * sizeof *list)))
                 sdsm_fatal("out of memory");
             list[n++] = pg;
@@ -486,17 +486,17 @@ void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
         sdsm_page_unlock(pg);
         add_dep(before);
     }
-    H.unann_list.len = 4 * (size_t)kept;
+    hs.unann_list.len = 4 * (size_t)kept;
     if (!n) {
-        H.ndeps = 0;
+        hs.ndeps = 0;
         return;
     }
     pending_t *op = calloc(1, sizeof *op);
     if (!op)
         sdsm_fatal("out of memory");
-    H.next_id = id;
-    *op = (pending_t){.next = H.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
-    H.pending = op;
+    hs.next_id = id;
+    *op = (pending_t){.next = hs.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
+    hs.pending = op;
     wait_deps(op);
     sdsm_net_send(dst, SDSM_MSG_INVAL, 0, id, list, n * 4u, NULL, 0);
     sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
@@ -504,7 +504,7 @@ void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
 
 static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    for (pending_t **pp = &H.pending; *pp; pp = &(*pp)->next) {
+    for (pending_t **pp = &hs.pending; *pp; pp = &(*pp)->next) {
         pending_t *op = *pp;
         if (op->id != h->seq)
             continue;

@@ -36,8 +36,8 @@ void sdsm_home_shield_on(const uint8_t *p, uint32_t len, buf_t *got)
         sdsm_page_lock(pg);
         /* (Never main's stack, announced: the master runs on it, maybe
          * this very thread, leading the event loop from inside a wait.) */
-        if (sdsm_page_home(pg) == H.me && !sdsm_page_announced(pg)) {
-            if (H.applying[pg]++ == 0)
+        if (sdsm_page_home(pg) == hs.me && !sdsm_page_announced(pg)) {
+            if (hs.applying[pg]++ == 0)
                 sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
             sdsm_buf_reserve(got, 4);
             memcpy(got->p + got->len, &pg, 4);
@@ -52,7 +52,7 @@ void sdsm_home_shield_off(const uint8_t *pages, size_t len)
     for (size_t off = 0; off < len; off += 4) {
         uint32_t pg = rd32(pages + off);
         sdsm_page_lock(pg);
-        if (H.applying[pg] && --H.applying[pg] == 0) {
+        if (hs.applying[pg] && --hs.applying[pg] == 0) {
             sdsm_page_protect(pg, 1, (sdsm_pstate_t)sdsm_page(pg)->state);
             sdsm_page_unlock(pg);
             sdsm_page_wake(pg, 1);
@@ -90,7 +90,7 @@ typedef struct hold_ent {
 
 void sdsm_home_hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32_t len, const buf_t *shielded)
 {
-    buf_t *hb = &H.holds[src];
+    buf_t *hb = &hs.holds[src];
     size_t k = 0; /* shielded is the batch's pages in order, some left out */
     for (size_t off = 0; off < len; off += 8 + rd32(p + off + 4)) {
         hold_ent_t e = {rd32(p + off), gen, 0, (uint16_t)arrival};
@@ -99,7 +99,7 @@ void sdsm_home_hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32
             k += 4;
         }
         sdsm_page_lock(e.pg);
-        H.held[e.pg]++;
+        hs.held[e.pg]++;
         sdsm_page_unlock(e.pg);
         sdsm_buf_reserve(hb, sizeof e);
         memcpy(hb->p + hb->len, &e, sizeof e);
@@ -113,7 +113,7 @@ static uint8_t *asked; /* per rank: asked to publish (sdsm_home_ask_lift) */
  * Returns how many. */
 static size_t lift_holds(int src, uint32_t gen)
 {
-    buf_t *hb = &H.holds[src];
+    buf_t *hb = &hs.holds[src];
     size_t kept = 0, lifted = 0;
     for (size_t off = 0; off + sizeof(hold_ent_t) <= hb->len; off += sizeof(hold_ent_t)) {
         hold_ent_t e;
@@ -127,8 +127,8 @@ static size_t lift_holds(int src, uint32_t gen)
         if (asked)
             asked[src] = 0;
         sdsm_page_lock(e.pg);
-        if (H.held[e.pg])
-            H.held[e.pg]--;
+        if (hs.held[e.pg])
+            hs.held[e.pg]--;
         sdsm_page_unlock(e.pg);
         if (e.shielded)
             sdsm_home_shield_off((const uint8_t *)&e.pg, 4);
@@ -161,12 +161,12 @@ static int on_lift(int src, const sdsm_hdr_t *h, const uint8_t *p)
  */
 void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride)
 {
-    if (!asked && !(asked = calloc((size_t)H.n, 1)))
+    if (!asked && !(asked = calloc((size_t)hs.n, 1)))
         return; /* (the quiet thread lifts it all the same) */
-    for (int r = 0; r < H.n; r++) {
-        if (asked[r] || !H.holds[r].len)
+    for (int r = 0; r < hs.n; r++) {
+        if (asked[r] || !hs.holds[r].len)
             continue;
-        const buf_t *hb = &H.holds[r];
+        const buf_t *hb = &hs.holds[r];
         int hit = 0;
         for (size_t off = 0; off + sizeof(hold_ent_t) <= hb->len && !hit; off += sizeof(hold_ent_t)) {
             hold_ent_t e;
@@ -177,7 +177,7 @@ void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride)
         if (!hit)
             continue;
         asked[r] = 1;
-        if (r == H.me) {
+        if (r == hs.me) {
             void (*soon)(void) = sdsm_home_publish_soon;
             if (soon)
                 soon();
@@ -189,7 +189,7 @@ void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride)
 
 static int on_publish_ask(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    if (src == H.me && h->len == 4) {
+    if (src == hs.me && h->len == 4) {
         uint32_t pg = rd32(p);
         if (pg >= sdsm_region.npages)
             return -EPROTO;
@@ -207,8 +207,8 @@ static int on_publish_ask(int src, const sdsm_hdr_t *h, const uint8_t *p)
 void sdsm_home_lift_arrivals(void)
 {
     size_t lifted = 0;
-    for (int r = 0; r < H.n; r++)
-        if (H.holds[r].len)
+    for (int r = 0; r < hs.n; r++)
+        if (hs.holds[r].len)
             lifted += lift_holds(r, 0);
     if (lifted)
         sdsm_home_fetch_replay();

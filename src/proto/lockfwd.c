@@ -79,8 +79,8 @@ static void lockfwd_page(const buf_t *in, const lockfwd_ent_t *ent, uint32_t k, 
                          uint8_t *twin, int32_t *last)
 {
     uint32_t pg = ent[0].pg;
-    size_t lo = H.ps, hi = 0;
-    for (size_t b = 0; b < H.ps; b++)
+    size_t lo = hs.ps, hi = 0;
+    for (size_t b = 0; b < hs.ps; b++)
         last[b] = -1;
     for (uint32_t i = 0; i < k; i++) {
         size_t off = 0, pos = 0, at, n;
@@ -98,52 +98,52 @@ static void lockfwd_page(const buf_t *in, const lockfwd_ent_t *ent, uint32_t k, 
     if (lo >= hi)
         return;
     sdsm_page_lock(pg);
-    for (int r = 0; r < H.n; r++) {
-        if (r == H.me || !sdsm_copyset_has(pg, r))
+    for (int r = 0; r < hs.n; r++) {
+        if (r == hs.me || !sdsm_copyset_has(pg, r))
             continue;
         /* twin differs from val exactly where r is to get val */
-        memcpy(twin, val, H.ps);
+        memcpy(twin, val, hs.ps);
         for (size_t b = lo; b < hi; b++)
             if (last[b] >= 0 && last[b] != r)
                 twin[b] = (uint8_t)~val[b];
-        sdsm_buf_reserve(&H.fwd[r], 8 + sdsm_diff_bound(H.ps));
-        uint8_t *e = H.fwd[r].p + H.fwd[r].len;
-        uint32_t nb = (uint32_t)sdsm_diff_encode(twin, val, H.ps, 1, 0, e + 8, NULL, NULL);
+        sdsm_buf_reserve(&hs.fwd[r], 8 + sdsm_diff_bound(hs.ps));
+        uint8_t *e = hs.fwd[r].p + hs.fwd[r].len;
+        uint32_t nb = (uint32_t)sdsm_diff_encode(twin, val, hs.ps, 1, 0, e + 8, NULL, NULL);
         if (!nb)
             continue;
         memcpy(e, &pg, 4);
         memcpy(e + 4, &nb, 4);
-        H.fwd[r].len += 8 + nb;
+        hs.fwd[r].len += 8 + nb;
     }
     sdsm_page_unlock(pg);
 }
 
 void sdsm_home_forward_lock_diffs(void)
 {
-    pthread_mutex_lock(&H.lockfwd_mtx);
-    buf_t in = H.lockfwd;
-    H.lockfwd = (buf_t){0};
-    pthread_mutex_unlock(&H.lockfwd_mtx);
+    pthread_mutex_lock(&hs.lockfwd_mtx);
+    buf_t in = hs.lockfwd;
+    hs.lockfwd = (buf_t){0};
+    pthread_mutex_unlock(&hs.lockfwd_mtx);
     if (!in.len)
         return;
     uint32_t n;
     lockfwd_ent_t *ent = lockfwd_index(&in, &n);
-    uint8_t *val = malloc(2 * H.ps);
-    int32_t *last = malloc(H.ps * sizeof *last);
+    uint8_t *val = malloc(2 * hs.ps);
+    int32_t *last = malloc(hs.ps * sizeof *last);
     if (!val || !last)
         sdsm_fatal("out of memory forwarding lock diffs");
     for (uint32_t i = 0; i < n;) {
         uint32_t k = 1;
         while (i + k < n && ent[i + k].pg == ent[i].pg)
             k++;
-        lockfwd_page(&in, ent + i, k, val, val + H.ps, last);
+        lockfwd_page(&in, ent + i, k, val, val + hs.ps, last);
         i += k;
     }
-    for (int r = 0; r < H.n; r++)
-        if (H.fwd[r].len) {
+    for (int r = 0; r < hs.n; r++)
+        if (hs.fwd[r].len) {
             atomic_fetch_add(&sdsm_home_lock_fwd_pending, 1);
-            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 2, 0, H.fwd[r].p, H.fwd[r].len, NULL, 0);
-            H.fwd[r].len = 0;
+            sdsm_net_send(r, SDSM_MSG_FWD_DIFF, 2, 0, hs.fwd[r].p, hs.fwd[r].len, NULL, 0);
+            hs.fwd[r].len = 0;
         }
     free(val);
     free(last);

@@ -32,7 +32,7 @@ static int on_push(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
     if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
-        memcpy(sdsm_page_rt(pg), p + 8, H.ps);
+        memcpy(sdsm_page_rt(pg), p + 8, hs.ps);
         if (m->pushes > 1) { /* a later barrier's push is on its way too: wait for it */
             m->pushes--;
             sdsm_page_unlock(pg);
@@ -53,7 +53,7 @@ static int on_push(int src, const sdsm_hdr_t *h, const uint8_t *p)
 void sdsm_home_push(uint32_t pg, int to)
 {
     uint32_t hdr[2] = {pg, 0};
-    sdsm_net_send(to, SDSM_MSG_PUSH, 0, 0, hdr, 8, sdsm_page_rt(pg), H.ps);
+    sdsm_net_send(to, SDSM_MSG_PUSH, 0, 0, hdr, 8, sdsm_page_rt(pg), hs.ps);
 }
 
 /* Check a merged notice list: {u32 page, i32 writer}[n]. */
@@ -61,7 +61,7 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         int32_t w = (int32_t)rd32(pairs + 8 * i + 4);
-        if (rd32(pairs + 8 * i) >= sdsm_region.npages || w < -1 || w >= H.n)
+        if (rd32(pairs + 8 * i) >= sdsm_region.npages || w < -1 || w >= hs.n)
             return -EPROTO;
     }
     return 0;
@@ -82,11 +82,11 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
 static int notice_page(uint32_t pg, int writer, int push)
 {
     sdsm_page_t *m = sdsm_page(pg);
-    if (sdsm_page_home(pg) == H.me) { /* announced: readers get the page itself (release.c) */
+    if (sdsm_page_home(pg) == hs.me) { /* announced: readers get the page itself (release.c) */
         m->flags &= (uint8_t)~SDSM_PGF_TWIN;
-        H.exposed[pg] = 0;
-        if (H.unannounced[pg]) {
-            H.unannounced[pg] = 0;
+        hs.exposed[pg] = 0;
+        if (hs.unannounced[pg]) {
+            hs.unannounced[pg] = 0;
             memset(sdsm_home_unann_stale(pg), 0, sdsm_region.copyset_words * sizeof(uint64_t));
         }
     }
@@ -97,7 +97,7 @@ static int notice_page(uint32_t pg, int writer, int push)
             if (keep)
                 sdsm_copyset_add(pg, writer);
         }
-    } else if (m->state == SDSM_PG_READ_ONLY && writer != H.me && sdsm_page_home(pg) != H.me) {
+    } else if (m->state == SDSM_PG_READ_ONLY && writer != hs.me && sdsm_page_home(pg) != hs.me) {
         if (push) {
             sdsm_page_set(pg, SDSM_PG_FETCHING, 0, 0);
             m->flags |= SDSM_PGF_AWAIT_PUSH;
@@ -108,7 +108,7 @@ static int notice_page(uint32_t pg, int writer, int push)
             sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
         }
         return 1;
-    } else if (m->state == SDSM_PG_FETCHING && writer != H.me && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
+    } else if (m->state == SDSM_PG_FETCHING && writer != hs.me && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
         /* Still waiting for an earlier barrier's push, which the next
          * barrier can overtake (it comes through the manager): that push
          * may hold contents older than this barrier's writes, so wait for
@@ -116,7 +116,7 @@ static int notice_page(uint32_t pg, int writer, int push)
         if (m->pushes == UINT16_MAX)
             sdsm_fatal("page %u: too many barriers before its home's update arrived", pg);
         m->pushes++;
-    } else if (m->state == SDSM_PG_FETCHING && writer != H.me) {
+    } else if (m->state == SDSM_PG_FETCHING && writer != hs.me) {
         m->flags |= SDSM_PGF_STALE; /* a prefetch in flight may hold old data */
     }
     return 0;
@@ -160,8 +160,8 @@ void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n)
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
         if (m->copyset)
-            for (int r = 0; r < H.n; r++)
-                if (r != H.me && r != writer && sdsm_copyset_has(pg, r))
+            for (int r = 0; r < hs.n; r++)
+                if (r != hs.me && r != writer && sdsm_copyset_has(pg, r))
                     sdsm_home_push(pg, r);
         sdsm_page_unlock(pg);
     }

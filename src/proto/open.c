@@ -22,14 +22,14 @@
  * dirty list); the caller changes the mapping. */
 void sdsm_home_twin_note(uint32_t pg)
 {
-    pthread_mutex_lock(&H.twin_mtx);
-    if (!H.twin_listed[pg]) {
-        H.twin_listed[pg] = 1;
-        sdsm_buf_reserve(&H.twins, 4);
-        memcpy(H.twins.p + H.twins.len, &pg, 4);
-        H.twins.len += 4;
+    pthread_mutex_lock(&hs.twin_mtx);
+    if (!hs.twin_listed[pg]) {
+        hs.twin_listed[pg] = 1;
+        sdsm_buf_reserve(&hs.twins, 4);
+        memcpy(hs.twins.p + hs.twins.len, &pg, 4);
+        hs.twins.len += 4;
     }
-    pthread_mutex_unlock(&H.twin_mtx);
+    pthread_mutex_unlock(&hs.twin_mtx);
 }
 
 static void open_write(uint32_t pg, int home)
@@ -41,13 +41,13 @@ static void open_write(uint32_t pg, int home)
      * before its release announces them - a flag and the data written
      * before it become visible together (ibec keeps the twin for its own
      * diffs). */
-    int twin = home != H.me ||
+    int twin = home != hs.me ||
                ((sdsm_home_twins_at_home || sdsm_home_twins_shared) && sdsm_copyset_others(pg));
     if (twin && !(p->flags & SDSM_PGF_TWIN)) {
-        memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), H.ps);
+        memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), hs.ps);
         p->flags |= SDSM_PGF_TWIN;
         sdsm_stat_add(SDSM_ST_TWINS, 1);
-        if (home == H.me)
+        if (home == hs.me)
             sdsm_home_twin_note(pg);
     }
     if (sdsm_home_write_hook)
@@ -57,8 +57,8 @@ static void open_write(uint32_t pg, int home)
      * must find the page (it cannot see that a fault is still in progress
      * here). */
     sdsm_page_mark_dirty(pg);
-    sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == H.me, 0);
-    if (twin && home != H.me && !sdsm_home_write_hook)
+    sdsm_page_set(pg, SDSM_PG_READ_WRITE, home == hs.me, 0);
+    if (twin && home != hs.me && !sdsm_home_write_hook)
         sdsm_wbuf_add(pg);
 }
 
@@ -111,7 +111,7 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
             break;
         const sdsm_page_t *p = sdsm_page((uint32_t)q);
         if ((p->state != SDSM_PG_READ_ONLY && p->state != SDSM_PG_INVALID) ||
-            (p->flags & SDSM_PGF_IDLE) || sdsm_page_home((uint32_t)q) != H.me) {
+            (p->flags & SDSM_PGF_IDLE) || sdsm_page_home((uint32_t)q) != hs.me) {
             if (!own)
                 sdsm_page_unlock((uint32_t)q);
             break;
@@ -123,7 +123,7 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
         o->held[s / 64] |= 1ull << (s % 64);
         if (p->state == SDSM_PG_READ_ONLY)
             sdsm_home_hot_fault((uint32_t)q); /* the stream's next page: about to be written */
-        open_write((uint32_t)q, H.me);
+        open_write((uint32_t)q, hs.me);
         o->locked[o->n] = (uint8_t)!own;
         o->pg[o->n++] = (uint32_t)q;
     }
@@ -154,9 +154,9 @@ void sdsm_home_open(uint32_t pg, int home, int is_write)
     int32_t stride = 1;
     o.n = 0;
     open_write(pg, home);
-    if (home == H.me && is_write > 0)
+    if (home == hs.me && is_write > 0)
         sdsm_home_hot_fault(pg);
-    if (home == H.me && is_write > 0)
+    if (home == hs.me && is_write > 0)
         write_ahead(pg, &o, &stride);
     open_mappings(pg, &o, stride);
 }

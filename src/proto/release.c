@@ -40,7 +40,7 @@
  * Page lock held. */
 static int home_shared(uint32_t pg)
 {
-    return H.inflight[pg] || sdsm_copyset_others(pg);
+    return hs.inflight[pg] || sdsm_copyset_others(pg);
 }
 
 /*
@@ -79,26 +79,26 @@ void sdsm_home_hot_fault(uint32_t pg)
 {
     if (!hot_enabled())
         return;
-    uint16_t now = (uint16_t)atomic_load_explicit(&H.interval, memory_order_relaxed);
-    uint32_t streak = H.hot[pg] & ~HOT_ON;
-    if (H.hot_last[pg] == now && streak)
+    uint16_t now = (uint16_t)atomic_load_explicit(&hs.interval, memory_order_relaxed);
+    uint32_t streak = hs.hot[pg] & ~HOT_ON;
+    if (hs.hot_last[pg] == now && streak)
         return; /* this interval counted already */
-    streak = (uint16_t)(now - H.hot_last[pg]) <= HOT_GAP && streak ? streak + 1 : 1;
+    streak = (uint16_t)(now - hs.hot_last[pg]) <= HOT_GAP && streak ? streak + 1 : 1;
     if (streak > 0x7f)
         streak = 0x7f;
-    H.hot_last[pg] = now;
-    H.hot[pg] = (uint8_t)(streak | (streak >= (uint32_t)sdsm_cfg.home_hot ? HOT_ON : 0));
+    hs.hot_last[pg] = now;
+    hs.hot[pg] = (uint8_t)(streak | (streak >= (uint32_t)sdsm_cfg.home_hot ? HOT_ON : 0));
 }
 
 int sdsm_home_hot(uint32_t pg)
 {
-    return (H.hot[pg] & HOT_ON) && hot_enabled();
+    return (hs.hot[pg] & HOT_ON) && hot_enabled();
 }
 
 void sdsm_home_hot_clear(uint32_t pg)
 {
-    if (H.hot[pg])
-        H.hot[pg] = 0;
+    if (hs.hot[pg])
+        hs.hot[pg] = 0;
 }
 
 /* Page lock held, a release, pg a hot home page others hold: kept open
@@ -108,13 +108,13 @@ void sdsm_home_hot_clear(uint32_t pg)
 static int hot_keep(uint32_t pg, uint32_t interval, int written)
 {
     if (written > 0)
-        H.hot_last[pg] = (uint16_t)interval;
-    if (written >= 0 && (uint16_t)((uint16_t)interval - H.hot_last[pg]) < HOT_CHECK)
+        hs.hot_last[pg] = (uint16_t)interval;
+    if (written >= 0 && (uint16_t)((uint16_t)interval - hs.hot_last[pg]) < HOT_CHECK)
         return 1;
     if (written < 0 && (interval + pg) % HOT_CHECK)
         return 1;
-    H.hot[pg] = (uint8_t)(sdsm_cfg.home_hot - 1 > 0x7f ? 0x7f : sdsm_cfg.home_hot - 1);
-    H.hot_last[pg] = (uint16_t)(interval - 1); /* a write this interval counts as the next in a row */
+    hs.hot[pg] = (uint8_t)(sdsm_cfg.home_hot - 1 > 0x7f ? 0x7f : sdsm_cfg.home_hot - 1);
+    hs.hot_last[pg] = (uint16_t)(interval - 1); /* a write this interval counts as the next in a row */
     return 0;
 }
 
@@ -131,7 +131,7 @@ static void hot_written(uint32_t first, uint32_t m, int8_t *wr)
         uint32_t e = k;
         while (e < m && sdsm_page(first + e)->state == SDSM_PG_READ_WRITE &&
                (sdsm_home_hot(first + e) || sdsm_page_announced(first + e)) &&
-               sdsm_page_home(first + e) == H.me)
+               sdsm_page_home(first + e) == hs.me)
             e++;
         if (e > k) {
             uint8_t got[SDSM_PAGE_LOCK_RUN];
@@ -166,7 +166,7 @@ typedef struct chunk_page {
 static int kept_open(uint32_t pg, int written)
 {
     return sdsm_page_announced(pg) ||
-           (sdsm_home_hot(pg) && hot_keep(pg, atomic_load_explicit(&H.interval, memory_order_relaxed), written));
+           (sdsm_home_hot(pg) && hot_keep(pg, atomic_load_explicit(&hs.interval, memory_order_relaxed), written));
 }
 
 /* Page lock held: the state change of pg (pass 1).  written: whether the
@@ -181,11 +181,11 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
      * tracking cannot see. */
     int flushed = (p->flags & SDSM_PGF_FLUSHED) != 0;
     p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
-    if (p->state == SDSM_PG_READ_WRITE && home == H.me && !home_shared(pg)) {
+    if (p->state == SDSM_PG_READ_WRITE && home == hs.me && !home_shared(pg)) {
         /* Nobody else holds this home page: nothing to announce, and it
          * stays writable, so the next interval's writes cost no fault.
          * A fetch of it (on_fetch) write-protects it again first. */
-    } else if (p->state == SDSM_PG_READ_WRITE && home == H.me && kept_open(pg, written)) {
+    } else if (p->state == SDSM_PG_READ_WRITE && home == hs.me && kept_open(pg, written)) {
         /* Never write-protected (alloc.h), or hot (above): taken as written
          * in every interval while others hold copies, unless the kernel
          * says it was not written (written-page tracking, for both kinds:
@@ -201,20 +201,20 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
     } else if (p->state == SDSM_PG_READ_WRITE) {
         /* Protect before the diff: a write by another thread after this
          * faults and waits for the lock instead of racing with the diff. */
-        sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == H.me, 0);
-        if (home != H.me)
+        sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == hs.me, 0);
+        if (home != hs.me)
             p->flags &= (uint8_t)~SDSM_PGF_TWIN;
         c.protect = 1;
-        c.diff = home != H.me;
-        c.notice = home == H.me && eager;
+        c.diff = home != hs.me;
+        c.notice = home == hs.me && eager;
         /* A page written only at its home, of which nobody else holds a
          * copy, needs no notice: whoever fetches it later gets it whole.
          * (Copysets change under the page lock, which we hold.) */
-        c.written = home != H.me || home_shared(pg);
+        c.written = home != hs.me || home_shared(pg);
         /* Written while nobody held it (an invalidation of the last copy
          * still in flight): until announced, it is served as it is. */
-        if (home == H.me && c.written && !(p->flags & SDSM_PGF_TWIN))
-            H.exposed[pg] = 1;
+        if (home == hs.me && c.written && !(p->flags & SDSM_PGF_TWIN))
+            hs.exposed[pg] = 1;
     } else if (flushed) {
         c.notice = eager && home >= 0;
         c.written = 1;
@@ -225,43 +225,43 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
      * barrier's completion (notice.c) - so no reader sees the new contents
      * of one page while its copy of another the home wrote before is
      * still valid.  Unannounced, it goes now. */
-    if (home == H.me && !c.notice && !c.written)
+    if (home == hs.me && !c.notice && !c.written)
         p->flags &= (uint8_t)~SDSM_PGF_TWIN;
     return c;
 }
 
 void sdsm_home_cut_begin(void)
 {
-    atomic_fetch_add(&H.cut, 1);
-    while (atomic_load(&H.opening)) /* a fault past the gate: a few copies and a system call */
+    atomic_fetch_add(&hs.cut, 1);
+    while (atomic_load(&hs.opening)) /* a fault past the gate: a few copies and a system call */
         sched_yield();
 }
 
 void sdsm_home_cut_end(void)
 {
-    atomic_fetch_sub(&H.cut, 1);
-    atomic_fetch_add(&H.cut_gen, 1);
-    sdsm_wake_all(&H.cut_gen);
+    atomic_fetch_sub(&hs.cut, 1);
+    atomic_fetch_add(&hs.cut_gen, 1);
+    sdsm_wake_all(&hs.cut_gen);
 }
 
 int sdsm_home_cut_enter(void)
 {
-    atomic_fetch_add(&H.opening, 1);
-    if (!atomic_load(&H.cut))
+    atomic_fetch_add(&hs.opening, 1);
+    if (!atomic_load(&hs.cut))
         return 1;
-    atomic_fetch_sub(&H.opening, 1);
+    atomic_fetch_sub(&hs.opening, 1);
     return 0;
 }
 
-void sdsm_home_cut_leave(void) { atomic_fetch_sub(&H.opening, 1); }
+void sdsm_home_cut_leave(void) { atomic_fetch_sub(&hs.opening, 1); }
 
 void sdsm_home_cut_wait(void)
 {
     for (;;) {
-        uint32_t g = atomic_load(&H.cut_gen);
-        if (!atomic_load(&H.cut))
+        uint32_t g = atomic_load(&hs.cut_gen);
+        if (!atomic_load(&hs.cut))
             return;
-        sdsm_wait_change(&H.cut_gen, g);
+        sdsm_wait_change(&hs.cut_gen, g);
     }
 }
 
@@ -306,9 +306,9 @@ enum { LIFT_EAGER = 1, LIFT_ARRIVAL = 2 };
 
 static void send_batch(int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
 {
-    if (H.out[home].len && (flags & SDSM_DIFF_HOLD))
-        H.lift[home] |= flags & SDSM_DIFF_EAGER ? LIFT_EAGER : LIFT_ARRIVAL;
-    sdsm_batch_send(&H.out[home], home, flags, r, id);
+    if (hs.out[home].len && (flags & SDSM_DIFF_HOLD))
+        hs.lift[home] |= flags & SDSM_DIFF_EAGER ? LIFT_EAGER : LIFT_ARRIVAL;
+    sdsm_batch_send(&hs.out[home], home, flags, r, id);
 }
 
 /* The generation of a publish's holds: those of early batches sent
@@ -316,9 +316,9 @@ static void send_batch(int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
  * ones wait for the next. */
 static uint8_t next_gen(void)
 {
-    uint8_t g = (uint8_t)(atomic_load(&H.hold_gen) + 1);
+    uint8_t g = (uint8_t)(atomic_load(&hs.hold_gen) + 1);
     g = g ? g : 1;
-    atomic_store(&H.hold_gen, g);
+    atomic_store(&hs.hold_gen, g);
     return g;
 }
 
@@ -326,10 +326,10 @@ static uint8_t next_gen(void)
  * older get its LIFT too. */
 static void take_dues(uint8_t gen)
 {
-    for (int h = 0; h < H.n; h++) {
-        uint8_t d = atomic_load(&H.lift_due[h]);
-        if (d && (int8_t)(uint8_t)(gen - d) >= 0 && atomic_compare_exchange_strong(&H.lift_due[h], &d, 0))
-            H.lift[h] |= LIFT_EAGER;
+    for (int h = 0; h < hs.n; h++) {
+        uint8_t d = atomic_load(&hs.lift_due[h]);
+        if (d && (int8_t)(uint8_t)(gen - d) >= 0 && atomic_compare_exchange_strong(&hs.lift_due[h], &d, 0))
+            hs.lift[h] |= LIFT_EAGER;
     }
 }
 
@@ -337,15 +337,15 @@ static void take_dues(uint8_t gen)
 static void lift(uint8_t gen, unsigned mask)
 {
     uint32_t g = gen;
-    for (int h = 0; h < H.n; h++) {
-        if (H.lift[h] & mask)
+    for (int h = 0; h < hs.n; h++) {
+        if (hs.lift[h] & mask)
             sdsm_net_send(h, SDSM_MSG_LIFT, 0, 0, &g, 4, NULL, 0);
-        H.lift[h] = 0;
+        hs.lift[h] = 0;
     }
 }
 
 /*
- * The release proper.  notices: collect the pages written into H.notices
+ * The release proper.  notices: collect the pages written into hs.notices
  * for a barrier (which reads them after release_mtx is dropped, until its
  * next release: a quiet publish must not overwrite them).  *written: how
  * many pages it announced; *again (publish only): how many of them the
@@ -360,9 +360,9 @@ static uint8_t release_begin(sdsm_sync_kind_t kind, int eager, const uint32_t *a
 {
     /* A held arrival is lifted before any later generation's lift could
      * (a barrier whose threads are not all in it). */
-    if (H.arrival_gen)
+    if (hs.arrival_gen)
         publish_arrival();
-    atomic_fetch_add_explicit(&H.interval, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hs.interval, 1, memory_order_relaxed);
     /* A publish is read by threads that make no synchronization (flags):
      * it must be a consistent cut.  A release need not be - the program
      * orders the writes it must carry before the release. */
@@ -386,7 +386,7 @@ typedef struct release_pass {
     uint32_t   *again;   /* a publish: pages the previous publish announced too */
     uint8_t     pno;     /* a publish: its number (publish_no) */
     uint8_t     hold;    /* the generation its batches are held under (0: not held) */
-    uint32_t    nn;      /* pages written, announced (H.notices[0, nn) for a barrier) */
+    uint32_t    nn;      /* pages written, announced (hs.notices[0, nn) for a barrier) */
     uint32_t    npend;   /* pages marked PENDING, kept in work[0, npend) */
     sdsm_rpc_t *r;       /* the homes' acknowledgements */
     uint32_t    id;
@@ -407,7 +407,7 @@ typedef struct release_pass {
  */
 static int release_hold(release_pass_t *rp, sdsm_sync_kind_t kind, int flags_read, uint32_t n, uint8_t gen)
 {
-    int several = (rp->again || flags_read) && several_homes(H.work, n);
+    int several = (rp->again || flags_read) && several_homes(hs.work, n);
     int held_arrival = kind == SDSM_SYNC_BARRIER && rp->notices && flags_read && several;
     rp->hold = several && (rp->again || rp->eager || held_arrival) ? gen : 0;
     return held_arrival;
@@ -419,21 +419,21 @@ static void release_page(release_pass_t *rp, uint32_t pg, chunk_page_t c)
 {
     int home = sdsm_page_home(pg);
     if (c.diff) {
-        sdsm_batch_add(&H.out[home], pg, sdsm_page_twin(pg));
+        sdsm_batch_add(&hs.out[home], pg, sdsm_page_twin(pg));
         sdsm_page(pg)->flags |= SDSM_PGF_PENDING;
-        H.work[rp->npend++] = pg;
+        hs.work[rp->npend++] = pg;
     } else if (c.notice) {
-        sdsm_batch_add(&H.out[home], pg, NULL);
+        sdsm_batch_add(&hs.out[home], pg, NULL);
     }
     sdsm_page_unlock(pg);
     if (c.written && rp->notices)
-        H.notices[rp->nn] = pg;
+        hs.notices[rp->nn] = pg;
     if (c.written && rp->again) {
-        *rp->again += H.published[pg] == (uint8_t)(rp->pno - 1 ? rp->pno - 1 : 255);
-        H.published[pg] = rp->pno;
+        *rp->again += hs.published[pg] == (uint8_t)(rp->pno - 1 ? rp->pno - 1 : 255);
+        hs.published[pg] = rp->pno;
     }
     rp->nn += c.written;
-    if (home >= 0 && H.out[home].len >= BATCH_LIMIT)
+    if (home >= 0 && hs.out[home].len >= BATCH_LIMIT)
         send_batch(home, batch_flags(rp->eager, home, rp->via, rp->hold), rp->r, rp->id);
 }
 
@@ -444,9 +444,9 @@ static uint32_t release_chunk(release_pass_t *rp, uint32_t i, uint32_t n)
 {
     chunk_page_t c[CHUNK];
     uint32_t m = 1;
-    while (i + m < n && m < CHUNK && H.work[i + m] == H.work[i] + m)
+    while (i + m < n && m < CHUNK && hs.work[i + m] == hs.work[i] + m)
         m++;
-    uint32_t first = H.work[i];
+    uint32_t first = hs.work[i];
     for (uint32_t k = 0; k < m; k++)
         sdsm_page_lock(first + k);
     int8_t wr[CHUNK];
@@ -472,10 +472,10 @@ static uint32_t release_chunk(release_pass_t *rp, uint32_t i, uint32_t n)
 static void pending_clear(uint32_t npend)
 {
     for (uint32_t i = 0; i < npend; i++) {
-        sdsm_page_t *p = sdsm_page(H.work[i]);
-        sdsm_page_lock(H.work[i]);
+        sdsm_page_t *p = sdsm_page(hs.work[i]);
+        sdsm_page_lock(hs.work[i]);
         p->flags &= (uint8_t)~SDSM_PGF_PENDING;
-        sdsm_page_unlock(H.work[i]);
+        sdsm_page_unlock(hs.work[i]);
     }
     /* A system call only where a thread sleeps (every bucket once for
      * many pages). */
@@ -483,29 +483,29 @@ static void pending_clear(uint32_t npend)
         sdsm_page_wake(0, SDSM_PAGE_WAKE_BUCKETS);
     else
         for (uint32_t i = 0; i < npend; i++)
-            sdsm_page_wake(H.work[i], 1);
+            sdsm_page_wake(hs.work[i], 1);
 }
 
 /* Both mutexes held, no page taken (the common case of a lock or barrier
  * without writes): the release ends at once; both are dropped. */
 static void release_none(uint8_t gen, const uint32_t *again)
 {
-    pthread_mutex_unlock(&H.take_mtx);
-    sdsm_count_wait_zero(&H.early);
+    pthread_mutex_unlock(&hs.take_mtx);
+    sdsm_count_wait_zero(&hs.early);
     lift(gen, LIFT_EAGER);
     if (again)
         sdsm_home_cut_end();
-    pthread_mutex_unlock(&H.release_mtx);
+    pthread_mutex_unlock(&hs.release_mtx);
 }
 
 static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *written, uint32_t *again)
 {
     int eager = kind == SDSM_SYNC_LOCK, flags_read;
     sdsm_home_claims_flush();
-    pthread_mutex_lock(&H.release_mtx);
+    pthread_mutex_lock(&hs.release_mtx);
     uint8_t gen = release_begin(kind, eager, again, &flags_read);
-    pthread_mutex_lock(&H.take_mtx);
-    uint32_t n = sdsm_page_take_dirty(H.work);
+    pthread_mutex_lock(&hs.take_mtx);
+    uint32_t n = sdsm_page_take_dirty(hs.work);
     *written = 0;
     if (again)
         *again = 0;
@@ -515,36 +515,36 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     }
     release_pass_t rp = {.eager = eager, .via = via, .notices = notices, .again = again};
     if (again) /* 0 stands for "never published" */
-        rp.pno = ++H.publish_no ? H.publish_no : ++H.publish_no;
+        rp.pno = ++hs.publish_no ? hs.publish_no : ++hs.publish_no;
     int held_arrival = release_hold(&rp, kind, flags_read, n, gen);
-    qsort(H.work, n, sizeof *H.work, sdsm_cmp_u32);
+    qsort(hs.work, n, sizeof *hs.work, sdsm_cmp_u32);
     sdsm_rpc_t r = {0};
     rp.r = &r;
     rp.id = sdsm_rpc_open(&r, 1); /* 1: guard until every batch is sent */
     for (uint32_t i = 0; i < n;)
         i += release_chunk(&rp, i, n);
-    for (int h = 0; h < H.n; h++)
+    for (int h = 0; h < hs.n; h++)
         send_batch(h, batch_flags(eager, h, via, rp.hold), &r, rp.id);
     /* Queued: an invalidation's diffs may follow now (copies.c).  (Before
      * anything below, which may wait for the service thread.) */
-    pthread_mutex_unlock(&H.take_mtx);
+    pthread_mutex_unlock(&hs.take_mtx);
     int wst = sdsm_wbuf_drain(); /* the write buffer's early diffs of pages announced here (FLUSHED) */
     pending_clear(rp.npend);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
     sdsm_rpc_close(rp.id);
     /* Diffs an invalidation sent early (copies.c) are this interval's too. */
-    sdsm_count_wait_zero(&H.early);
+    sdsm_count_wait_zero(&hs.early);
     /* (A held arrival's early batches wait with it: sdsm_home_arrival_done.) */
     if (held_arrival)
-        H.arrival_gen = gen;
+        hs.arrival_gen = gen;
     else
         lift(gen, LIFT_EAGER);
     if (again)
         sdsm_home_cut_end();
     if (kind == SDSM_SYNC_BARRIER && notices) /* under release_mtx, which publish_arrival reads it under */
-        H.arrived = rp.nn;
-    pthread_mutex_unlock(&H.release_mtx);
+        hs.arrived = rp.nn;
+    pthread_mutex_unlock(&hs.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
     *written = rp.nn;
@@ -561,22 +561,22 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
  */
 static uint32_t publish_arrival(void)
 {
-    uint32_t n = H.arrived;
+    uint32_t n = hs.arrived;
     if (!n)
         return 0;
     sdsm_rpc_t r = {0};
     uint32_t id = sdsm_rpc_open(&r, 1);
     /* The arrival's generation, or the last publish's: no early batch that
      * came after it is lifted with these. */
-    uint8_t gen = H.arrival_gen ? H.arrival_gen : atomic_load(&H.hold_gen);
+    uint8_t gen = hs.arrival_gen ? hs.arrival_gen : atomic_load(&hs.hold_gen);
     gen = gen ? gen : next_gen();
-    unsigned flags = SDSM_DIFF_EAGER | (several_homes(H.notices, n) ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0);
+    unsigned flags = SDSM_DIFF_EAGER | (several_homes(hs.notices, n) ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0);
     for (uint32_t i = 0; i < n; i++) {
-        int home = sdsm_page_home(H.notices[i]);
+        int home = sdsm_page_home(hs.notices[i]);
         if (home >= 0)
-            sdsm_batch_add(&H.out[home], H.notices[i], NULL);
+            sdsm_batch_add(&hs.out[home], hs.notices[i], NULL);
     }
-    for (int h = 0; h < H.n; h++)
+    for (int h = 0; h < hs.n; h++)
         send_batch(h, flags, &r, id);
     sdsm_count_done(&r.pending);
     sdsm_rpc_wait(&r);
@@ -584,21 +584,21 @@ static uint32_t publish_arrival(void)
     lift(gen, LIFT_EAGER | LIFT_ARRIVAL); /* every home the arrival went to too */
     if (r.status)
         sdsm_fatal("a home rejected this rank's notices (protocol error)");
-    H.arrived = 0;
-    H.arrival_gen = 0;
+    hs.arrived = 0;
+    hs.arrival_gen = 0;
     return n;
 }
 
 void sdsm_home_arrival_done(void)
 {
-    pthread_mutex_lock(&H.release_mtx);
-    H.arrived = 0;
+    pthread_mutex_lock(&hs.release_mtx);
+    hs.arrived = 0;
     /* Its homes lifted the arrival's own holds as the barrier completed
      * there (inval.c); the early batches that waited for it go now. */
-    if (H.arrival_gen)
-        lift(H.arrival_gen, LIFT_EAGER);
-    H.arrival_gen = 0;
-    pthread_mutex_unlock(&H.release_mtx);
+    if (hs.arrival_gen)
+        lift(hs.arrival_gen, LIFT_EAGER);
+    hs.arrival_gen = 0;
+    pthread_mutex_unlock(&hs.release_mtx);
 }
 
 int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages)
@@ -606,7 +606,7 @@ int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, ui
     uint32_t nn;
     int rc = release_run(kind, via, pages != NULL, &nn, NULL);
     if (pages) {
-        *pages = H.notices;
+        *pages = hs.notices;
         *npages = nn;
     }
     return rc;
@@ -619,12 +619,12 @@ int sdsm_home_publish(uint32_t *written, uint32_t *again)
     int rc = 0;
     *written = *again = 0;
     int due = 0;
-    for (int h = 0; h < H.n && !due; h++)
-        due = atomic_load(&H.lift_due[h]);
+    for (int h = 0; h < hs.n && !due; h++)
+        due = atomic_load(&hs.lift_due[h]);
     if (due || sdsm_page_dirty_count()) /* (an empty release would still count an interval) */
         rc = release_run(SDSM_SYNC_LOCK, -1, 0, written, again);
-    pthread_mutex_lock(&H.release_mtx);
+    pthread_mutex_lock(&hs.release_mtx);
     *written += publish_arrival();
-    pthread_mutex_unlock(&H.release_mtx);
+    pthread_mutex_unlock(&hs.release_mtx);
     return rc;
 }

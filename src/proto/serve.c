@@ -30,7 +30,7 @@
  */
 static int mostly_zero(const uint8_t *src)
 {
-    size_t zero = 0, words = H.ps / 8;
+    size_t zero = 0, words = hs.ps / 8;
     for (size_t i = 0; i < words; i++) {
         uint64_t w;
         memcpy(&w, src + 8 * i, 8);
@@ -42,21 +42,21 @@ static int mostly_zero(const uint8_t *src)
 static void send_zero_page(int to, uint32_t pg, uint32_t seq, const uint8_t *data)
 {
     uint32_t hdr[2] = {pg, 0};
-    sdsm_buf_reserve(&H.zbuf, sdsm_diff_bound(H.ps));
-    size_t n = sdsm_diff_encode(H.zero, data, H.ps, 1, 0, H.zbuf.p, NULL, NULL);
-    sdsm_net_send(to, SDSM_MSG_FETCH_REPZ, 0, seq, hdr, 8, H.zbuf.p, n);
+    sdsm_buf_reserve(&hs.zbuf, sdsm_diff_bound(hs.ps));
+    size_t n = sdsm_diff_encode(hs.zero, data, hs.ps, 1, 0, hs.zbuf.p, NULL, NULL);
+    sdsm_net_send(to, SDSM_MSG_FETCH_REPZ, 0, seq, hdr, 8, hs.zbuf.p, n);
 }
 
-/* A run of n pages from first, gathered in H.run: one message (FETCH_RUN)
+/* A run of n pages from first, gathered in hs.run: one message (FETCH_RUN)
  * the receiver installs with one mprotect. */
 static void send_run(int to, uint32_t first, uint32_t n, uint32_t seq)
 {
     if (!n)
         return;
     uint32_t hdr[2] = {first, n > 1 ? n : 0};
-    sdsm_net_send(to, n > 1 ? SDSM_MSG_FETCH_RUN : SDSM_MSG_FETCH_REP, 0, seq, hdr, 8, H.run.p,
-                  (size_t)n * H.ps);
-    H.run.len = 0;
+    sdsm_net_send(to, n > 1 ? SDSM_MSG_FETCH_RUN : SDSM_MSG_FETCH_REP, 0, seq, hdr, 8, hs.run.p,
+                  (size_t)n * hs.ps);
+    hs.run.len = 0;
 }
 
 /* Page lock held: what a reader of pg gets.  A home page with a twin under
@@ -96,9 +96,9 @@ static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
         uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
         sdsm_page_lock(pg);
         const sdsm_page_t *m = sdsm_page(pg);
-        any = (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == H.me &&
+        any = (m->state == SDSM_PG_READ_WRITE && !(m->flags & SDSM_PGF_TWIN) && sdsm_page_home(pg) == hs.me &&
                !sdsm_page_announced(pg) && !sdsm_home_hot(pg)) ||
-              H.exposed[pg];
+              hs.exposed[pg];
         sdsm_page_unlock(pg);
     }
     return any;
@@ -109,7 +109,7 @@ static int unshared_written(uint32_t first, uint32_t count, int32_t stride)
 static int any_unannounced(uint32_t first, uint32_t count, int32_t stride)
 {
     for (uint32_t i = 0; i < count; i++)
-        if (H.unannounced[(uint32_t)((int64_t)first + (int64_t)stride * i)])
+        if (hs.unannounced[(uint32_t)((int64_t)first + (int64_t)stride * i)])
             return 1;
     return 0;
 }
@@ -142,7 +142,7 @@ static struct {
     kept_t  *k;
     uint32_t n, cap;
     int      replaying;
-} K;
+} kept_fetches;
 
 static int any_held(uint32_t first, uint32_t count, int32_t stride)
 {
@@ -150,7 +150,7 @@ static int any_held(uint32_t first, uint32_t count, int32_t stride)
     for (uint32_t i = 0; i < count && !any; i++) {
         uint32_t pg = (uint32_t)((int64_t)first + (int64_t)stride * i);
         sdsm_page_lock(pg);
-        any = H.held[pg] != 0;
+        any = hs.held[pg] != 0;
         sdsm_page_unlock(pg);
     }
     return any;
@@ -162,15 +162,15 @@ int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
     if (!any_held(first, count, stride))
         return 0;
-    if (K.n == K.cap) {
-        uint32_t cap = K.cap ? 2 * K.cap : 16;
-        kept_t *k = realloc(K.k, cap * sizeof *k);
+    if (kept_fetches.n == kept_fetches.cap) {
+        uint32_t cap = kept_fetches.cap ? 2 * kept_fetches.cap : 16;
+        kept_t *k = realloc(kept_fetches.k, cap * sizeof *k);
         if (!k)
             sdsm_fatal("out of memory keeping a fetch of a held page");
-        K.k = k;
-        K.cap = cap;
+        kept_fetches.k = k;
+        kept_fetches.cap = cap;
     }
-    kept_t *k = &K.k[K.n++];
+    kept_t *k = &kept_fetches.k[kept_fetches.n++];
     k->src = src;
     k->h = *h;
     memcpy(k->p, p, h->len);
@@ -182,17 +182,17 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p);
 
 void sdsm_home_fetch_replay(void)
 {
-    if (!K.n || K.replaying)
+    if (!kept_fetches.n || kept_fetches.replaying)
         return;
-    K.replaying = 1;
-    uint32_t n = K.n;
-    K.n = 0; /* those still held are kept again, in order: entry i is read before
-                anything is kept at K.n <= i */
+    kept_fetches.replaying = 1;
+    uint32_t n = kept_fetches.n;
+    kept_fetches.n = 0; /* those still held are kept again, in order: entry i is read before
+                anything is kept at kept_fetches.n <= i */
     for (uint32_t i = 0; i < n; i++) {
-        kept_t k = K.k[i];
+        kept_t k = kept_fetches.k[i];
         on_fetch(k.src, &k.h, k.p);
     }
-    K.replaying = 0;
+    kept_fetches.replaying = 0;
 }
 
 /* Page lock held: src holds a copy of pg from now on.  A home page kept
@@ -213,7 +213,7 @@ static void note_copy(int src, uint32_t pg)
     }
     if (sdsm_copyset_add(pg, src))
         sdsm_fatal("out of memory recording a copy holder");
-    if (H.unannounced[pg]) /* its copy from now on is new enough (inval.c) */
+    if (hs.unannounced[pg]) /* its copy from now on is new enough (inval.c) */
         sdsm_home_unann_stale(pg)[src / 64] &= ~(1ull << (src % 64));
 }
 
@@ -221,9 +221,9 @@ static void note_copy(int src, uint32_t pg)
  * *run), or goes alone when it is mostly zero or the request is no run. */
 static void serve_copy(int src, uint32_t pg, uint32_t seq, int32_t stride, uint32_t *run, uint32_t *nrun)
 {
-    sdsm_buf_reserve(&H.run, H.ps);
-    uint8_t *copy = H.run.p + H.run.len;
-    memcpy(copy, served(pg), H.ps);
+    sdsm_buf_reserve(&hs.run, hs.ps);
+    uint8_t *copy = hs.run.p + hs.run.len;
+    memcpy(copy, served(pg), hs.ps);
     if (sdsm_home_serve_hook)
         sdsm_home_serve_hook(pg, copy);
     if (mostly_zero(copy)) {
@@ -233,7 +233,7 @@ static void serve_copy(int src, uint32_t pg, uint32_t seq, int32_t stride, uint3
     } else {
         if ((*nrun)++ == 0)
             *run = pg;
-        H.run.len += H.ps;
+        hs.run.len += hs.ps;
         if (stride != 1) { /* not a run: the page goes alone */
             send_run(src, *run, *nrun, seq);
             *nrun = 0;
@@ -282,7 +282,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int64_t last = (int64_t)first + (int64_t)stride * ((int64_t)count - 1);
     if ((h->len != 8 && h->len != 12) || first >= sdsm_region.npages || count == 0 ||
         count > 1 + PREFETCH_MAX || stride == 0 ||
-        last < 0 || last >= sdsm_region.npages || src == H.me)
+        last < 0 || last >= sdsm_region.npages || src == hs.me)
         return -EPROTO;
     if (sdsm_home_fetch_held(src, h, p))
         return 0; /* answered at the LIFT */

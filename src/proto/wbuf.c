@@ -41,21 +41,21 @@ static struct {
     uint32_t        id[2]; /* 0: none sent yet */
     int             cur;
     buf_t           b;    /* one diff */
-} W;
+} wbuf;
 
 int sdsm_wbuf_init(void)
 {
-    pthread_mutex_init(&W.mtx, NULL);
-    W.cap = (uint32_t)sdsm_cfg.write_buffer;
-    W.head = W.n = 0;
-    W.id[0] = W.id[1] = 0;
-    W.cur = 0;
-    if (!W.cap)
+    pthread_mutex_init(&wbuf.mtx, NULL);
+    wbuf.cap = (uint32_t)sdsm_cfg.write_buffer;
+    wbuf.head = wbuf.n = 0;
+    wbuf.id[0] = wbuf.id[1] = 0;
+    wbuf.cur = 0;
+    if (!wbuf.cap)
         return 0;
-    W.ring = calloc(W.cap + 1, sizeof *W.ring);
-    if (!W.ring)
+    wbuf.ring = calloc(wbuf.cap + 1, sizeof *wbuf.ring);
+    if (!wbuf.ring)
         return -ENOMEM;
-    sdsm_buf_reserve(&W.b, 8 + sdsm_diff_bound(H.ps));
+    sdsm_buf_reserve(&wbuf.b, 8 + sdsm_diff_bound(hs.ps));
     return 0;
 }
 
@@ -68,21 +68,21 @@ static void flush_early(uint32_t q, uint32_t held)
         return; /* busy: it waits for the release like the others */
     sdsm_page_t *p = sdsm_page(q);
     int home = sdsm_page_home(q);
-    if (p->state == SDSM_PG_READ_WRITE && (p->flags & SDSM_PGF_TWIN) && home >= 0 && home != H.me &&
+    if (p->state == SDSM_PG_READ_WRITE && (p->flags & SDSM_PGF_TWIN) && home >= 0 && home != hs.me &&
         !(p->flags & SDSM_PGF_PENDING)) {
         /* Protect first: a write after this faults and waits for the lock. */
         sdsm_page_set(q, SDSM_PG_READ_ONLY, 0, 1);
-        W.b.len = 0;
-        sdsm_batch_add(&W.b, q, sdsm_page_twin(q));
+        wbuf.b.len = 0;
+        sdsm_batch_add(&wbuf.b, q, sdsm_page_twin(q));
         p->flags = (uint8_t)((p->flags | SDSM_PGF_FLUSHED) & ~SDSM_PGF_TWIN);
-        int c = W.cur;
-        if (!W.id[c]) {
-            memset(&W.r[c], 0, sizeof W.r[c]);
-            W.id[c] = sdsm_rpc_open(&W.r[c], 0);
+        int c = wbuf.cur;
+        if (!wbuf.id[c]) {
+            memset(&wbuf.r[c], 0, sizeof wbuf.r[c]);
+            wbuf.id[c] = sdsm_rpc_open(&wbuf.r[c], 0);
         }
-        sdsm_rpc_expect(&W.r[c], 1);
+        sdsm_rpc_expect(&wbuf.r[c], 1);
         /* Sent under the page lock: a fetch of q by this rank comes after it. */
-        sdsm_net_send(home, SDSM_MSG_DIFF, 0, W.id[c], W.b.p, W.b.len, NULL, 0);
+        sdsm_net_send(home, SDSM_MSG_DIFF, 0, wbuf.id[c], wbuf.b.p, wbuf.b.len, NULL, 0);
         sdsm_stat_add(SDSM_ST_WBUF_FLUSHES, 1);
     }
     if (!own)
@@ -91,34 +91,34 @@ static void flush_early(uint32_t q, uint32_t held)
 
 void sdsm_wbuf_add(uint32_t pg)
 {
-    if (!W.cap)
+    if (!wbuf.cap)
         return;
-    pthread_mutex_lock(&W.mtx);
-    W.ring[(W.head + W.n++) % (W.cap + 1)] = pg;
-    if (W.n > W.cap) {
-        uint32_t q = W.ring[W.head];
-        W.head = (W.head + 1) % (W.cap + 1);
-        W.n--;
+    pthread_mutex_lock(&wbuf.mtx);
+    wbuf.ring[(wbuf.head + wbuf.n++) % (wbuf.cap + 1)] = pg;
+    if (wbuf.n > wbuf.cap) {
+        uint32_t q = wbuf.ring[wbuf.head];
+        wbuf.head = (wbuf.head + 1) % (wbuf.cap + 1);
+        wbuf.n--;
         if (q != pg)
             flush_early(q, pg);
     }
-    pthread_mutex_unlock(&W.mtx);
+    pthread_mutex_unlock(&wbuf.mtx);
 }
 
 int sdsm_wbuf_drain(void)
 {
-    if (!W.cap)
+    if (!wbuf.cap)
         return 0;
-    pthread_mutex_lock(&W.mtx);
-    W.head = W.n = 0; /* the release takes every dirty page from here */
-    int c = W.cur;
-    uint32_t id = W.id[c];
-    W.id[c] = 0;
-    W.cur = !c; /* early diffs from now on belong to the next release */
-    pthread_mutex_unlock(&W.mtx);
+    pthread_mutex_lock(&wbuf.mtx);
+    wbuf.head = wbuf.n = 0; /* the release takes every dirty page from here */
+    int c = wbuf.cur;
+    uint32_t id = wbuf.id[c];
+    wbuf.id[c] = 0;
+    wbuf.cur = !c; /* early diffs from now on belong to the next release */
+    pthread_mutex_unlock(&wbuf.mtx);
     if (!id)
         return 0;
-    sdsm_rpc_wait(&W.r[c]);
+    sdsm_rpc_wait(&wbuf.r[c]);
     sdsm_rpc_close(id);
-    return W.r[c].status;
+    return wbuf.r[c].status;
 }

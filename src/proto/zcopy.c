@@ -96,12 +96,12 @@ static struct {
     const uint8_t **map; /* per peer: its heap mapped read-only, or NULL (pread); set before fd */
     uint8_t      token[SDSM_ZC_TOKEN];
     _Atomic int  noted;  /* the fallback was reported */
-} Z;
+} zcopy;
 
 /* why: a reason for the first failure (strerror for a system call's). */
 static void note_fallback(int peer, const char *what, const char *why)
 {
-    if (atomic_exchange(&Z.noted, 1))
+    if (atomic_exchange(&zcopy.noted, 1))
         return;
     sdsm_info("zero-copy: %s rank %d's heap failed (%s); pages from such ranks travel over TCP",
               what, peer, why);
@@ -136,44 +136,44 @@ static int on_hello(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int32_t  fd;
     memcpy(&pid, p, 4);
     memcpy(&fd, p + 4, 4);
-    if (src == Z.me || pid == 0 || pid > (uint32_t)INT32_MAX || fd < 0)
+    if (src == zcopy.me || pid == 0 || pid > (uint32_t)INT32_MAX || fd < 0)
         return -EPROTO;
-    if (!Z.want[src] || atomic_load(&Z.fd[src]) != HEAP_UNKNOWN)
+    if (!zcopy.want[src] || atomic_load(&zcopy.fd[src]) != HEAP_UNKNOWN)
         return 0; /* not wanted here (the ranks disagree on SDSM_ZEROCOPY), or said twice */
     int heap = open_heap(src, pid, fd, p + 8);
     if (heap >= 0) {
         void *m = mmap(NULL, sdsm_region.size, PROT_READ, MAP_SHARED | MAP_NORESERVE, heap, 0);
-        Z.map[src] = m == MAP_FAILED ? NULL : m;
+        zcopy.map[src] = m == MAP_FAILED ? NULL : m;
     }
-    atomic_store_explicit(&Z.fd[src], heap >= 0 ? heap : HEAP_OFF, memory_order_release);
+    atomic_store_explicit(&zcopy.fd[src], heap >= 0 ? heap : HEAP_OFF, memory_order_release);
     return 0;
 }
 
 int sdsm_zcopy_init(const uint8_t *same_host)
 {
-    Z.n = sdsm_region.nprocs;
-    Z.me = sdsm_region.rank;
-    atomic_store(&Z.noted, 0);
-    if (!(Z.want = calloc((size_t)Z.n, 1)) || !(Z.fd = malloc((size_t)Z.n * sizeof *Z.fd)) ||
-        !(Z.map = calloc((size_t)Z.n, sizeof *Z.map)))
+    zcopy.n = sdsm_region.nprocs;
+    zcopy.me = sdsm_region.rank;
+    atomic_store(&zcopy.noted, 0);
+    if (!(zcopy.want = calloc((size_t)zcopy.n, 1)) || !(zcopy.fd = malloc((size_t)zcopy.n * sizeof *zcopy.fd)) ||
+        !(zcopy.map = calloc((size_t)zcopy.n, sizeof *zcopy.map)))
         return -ENOMEM;
-    for (int r = 0; r < Z.n; r++) {
-        atomic_init(&Z.fd[r], HEAP_UNKNOWN);
+    for (int r = 0; r < zcopy.n; r++) {
+        atomic_init(&zcopy.fd[r], HEAP_UNKNOWN);
         /* auto leaves out programs whose homes serve twins (OpenMP's):
          * a zero-copy reader copies the page some time after the home
          * served it, and may see a flag another rank's diff raised
          * meanwhile before the invalidation of its copy of the data
          * written before the flag arrives (README: 'Flags and flush'). */
-        Z.want[r] = r != Z.me && (sdsm_cfg.zerocopy == SDSM_ZC_ON ||
+        zcopy.want[r] = r != zcopy.me && (sdsm_cfg.zerocopy == SDSM_ZC_ON ||
                                   (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host && same_host[r] &&
                                    !sdsm_home_twins_shared));
     }
-    if (getrandom(Z.token, sizeof Z.token, 0) != (ssize_t)sizeof Z.token ||
-        pwrite(sdsm_region.memfd, Z.token, sizeof Z.token, (off_t)sdsm_region.size) !=
-            (ssize_t)sizeof Z.token) {
+    if (getrandom(zcopy.token, sizeof zcopy.token, 0) != (ssize_t)sizeof zcopy.token ||
+        pwrite(sdsm_region.memfd, zcopy.token, sizeof zcopy.token, (off_t)sdsm_region.size) !=
+            (ssize_t)sizeof zcopy.token) {
         /* Without a token nobody can check our heap: offer nothing. */
-        memset(Z.want, 0, (size_t)Z.n);
-        note_fallback(Z.me, "labelling", strerror(errno));
+        memset(zcopy.want, 0, (size_t)zcopy.n);
+        note_fallback(zcopy.me, "labelling", strerror(errno));
     }
     sdsm_msg_set_handler(SDSM_MSG_ZC_HELLO, on_hello);
     return 0;
@@ -186,40 +186,40 @@ void sdsm_zcopy_announce(void)
     int32_t fd = sdsm_region.memfd;
     memcpy(hello, &pid, 4);
     memcpy(hello + 4, &fd, 4);
-    memcpy(hello + 8, Z.token, SDSM_ZC_TOKEN);
-    for (int r = 0; r < Z.n; r++)
-        if (Z.want[r])
+    memcpy(hello + 8, zcopy.token, SDSM_ZC_TOKEN);
+    for (int r = 0; r < zcopy.n; r++)
+        if (zcopy.want[r])
             sdsm_net_send(r, SDSM_MSG_ZC_HELLO, 0, 0, hello, sizeof hello, NULL, 0);
 }
 
 void sdsm_zcopy_fini(void)
 {
-    for (int r = 0; Z.fd && r < Z.n; r++) {
-        int fd = atomic_exchange(&Z.fd[r], HEAP_OFF);
+    for (int r = 0; zcopy.fd && r < zcopy.n; r++) {
+        int fd = atomic_exchange(&zcopy.fd[r], HEAP_OFF);
         if (fd >= 0)
             close(fd);
-        if (Z.map && Z.map[r])
-            munmap((void *)Z.map[r], sdsm_region.size);
+        if (zcopy.map && zcopy.map[r])
+            munmap((void *)zcopy.map[r], sdsm_region.size);
     }
-    free(Z.want);
-    free((void *)Z.fd);
-    free(Z.map);
-    Z.want = NULL;
-    Z.fd = NULL;
-    Z.map = NULL;
+    free(zcopy.want);
+    free((void *)zcopy.fd);
+    free(zcopy.map);
+    zcopy.want = NULL;
+    zcopy.fd = NULL;
+    zcopy.map = NULL;
 }
 
 unsigned sdsm_zcopy_flags(int home)
 {
-    return home >= 0 && home < Z.n && Z.want && Z.want[home] &&
-                   atomic_load_explicit(&Z.fd[home], memory_order_acquire) != HEAP_OFF
+    return home >= 0 && home < zcopy.n && zcopy.want && zcopy.want[home] &&
+                   atomic_load_explicit(&zcopy.fd[home], memory_order_acquire) != HEAP_OFF
                ? SDSM_FETCH_ZC
                : 0;
 }
 
 int sdsm_zcopy_offered(int peer)
 {
-    return peer >= 0 && peer < Z.n && Z.want && Z.want[peer];
+    return peer >= 0 && peer < zcopy.n && zcopy.want && zcopy.want[peer];
 }
 
 /* len bytes (a multiple of 64) from src to dst, both 16-byte aligned. */
@@ -243,16 +243,16 @@ static void copy_pages(uint8_t *dst, const uint8_t *src, size_t len)
 
 int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
 {
-    int fd = home >= 0 && home < Z.n && Z.fd ? atomic_load_explicit(&Z.fd[home], memory_order_acquire)
+    int fd = home >= 0 && home < zcopy.n && zcopy.fd ? atomic_load_explicit(&zcopy.fd[home], memory_order_acquire)
                                              : HEAP_OFF;
     if (fd == HEAP_UNKNOWN) /* its FETCH_ZC came before its hello: it broke the order */
-        atomic_store(&Z.fd[home], HEAP_OFF);
+        atomic_store(&zcopy.fd[home], HEAP_OFF);
     if (fd < 0)
         return -EBADF;
     size_t len = (size_t)count << sdsm_region.shift, off = (size_t)pg << sdsm_region.shift;
     ssize_t got = (ssize_t)len;
-    if (Z.map[home])
-        copy_pages(dst, Z.map[home] + off, len);
+    if (zcopy.map[home])
+        copy_pages(dst, zcopy.map[home] + off, len);
     else
         got = pread(fd, dst, len, (off_t)off);
     if (got == (ssize_t)len) {
@@ -261,7 +261,7 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
     }
     int e = got < 0 ? errno : EIO;
     /* Give the heap up (only handlers read, one at a time: no pread is using it). */
-    if ((fd = atomic_exchange(&Z.fd[home], HEAP_OFF)) >= 0)
+    if ((fd = atomic_exchange(&zcopy.fd[home], HEAP_OFF)) >= 0)
         close(fd);
     note_fallback(home, "reading", strerror(e));
     return -e;
