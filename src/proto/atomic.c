@@ -116,7 +116,7 @@ static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_page_lock(q.page); /* the home is read (and cached) under the page lock */
     if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == hs.me) {
         rep.status = apply(sdsm_page_rt(q.page) + q.off, q.size, q.op, q.val, q.expected, &old);
-        /* What others are served while the home writes the page (fetch.c) */
+        /* What others are served while the home writes the page (serve.c) */
         if (sdsm_page(q.page)->flags & SDSM_PGF_TWIN)
             memcpy(sdsm_page_twin(q.page) + q.off, sdsm_page_rt(q.page) + q.off, q.size);
     } else

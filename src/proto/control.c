@@ -66,7 +66,7 @@ int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags)
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
         if (home == hs.me && !sdsm_home_twins_at_home)
-            p->flags &= (uint8_t)~SDSM_PGF_TWIN; /* flushed: readers get the page itself (fetch.c) */
+            p->flags &= (uint8_t)~SDSM_PGF_TWIN; /* flushed: readers get the page itself (serve.c) */
         if (p->state == SDSM_PG_READ_WRITE && (home != hs.me || (flags & SDSM_DIFF_FORWARD))) {
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == hs.me, 1);
             if (p->flags & SDSM_PGF_TWIN) {

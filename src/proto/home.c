@@ -135,6 +135,50 @@ int sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len)
     return len ? -EPROTO : 0; /* their grants carry nothing */
 }
 
+void *sdsm_home_map_zeroed(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void *sdsm_home_per_page(size_t elem) { return sdsm_home_map_zeroed((size_t)sdsm_region.npages * elem); }
+
+/* The state's arrays: per page (mapped, so untouched pages cost nothing)
+ * and per rank.  0 or -ENOMEM. */
+static int alloc_state(void)
+{
+    hs.work = sdsm_home_per_page(sizeof *hs.work);
+    hs.notices = sdsm_home_per_page(sizeof *hs.notices);
+    hs.inflight = sdsm_home_per_page(sizeof *hs.inflight);
+    hs.ftag = sdsm_home_per_page(sizeof *hs.ftag);
+    hs.hot = sdsm_home_per_page(sizeof *hs.hot);
+    hs.hot_last = sdsm_home_per_page(sizeof *hs.hot_last);
+    hs.soft = sdsm_home_per_page(sizeof *hs.soft);
+    hs.ahead = sdsm_home_per_page(sizeof *hs.ahead);
+    hs.applying = sdsm_home_per_page(sizeof *hs.applying);
+    hs.unann_stale = sdsm_home_per_page(sdsm_region.copyset_words * sizeof *hs.unann_stale);
+    hs.twin_listed = sdsm_home_per_page(sizeof *hs.twin_listed);
+    hs.unannounced = sdsm_home_per_page(sizeof *hs.unannounced);
+    hs.exposed = sdsm_home_per_page(sizeof *hs.exposed);
+    hs.held = sdsm_home_per_page(sizeof *hs.held);
+    hs.published = sdsm_home_per_page(sizeof *hs.published);
+    hs.holds = calloc((size_t)hs.n, sizeof *hs.holds);
+    hs.lift = calloc((size_t)hs.n, 1);
+    hs.lift_due = calloc((size_t)hs.n, 1);
+    hs.out = calloc((size_t)hs.n, sizeof *hs.out);
+    hs.fwd = calloc((size_t)hs.n, sizeof *hs.fwd);
+    hs.zero = calloc(1, hs.ps);
+    hs.tgt = calloc((size_t)hs.n, sizeof *hs.tgt);
+    hs.tgt_n = calloc((size_t)hs.n, sizeof *hs.tgt_n);
+    hs.tgt_cap = calloc((size_t)hs.n, sizeof *hs.tgt_cap);
+    if (!hs.work || !hs.notices || !hs.inflight || !hs.ftag || !hs.hot || !hs.hot_last || !hs.soft ||
+        !hs.ahead || !hs.applying || !hs.unann_stale || !hs.twin_listed || !hs.unannounced || !hs.exposed ||
+        !hs.held || !hs.published || !hs.holds || !hs.lift || !hs.lift_due || !hs.out || !hs.fwd || !hs.zero ||
+        !hs.tgt || !hs.tgt_n || !hs.tgt_cap)
+        return -ENOMEM;
+    return 0;
+}
+
 int sdsm_home_init(void)
 {
     hs.me = sdsm_region.rank;
@@ -144,46 +188,7 @@ int sdsm_home_init(void)
     pthread_mutex_init(&hs.lockfwd_mtx, NULL);
     pthread_mutex_init(&hs.twin_mtx, NULL);
     pthread_mutex_init(&hs.take_mtx, NULL);
-    size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
-    hs.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.notices = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.inflight = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.ftag = mmap(NULL, wl, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.hot = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    hs.hot_last = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.hot_last, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.soft = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.soft, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.ahead = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    hs.applying = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.applying, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.unann_stale = mmap(NULL, (size_t)sdsm_region.npages * sdsm_region.copyset_words * sizeof(uint64_t),
-                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.twin_listed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.unannounced = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.exposed = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.held = mmap(NULL, (size_t)sdsm_region.npages * sizeof *hs.held, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.holds = calloc((size_t)hs.n, sizeof *hs.holds);
-    hs.lift = calloc((size_t)hs.n, 1);
-    hs.lift_due = calloc((size_t)hs.n, 1);
-
-    hs.published = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    hs.out = calloc((size_t)hs.n, sizeof *hs.out);
-    hs.fwd = calloc((size_t)hs.n, sizeof *hs.fwd);
-    hs.zero = calloc(1, hs.ps);
-    hs.tgt = calloc((size_t)hs.n, sizeof *hs.tgt);
-    hs.tgt_n = calloc((size_t)hs.n, sizeof *hs.tgt_n);
-    hs.tgt_cap = calloc((size_t)hs.n, sizeof *hs.tgt_cap);
-    if (hs.work == MAP_FAILED || hs.notices == MAP_FAILED || hs.inflight == MAP_FAILED || hs.ftag == MAP_FAILED ||
-        hs.soft == MAP_FAILED || hs.published == MAP_FAILED || hs.applying == MAP_FAILED || hs.held == MAP_FAILED || hs.unannounced == MAP_FAILED || hs.exposed == MAP_FAILED || hs.twin_listed == MAP_FAILED || hs.unann_stale == MAP_FAILED || !hs.holds || !hs.lift || !hs.lift_due || hs.hot == MAP_FAILED || hs.hot_last == MAP_FAILED || hs.ahead == MAP_FAILED || !hs.out || !hs.fwd || !hs.zero || !hs.tgt || !hs.tgt_n ||
-        !hs.tgt_cap)
+    if (alloc_state())
         return -ENOMEM;
     sdsm_home_write_hook = NULL;
     sdsm_home_serve_hook = NULL;

@@ -31,13 +31,19 @@ extern sdsm_check_hook_t sdsm_home_check_hook;
 /* ibec: homes twin their own pages too (to forward diffs of their writes). */
 extern int sdsm_home_twins_at_home;
 /* hlrc, update: a home twins the pages others hold when it writes them and
- * serves the twin until its release (SDSM_HOME_TWINS; fetch.c). */
+ * serves the twin until its release (SDSM_HOME_TWINS; open.c, serve.c). */
 extern int sdsm_home_twins_shared;
 void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip); /* inval.c */
 void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip); /* inval.c */
 int  sdsm_home_applying(uint32_t pg); /* page lock held: another rank's diffs land on pg (inval.c) */
 /* ibec: second twin area; forwarded diffs are applied to it as well. */
 extern uint8_t *sdsm_home_twin2;
+
+/* A zeroed mapping of bytes, reserved lazily (MAP_NORESERVE: pages never
+ * touched cost nothing), and one of elem bytes per page of the region;
+ * NULL when the mapping fails. */
+void *sdsm_home_map_zeroed(size_t bytes);
+void *sdsm_home_per_page(size_t elem);
 
 int  sdsm_home_init(void);
 int  sdsm_home_fault(uint32_t pg, int is_write);
@@ -47,7 +53,7 @@ int  sdsm_home_publish(uint32_t *written, uint32_t *again);
 /* Installed by the quiet-rank publisher (sync/quiet.c) while it runs: have
  * it publish now.  An invalidation that sent this rank's writes for one
  * home early holds them there until a publish has made the rest visible
- * (inval.c, early_publish); NULL when nobody would publish. */
+ * (copies.c, early_publish); NULL when nobody would publish. */
 extern void (*volatile sdsm_home_publish_soon)(void);
 int  sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
 int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);

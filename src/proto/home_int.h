@@ -48,7 +48,7 @@ typedef struct sdsm_home_state {
                                      LIFT_EAGER, LIFT_ARRIVAL (the arrival's, lifted there at the
                                      barrier's completion unless publish_arrival lifts it first) */
     _Atomic uint8_t *lift_due;    /* per home: the generation of an early diff batch held there
-                                     that waits for a publish to lift it (inval.c,
+                                     that waits for a publish to lift it (copies.c,
                                      early_publish; 0: none) */
     _Atomic uint8_t hold_gen;     /* the generation of the last publish's holds (never 0) */
     /* service thread only */
@@ -79,13 +79,13 @@ typedef struct sdsm_home_state {
     uint8_t         publish_no;   /* ...and the current one */
     uint16_t       *applying;     /* per page, under its lock, at its home: batches of other
                                      ranks' diffs being applied or held on it; its mapping has no
-                                     access meanwhile (inval.c, SDSM_HOME_TWINS) */
+                                     access meanwhile (lift.c, SDSM_HOME_TWINS) */
     uint16_t       *held;         /* per page, under its lock, at its home: DIFF_HOLD batches
-                                     holding it (fetches of it wait, fetch.c) */
+                                     holding it (fetches of it wait, serve.c) */
     uint8_t        *exposed;      /* per page, under its lock, at its home: written here, taken by
                                      a release that has not announced it yet, with no twin to hide
                                      those writes from readers (release.c); a fetch of it is
-                                     guarded as one of a page written unshared (fetch.c) */
+                                     guarded as one of a page written unshared (serve.c) */
     uint8_t        *unannounced;  /* service thread, per page, at its home: holds diffs of
                                      another rank's barrier release whose other copies are
                                      still valid (inval.c, SDSM_HOME_TWINS) ... */
@@ -94,15 +94,15 @@ typedef struct sdsm_home_state {
                                      predates those diffs (under its lock) */
     pthread_mutex_t twin_mtx;     /* guards the two below */
     buf_t           twins;        /* home pages twinned since the last guard (u32[]; some
-                                     twins are gone; fetch.c, open_write) */
+                                     twins are gone; open.c, open_write) */
     uint8_t        *twin_listed;  /* per page: in twins */
     buf_t          *holds;        /* service thread, per rank: the pages its held batches hold
                                      here ({u32 page, u32 gen, u32 shielded}[]) */
-    _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (inval.c) */
+    _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (copies.c) */
     _Atomic uint32_t cut;         /* cuts being taken (release.c: sdsm_home_cut_begin) */
     pthread_mutex_t take_mtx;     /* held by a release from taking the dirty list until its
                                      diffs are queued, and by an invalidation that sends
-                                     diffs (inval.c): neither overtakes the other's */
+                                     diffs (copies.c): neither overtakes the other's */
     _Atomic uint32_t opening;     /* write faults opening pages past the cut gate */
     _Atomic uint32_t cut_gen;     /* moves when a cut ends (writers wait on it) */
     uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
@@ -141,6 +141,15 @@ static inline void sdsm_home_ahead_drop(uint32_t pg)
         sdsm_stat_add(SDSM_ST_AHEAD_WASTED, 1);
 }
 
+/* Have the quiet publisher publish now, if one runs (home.h,
+ * sdsm_home_publish_soon; any thread, a handler too). */
+static inline void sdsm_home_ask_publish(void)
+{
+    void (*soon)(void) = sdsm_home_publish_soon;
+    if (soon)
+        soon();
+}
+
 /* The write buffer (wbuf.c): init (0 or -ENOMEM); a page homed elsewhere
  * became writable here (its lock held); a release waits for the early
  * diffs (after sending its own; 0 or a negative status). */
@@ -167,11 +176,11 @@ void sdsm_home_ft_touched(uint32_t pg);
 int  sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
 void sdsm_home_fetch_replay(void);
 /* Service thread, at a barrier's completion: every rank's arrival holds
- * here end (inval.c). */
+ * here end (lift.c). */
 void sdsm_home_lift_arrivals(void);
 /* Service thread: the ranks whose barrier arrival holds any of count pages
  * from first, stride apart (0: first alone), here, are asked to publish now
- * (inval.c). */
+ * (lift.c). */
 void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride);
 /* A barrier completed at this rank: its arrival is done with (release.c). */
 void sdsm_home_arrival_done(void);
@@ -226,7 +235,7 @@ int  sdsm_home_hot(uint32_t pg);
 void sdsm_home_hot_clear(uint32_t pg);
 /*
  * The cut (release.c).  A quiet publish, or the early diffs an invalidation
- * sends (inval.c), take a consistent cut of this rank's writes: every
+ * sends (copies.c), take a consistent cut of this rank's writes: every
  * write made before it travels, none made after does, whatever order the
  * pages are taken in.  From its beginning to its end no write fault opens
  * a page here (a page taken is protected, a page not written yet is not on

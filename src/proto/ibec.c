@@ -498,16 +498,13 @@ static int ibec_init(void)
     ibs.ps = sdsm_region.page_size;
     pthread_mutex_init(&ibs.mtx, NULL);
     pthread_mutex_init(&ibs.out_mtx, NULL);
-    size_t wl = (size_t)sdsm_region.npages * sizeof(uint32_t);
-    int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-    ibs.twinl = mmap(NULL, sdsm_region.size, PROT_READ | PROT_WRITE, fl, -1, 0);
-    ibs.work = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
+    ibs.twinl = sdsm_home_map_zeroed(sdsm_region.size);
+    ibs.work = sdsm_home_per_page(sizeof *ibs.work);
     ibs.out = calloc((size_t)ibs.n, sizeof *ibs.out);
-    ibs.maskb = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
-    ibs.maskl = mmap(NULL, sdsm_region.size / 8, PROT_READ | PROT_WRITE, fl, -1, 0);
-    ibs.masked = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
-    if (ibs.twinl == MAP_FAILED || ibs.work == MAP_FAILED || !ibs.out || ibs.maskb == MAP_FAILED ||
-        ibs.maskl == MAP_FAILED || ibs.masked == MAP_FAILED || sdsm_ibec_cs_init())
+    ibs.maskb = sdsm_home_map_zeroed(sdsm_region.size / 8);
+    ibs.maskl = sdsm_home_map_zeroed(sdsm_region.size / 8);
+    ibs.masked = sdsm_home_per_page(sizeof *ibs.masked);
+    if (!ibs.twinl || !ibs.work || !ibs.out || !ibs.maskb || !ibs.maskl || !ibs.masked || sdsm_ibec_cs_init())
         return -ENOMEM;
     sdsm_home_write_hook = sdsm_ibec_write_hook;
     sdsm_home_serve_hook = serve_hook;
@@ -515,9 +512,9 @@ static int ibec_init(void)
     sdsm_home_twins_at_home = 1;
     sdsm_home_twin2 = ibs.twinl;
     if (sdsm_cfg.ibec_check) {
-        chk.read_ep = mmap(NULL, wl, PROT_READ | PROT_WRITE, fl, -1, 0);
-        chk.reported = mmap(NULL, sdsm_region.npages, PROT_READ | PROT_WRITE, fl, -1, 0);
-        if (chk.read_ep == MAP_FAILED || chk.reported == MAP_FAILED)
+        chk.read_ep = sdsm_home_per_page(sizeof *chk.read_ep);
+        chk.reported = sdsm_home_per_page(sizeof *chk.reported);
+        if (!chk.read_ep || !chk.reported)
             return -ENOMEM;
         atomic_store(&chk.epoch, 1);
         sdsm_cfg.prefetch = 0; /* a prefetched page would become readable unread */

@@ -74,13 +74,6 @@ static int alloc_keys(int want)
     return n - 2;
 }
 
-static void *map_pages(size_t per_page)
-{
-    void *p = mmap(NULL, (size_t)sdsm_region.npages * per_page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 int sdsm_ibec_cs_init(void)
 {
     int want = sdsm_cfg.ibec_sections ? (int)sdsm_cfg.ibec_sections : MAX_SECTIONS;
@@ -88,17 +81,17 @@ int sdsm_ibec_cs_init(void)
     pool.keyed = pool.nsec > 1;
     if (!pool.keyed)
         pool.nsec = 1;
-    sdsm_ibec_owner = map_pages(1);
-    sdsm_ibec_listed = map_pages(2);
-    pool.key = map_pages(1);
+    sdsm_ibec_owner = sdsm_home_per_page(1);
+    sdsm_ibec_listed = sdsm_home_per_page(2);
+    pool.key = sdsm_home_per_page(1);
     if (!sdsm_ibec_owner || !sdsm_ibec_listed || !pool.key)
         return -ENOMEM;
     for (int i = 0; i < pool.nsec; i++) {
         ibec_sec_t *s = &pool.sec[i];
         pthread_mutex_init(&s->mtx, NULL);
         s->index = i + 1;
-        s->cs = map_pages(4);
-        s->cs_spare = map_pages(4);
+        s->cs = sdsm_home_per_page(4);
+        s->cs_spare = sdsm_home_per_page(4);
         if (!s->cs || !s->cs_spare)
             return -ENOMEM;
     }

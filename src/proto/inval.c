@@ -118,6 +118,30 @@ static void wait_deps(pending_t *op)
     hs.ndeps = 0;
 }
 
+/* A new operation, the newest (id): when complete it acknowledges src's
+ * diff seq (src -1: nobody to acknowledge) and clears the inflight marks
+ * of pages[0, npages) (malloc'd, op's now).  It waits for the older
+ * operations add_dep noted. */
+static pending_t *pending_open(uint32_t id, uint32_t seq, int src, uint32_t *pages, uint32_t npages)
+{
+    pending_t *op = calloc(1, sizeof *op);
+    if (!op)
+        sdsm_fatal("out of memory");
+    hs.next_id = id;
+    *op = (pending_t){.next = hs.pending, .id = id, .seq = seq, .src = src, .pages = pages, .npages = npages};
+    hs.pending = op;
+    wait_deps(op);
+    return op;
+}
+
+/* INVAL to rank r, part of op (one more acknowledgement due): its copies
+ * of the n pages go. */
+static void send_inval(pending_t *op, int r, const uint32_t *pages, uint32_t n)
+{
+    op->remaining++;
+    sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, pages, n * 4u, NULL, 0);
+}
+
 /* op's last ack or dependency arrived: acknowledge its diff and release
  * the operations that waited for it (iteratively: chains can be long). */
 static void pending_complete(pending_t *op)
@@ -308,13 +332,7 @@ static void start_operation(int src, const sdsm_hdr_t *h, const uint8_t *p, uint
         if (!hs.tgt_n[r] && !(r == 0 && hs.ndeps))
             continue;
         if (!op) {
-            if (!(op = calloc(1, sizeof *op)))
-                sdsm_fatal("out of memory");
-            hs.next_id = id;
-            *op = (pending_t){.next = hs.pending, .id = id,
-                              .seq = h->seq, .src = src};
-            hs.pending = op;
-            wait_deps(op);
+            op = pending_open(id, h->seq, src, NULL, 0);
             /* Later diffs of these pages wait for this operation. */
             for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
                 op->npages++;
@@ -331,12 +349,13 @@ static void start_operation(int src, const sdsm_hdr_t *h, const uint8_t *p, uint
         }
         if (!hs.tgt_n[r])
             continue;
-        op->remaining++;
-        if (h->flags & SDSM_DIFF_FORWARD)
+        if (h->flags & SDSM_DIFF_FORWARD) {
+            op->remaining++;
             sdsm_net_send(r, SDSM_MSG_FWD_DIFF, fwd_writer_flags(src), op->id, hs.fwd[r].p, hs.fwd[r].len,
                           NULL, 0);
-        else
-            sdsm_net_send(r, SDSM_MSG_INVAL, 0, op->id, hs.tgt[r], hs.tgt_n[r] * 4u, NULL, 0);
+        } else {
+            send_inval(op, r, hs.tgt[r], hs.tgt_n[r]);
+        }
         hs.tgt_n[r] = 0;
         hs.fwd[r].len = 0;
     }
@@ -378,7 +397,7 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 /*
  * Service thread, SDSM_HOME_TWINS: rank dst is about to be served a home
  * page holding writes of this rank's it has not released (a page nobody
- * else held when it was written, so it has no twin; fetch.c).  Whoever
+ * else held when it was written, so it has no twin; serve.c).  Whoever
  * reads that must also see what this rank's threads wrote before it, so
  * the home's twinned pages stop hiding their writes: every other copy of
  * them goes (an invalidation, in flight for this home's next release as
@@ -427,16 +446,9 @@ void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip)
     for (int r = 0; r < hs.n; r++) {
         if (!hs.tgt_n[r])
             continue;
-        if (!op) {
-            if (!(op = calloc(1, sizeof *op)))
-                sdsm_fatal("out of memory");
-            hs.next_id = id;
-            *op = (pending_t){.next = hs.pending, .id = id, .src = -1, .pages = list, .npages = n};
-            hs.pending = op;
-            wait_deps(op);
-        }
-        op->remaining++;
-        sdsm_net_send(r, SDSM_MSG_INVAL, 0, id, hs.tgt[r], hs.tgt_n[r] * 4u, NULL, 0);
+        if (!op)
+            op = pending_open(id, 0, -1, list, n);
+        send_inval(op, r, hs.tgt[r], hs.tgt_n[r]);
         hs.tgt_n[r] = 0;
     }
     if (op) {
@@ -491,14 +503,8 @@ void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip)
         hs.ndeps = 0;
         return;
     }
-    pending_t *op = calloc(1, sizeof *op);
-    if (!op)
-        sdsm_fatal("out of memory");
-    hs.next_id = id;
-    *op = (pending_t){.next = hs.pending, .id = id, .src = -1, .remaining = 1, .pages = list, .npages = n};
-    hs.pending = op;
-    wait_deps(op);
-    sdsm_net_send(dst, SDSM_MSG_INVAL, 0, id, list, n * 4u, NULL, 0);
+    pending_t *op = pending_open(id, 0, -1, list, n);
+    send_inval(op, dst, list, n);
     sdsm_stat_add(SDSM_ST_TWIN_GUARDS, 1);
 }
 

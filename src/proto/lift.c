@@ -69,7 +69,7 @@ void sdsm_home_shield_off(const uint8_t *pages, size_t len)
  * invalidates the other copies as for a lock release, but until the
  * writer's LIFT - sent once every home has acknowledged, so once every
  * old copy is gone - the pages stay held: this home's threads cannot touch
- * them (shielded) and fetches of them wait (fetch.c).  Without it a thread
+ * them (shielded) and fetches of them wait (serve.c).  Without it a thread
  * could read a flag from one home while its copy of the data, homed at
  * another, awaits its invalidation.
  *
@@ -153,7 +153,7 @@ static int on_lift(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 /*
  * A thread waits for a page a barrier arrival holds here (a fetch kept,
- * fetch.c; a home thread at a shielded page, home_fault): the ranks whose
+ * serve.c; a home thread at a shielded page, home_fault): the ranks whose
  * arrival holds it are asked to publish now (PUBLISH_ASK), which announces
  * the arrival and lifts it, instead of when their quiet thread next looks
  * (a period, doubled while it backs off).  Once per rank until its holds
@@ -177,13 +177,10 @@ void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride)
         if (!hit)
             continue;
         asked[r] = 1;
-        if (r == hs.me) {
-            void (*soon)(void) = sdsm_home_publish_soon;
-            if (soon)
-                soon();
-        } else {
+        if (r == hs.me)
+            sdsm_home_ask_publish();
+        else
             sdsm_net_send(r, SDSM_MSG_PUBLISH_ASK, 0, 0, NULL, 0, NULL, 0);
-        }
     }
 }
 
@@ -198,9 +195,7 @@ static int on_publish_ask(int src, const sdsm_hdr_t *h, const uint8_t *p)
     }
     if (h->len)
         return -EPROTO;
-    void (*soon)(void) = sdsm_home_publish_soon;
-    if (soon)
-        soon();
+    sdsm_home_ask_publish();
     return 0;
 }
 

@@ -220,7 +220,7 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
         c.written = 1;
     }
     /* A home page's twin is what others are served while the home writes
-     * it (fetch.c): it goes when the writes are announced - with the
+     * it (serve.c): it goes when the writes are announced - with the
      * invalidations of the home's own notice (inval.c, on_diff), or at the
      * barrier's completion (notice.c) - so no reader sees the new contents
      * of one page while its copy of another the home wrote before is
@@ -281,11 +281,11 @@ static unsigned batch_flags(int eager, int home, int via, uint8_t hold)
  * A publish is read by threads that make no synchronization: one that sees
  * a flag from one home must not read its old copy of data homed at another
  * whose invalidation is still on its way.  So a publish whose pages have
- * several homes holds them at every home (inval.c, DIFF_HOLD) until all
+ * several homes holds them at every home (lift.c, DIFF_HOLD) until all
  * homes have acknowledged - every old copy is gone - and then lifts them
  * (LIFT).  Pages of one home need no hold: that home invalidates a
  * holder's copies in one message, ahead of any reply to it.  A barrier's
- * arrival to several homes is held without the invalidations (inval.c,
+ * arrival to several homes is held without the invalidations (lift.c,
  * hold): the barrier's completion lifts it, or publish_arrival below.
  */
 static int several_homes(const uint32_t *pages, uint32_t n)
@@ -312,7 +312,7 @@ static void send_batch(int home, unsigned flags, sdsm_rpc_t *r, uint32_t id)
 }
 
 /* The generation of a publish's holds: those of early batches sent
- * before this are lifted with it too (inval.c, early_publish), the later
+ * before this are lifted with it too (copies.c, early_publish), the later
  * ones wait for the next. */
 static uint8_t next_gen(void)
 {
@@ -594,7 +594,7 @@ void sdsm_home_arrival_done(void)
     pthread_mutex_lock(&hs.release_mtx);
     hs.arrived = 0;
     /* Its homes lifted the arrival's own holds as the barrier completed
-     * there (inval.c); the early batches that waited for it go now. */
+     * there (lift.c); the early batches that waited for it go now. */
     if (hs.arrival_gen)
         lift(hs.arrival_gen, LIFT_EAGER);
     hs.arrival_gen = 0;

@@ -5,7 +5,7 @@
  * read from this heap: zcopy.c).  Where homes serve twins, what is served
  * is a cut of this rank's writes, and the asker's copies of pages that
  * would contradict it go first (the guards).  A fetch of a page a publish
- * holds here is kept until the hold is lifted (inval.c).  The asker's end
+ * holds here is kept until the hold is lifted (lift.c).  The asker's end
  * is fetch.c.
  */
 #include <errno.h>
@@ -127,7 +127,7 @@ static void guard(int src, uint32_t first, uint32_t count, int32_t stride,
 }
 
 /*
- * Fetches of pages a publish holds (inval.c, DIFF_HOLD) wait here, whole,
+ * Fetches of pages a publish holds (lift.c, DIFF_HOLD) wait here, whole,
  * in arrival order, and are tried again at each LIFT.  A fetch waits for
  * at most one round trip of the writer's (its acknowledgements, then its
  * LIFT); the requests are 20 bytes each.

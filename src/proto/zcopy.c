@@ -48,7 +48,7 @@
  * got (the serve hook, ibec.c) and makes its next diff carry them, and
  * update-style diffs never discard a copy.  A copy newer than what the hook
  * saw would escape that, so a home with a serve hook answers with the
- * bytes as before (fetch.c).
+ * bytes as before (serve.c).
  *
  * Failure is never fatal: a peer whose file cannot be opened (another user,
  * Yama or a container, another kernel) or read keeps TCP, with one info
