@@ -35,7 +35,6 @@ extern int sdsm_home_twins_at_home;
 extern int sdsm_home_twins_shared;
 void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip); /* inval.c */
 void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip); /* inval.c */
-int  sdsm_home_applying(uint32_t pg); /* page lock held: another rank's diffs land on pg (inval.c) */
 /* ibec: second twin area; forwarded diffs are applied to it as well. */
 extern uint8_t *sdsm_home_twin2;
 

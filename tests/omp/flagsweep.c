@@ -10,7 +10,7 @@
  * page's last copy was in flight (no twin hid it), taken by the barrier's
  * release, and served as it was while the reader's copy of the plane's
  * first page, written just before, stayed valid: a few stale words at the
- * head of the last row (fetch.c, unshared_written; release.c, exposed).
+ * head of the last row (serve.c, unshared_written; release.c, exposed).
  * Arguments: sweeps (200), planes per sweep (3, at most 30).
  */
 #include <omp.h>
