@@ -36,7 +36,7 @@ static void check_all(volatile long *a, int n, int phase)
 }
 
 /* Pages a home sent as bytes though zero-copy was asked for: it was writing
- * one of them (its twin is what readers get meanwhile, fetch.c) - a
+ * one of them (its twin is what readers get meanwhile, serve.c) - a
  * prefetch of the lock rounds' pages can meet that.  Summed over the ranks
  * (they are counted at the homes): shared[0..n) fetched - zc, [n..2n) the
  * declined pages. */
