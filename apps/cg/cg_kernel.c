@@ -1,6 +1,7 @@
 /*
  * cg_kernel.c - matrix construction, the row-range primitives every version
- * uses, and the sequential algorithm.
+ * uses, the iterations every version runs on its share (cg_iterate), the
+ * sequential algorithm, and the check the parallel versions end with.
  */
 #include "cg_kernel.h"
 
@@ -245,50 +246,119 @@ double cg_run_seq(const cg_params_t *p, int nparts, cg_result_t *res)
         return -1;
     double *x = malloc((size_t)n * sizeof *x), *r = malloc((size_t)n * sizeof *r),
            *pv = malloc((size_t)n * sizeof *pv), *q = malloc((size_t)n * sizeof *q);
-    double *z = res->z;
     if (!x || !r || !pv || !q) {
         free(x), free(r), free(pv), free(q);
         cg_csr_free(&a);
         return -1;
     }
+    cg_share_t s = {.a = &a, .m = n, .x = x, .z = res->z, .r = r, .q = q, .pm = pv, .p = pv,
+                    .z_all = res->z, .nparts = nparts, .zeta = res->zeta, .rnorm = res->rnorm};
     double t0 = app_now();
-    for (long i = 0; i < n; i++)
-        x[i] = 1.0;
-    for (long it = 0; it < p->niter; it++) {
-        for (long i = 0; i < n; i++) {
-            z[i] = 0;
-            r[i] = x[i];
-            pv[i] = r[i];
-        }
-        double rho = dot_parts(r, r, n, nparts, cg_dot);
-        for (long c = 0; c < p->cgit; c++) {
-            cg_spmv(&a, pv, q);
-            double alpha = rho / dot_parts(pv, q, n, nparts, cg_dot);
-            for (long i = 0; i < n; i++) {
-                z[i] += alpha * pv[i];
-                r[i] -= alpha * q[i];
-            }
-            double rho0 = rho;
-            rho = dot_parts(r, r, n, nparts, cg_dot);
-            double beta = rho / rho0;
-            if (c < p->cgit - 1)
-                for (long i = 0; i < n; i++)
-                    pv[i] = r[i] + beta * pv[i];
-        }
-        cg_spmv(&a, z, q);
-        double rr = dot_parts(x, q, n, nparts, cg_diff2);
-        double xz = dot_parts(x, z, n, nparts, cg_dot);
-        double zz = dot_parts(z, z, n, nparts, cg_dot);
-        res->rnorm[it] = sqrt(rr);
-        res->zeta[it] = p->shift + 1.0 / xz;
-        double s = 1.0 / sqrt(zz);
-        for (long i = 0; i < n; i++)
-            x[i] = s * z[i];
-    }
+    cg_iterate(p, &s);
     double t1 = app_now();
     free(x), free(r), free(pv), free(q);
     cg_csr_free(&a);
     return t1 - t0;
+}
+
+/* A share's partial sum of f over its rows; the sequential kernel blocks it
+ * like a run on nparts processes. */
+static double part_sum(const cg_share_t *s, const double *a, const double *b,
+                       double (*f)(const double *, const double *, long))
+{
+    if (s->nparts > 0)
+        return dot_parts(a, b, s->m, s->nparts, f);
+    return f(a, b, s->m);
+}
+
+static void combine(const cg_share_t *s, const double *part, double *tot, int k)
+{
+    if (s->reduce)
+        s->reduce(s->ctx, part, tot, k);
+    else
+        for (int t = 0; t < k; t++)
+            tot[t] = part[t];
+}
+
+static void hook(void (*f)(void *), void *ctx)
+{
+    if (f)
+        f(ctx);
+}
+
+/* One solve of A z = x from z = 0: cgit CG iterations. */
+static void cg_solve(const cg_params_t *p, const cg_share_t *s)
+{
+    long m = s->m;
+    double *z = s->z, *r = s->r, *q = s->q, *pm = s->pm;
+    double part[CG_NSUM] = {0}, tot[CG_NSUM];
+    for (long i = 0; i < m; i++) {
+        z[i] = 0;
+        r[i] = s->x[i];
+        pm[i] = r[i];
+    }
+    part[0] = part_sum(s, r, r, cg_dot);
+    combine(s, part, tot, 1); /* a barrier in it also publishes p */
+    double rho = tot[0];
+    for (long c = 0; c < p->cgit; c++) {
+        hook(s->p_needed, s->ctx);
+        cg_spmv(s->a, s->p, q);
+        part[0] = part_sum(s, pm, q, cg_dot);
+        combine(s, part, tot, 1);
+        double alpha = rho / tot[0];
+        for (long i = 0; i < m; i++) {
+            z[i] += alpha * pm[i];
+            r[i] -= alpha * q[i];
+        }
+        double rho0 = rho;
+        part[0] = part_sum(s, r, r, cg_dot);
+        combine(s, part, tot, 1);
+        rho = tot[0];
+        double beta = rho / rho0;
+        if (c < p->cgit - 1) {
+            for (long i = 0; i < m; i++)
+                pm[i] = r[i] + beta * pm[i];
+            hook(s->p_written, s->ctx);
+        }
+    }
+}
+
+/* After solve it: rnorm = |x - A z|, zeta = shift + 1 / (x.z), and the next
+ * x = z / |z|. */
+static void cg_finish(const cg_params_t *p, const cg_share_t *s, long it)
+{
+    long m = s->m;
+    double *x = s->x, *z = s->z, *q = s->q;
+    double part[CG_NSUM] = {0}, tot[CG_NSUM];
+    const double *zv = s->z_all;
+    if (!zv) { /* z goes through p's rows (nobody reads p now) */
+        memcpy(s->pm, z, (size_t)m * sizeof *z);
+        hook(s->p_written, s->ctx);
+        hook(s->p_needed, s->ctx);
+        zv = s->p;
+    } /* else z is whole: the last r.r's sums came after every share's update */
+    cg_spmv(s->a, zv, q);
+    part[0] = part_sum(s, x, q, cg_diff2);
+    part[1] = part_sum(s, x, z, cg_dot);
+    part[2] = part_sum(s, z, z, cg_dot);
+    combine(s, part, tot, 3);
+    if (s->rnorm) {
+        s->rnorm[it] = sqrt(tot[0]);
+        s->zeta[it] = p->shift + 1.0 / tot[1];
+    }
+    double sc = 1.0 / sqrt(tot[2]);
+    for (long i = 0; i < m; i++)
+        x[i] = sc * z[i];
+}
+
+void cg_iterate(const cg_params_t *p, const cg_share_t *s)
+{
+    for (long i = 0; i < s->m; i++)
+        s->x[i] = 1.0;
+    for (long it = 0; it < p->niter; it++) {
+        cg_solve(p, s);
+        cg_finish(p, s, it);
+    }
 }
 
 double cg_compare(const cg_result_t *a, const cg_result_t *ref, const cg_params_t *p)
@@ -297,4 +367,29 @@ double cg_compare(const cg_result_t *a, const cg_result_t *ref, const cg_params_
     double e = app_max_rel_diff(a->rnorm, ref->rnorm, (size_t)p->niter);
     double f = app_max_rel_diff(a->z, ref->z, (size_t)p->n);
     return fmax(d, fmax(e, f));
+}
+
+int cg_verify(const cg_params_t *p, const char *version, int procs, const char *extra, int nparts,
+              cg_result_t *got, long corrupt, double secs)
+{
+    cg_result_t ref;
+    if (cg_result_alloc(&ref, p))
+        return -1;
+    if (cg_run_seq(p, nparts, &ref) < 0) {
+        cg_result_free(&ref);
+        return -1;
+    }
+    if (corrupt)
+        got->zeta[p->niter - 1] *= 1.0 + 1e-8;
+    double diff = cg_compare(got, &ref, p);
+    app_header("cg", version, procs, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g%s%s", p->n, p->nzr,
+               p->niter, p->cgit, p->shift, *extra ? " " : "", extra);
+    app_time(secs);
+    app_result("zeta=%.15e rnorm=%.6e", got->zeta[p->niter - 1], got->rnorm[p->niter - 1]);
+    int status = app_verdict(diff <= CG_TOL,
+                             "zeta, rnorm and z vs sequential kernel (%d parts): max rel diff %.3g "
+                             "(tolerance %g)",
+                             nparts, diff, CG_TOL);
+    cg_result_free(&ref);
+    return status;
 }

@@ -85,4 +85,46 @@ double cg_run_seq(const cg_params_t *p, int nparts, cg_result_t *res);
 /* Largest relative difference between two results (zeta, rnorm, z). */
 double cg_compare(const cg_result_t *a, const cg_result_t *ref, const cg_params_t *p);
 
+/*
+ * The end of every parallel version, in one process after the timed part:
+ * --corrupt's deliberate error into got (if corrupt), the sequential kernel
+ * with nparts parts, the comparison, and the report (header with the sizes
+ * and then extra, if not empty; time; result; verdict).  Returns the exit
+ * status, or -1 when out of memory (the caller says so its own way).
+ */
+int cg_verify(const cg_params_t *p, const char *version, int procs, const char *extra, int nparts,
+              cg_result_t *got, long corrupt, double secs);
+
+#define CG_NSUM 4 /* the most sums one reduction adds (cg_iterate adds up to 3) */
+
+/*
+ * One process's or thread's share of the algorithm, and how the shares
+ * combine: what the versions differ in.  A version holds rows [lo, lo + m)
+ * of every vector; p is also readable whole (A p reads it at any column).
+ */
+typedef struct {
+    const cg_csr_t *a;        /* my rows, columns in p's layout */
+    long            m;        /* my row count */
+    double         *x, *z, *r, *q; /* my rows of each */
+    double         *pm;       /* my rows of p, inside p */
+    const double   *p;        /* all of p */
+    const double   *z_all;    /* all of z, if A z can read it there; NULL: z goes through p */
+    int             nparts;   /* > 0: all rows in one process, dot products blocked over
+                               * nparts (the sequential kernel); 0: a share of a parallel run */
+    double         *zeta, *rnorm; /* where the results go (niter each), or NULL */
+    void           *ctx;      /* the version's, passed to the hooks */
+    /* Adds k partial sums over all shares in share order into tot, the
+     * same in every share; NULL: tot = part (one share). */
+    void (*reduce)(void *ctx, const double *part, double *tot, int k);
+    /* My rows of p are written (a barrier), or NULL. */
+    void (*p_written)(void *ctx);
+    /* A p is about to read all of p (touch the pages, gather), or NULL. */
+    void (*p_needed)(void *ctx);
+} cg_share_t;
+
+/* The outer iterations from x = 1, each a CG solve of A z = x and its
+ * zeta, rnorm; z holds the last solve's result.  The arithmetic is the same
+ * in every version, in the same order: only the sums over shares differ. */
+void cg_iterate(const cg_params_t *p, const cg_share_t *s);
+
 #endif

@@ -5,7 +5,6 @@
  * order: an allreduce whose order is fixed, so the results match the
  * sequential kernel with P parts bit for bit.
  */
-#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +13,30 @@
 #include "app.h"
 #include "cg_kernel.h"
 
-#define NSLOT 4
+#define NSLOT CG_NSUM
 
-/* Sum k values over ranks in rank order. */
-static void reduce(const double *part, double *tot, int k, double *all, int np)
+/* What cg_iterate's hooks need. */
+typedef struct {
+    double    *p, *all;
+    int       *counts, *displs;
+    int        np;
+} run_t;
+
+/* Sum k values over ranks in rank order (cg_share_t's reduce). */
+static void reduce(void *ctx, const double *part, double *tot, int k)
 {
-    MPI_Allgather(part, NSLOT, MPI_DOUBLE, all, NSLOT, MPI_DOUBLE, MPI_COMM_WORLD);
+    run_t *u = ctx;
+    MPI_Allgather(part, NSLOT, MPI_DOUBLE, u->all, NSLOT, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int t = 0; t < k; t++)
-        tot[t] = cg_sum_parts(all + t, np, NSLOT);
+        tot[t] = cg_sum_parts(u->all + t, u->np, NSLOT);
+}
+
+/* Before A p: every rank's rows of p, everywhere. */
+static void gather_p(void *ctx)
+{
+    run_t *u = ctx;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, u->p, u->counts, u->displs, MPI_DOUBLE,
+                   MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -56,77 +71,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "cg: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    double *pm = p + lo;
+    run_t u = {p, all, counts, displs, np};
+    /* z goes through p's buffer for the last A z, gathered whole */
+    cg_share_t sh = {.a = &a, .m = m, .x = x, .z = z, .r = r, .q = q, .pm = p + lo, .p = p,
+                     .zeta = zeta, .rnorm = rnorm, .ctx = &u, .reduce = reduce,
+                     .p_needed = gather_p};
     MPI_Barrier(MPI_COMM_WORLD);
 
     double t0 = MPI_Wtime();
-    double part[NSLOT] = {0}, tot[NSLOT];
-    for (long i = 0; i < m; i++)
-        x[i] = 1.0;
-    for (long it = 0; it < P.niter; it++) {
-        for (long i = 0; i < m; i++) {
-            z[i] = 0;
-            r[i] = x[i];
-            pm[i] = r[i];
-        }
-        part[0] = cg_dot(r, r, m);
-        reduce(part, tot, 1, all, np);
-        double rho = tot[0];
-        for (long c = 0; c < P.cgit; c++) {
-            MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, p, counts, displs, MPI_DOUBLE,
-                           MPI_COMM_WORLD);
-            cg_spmv(&a, p, q);
-            part[0] = cg_dot(pm, q, m);
-            reduce(part, tot, 1, all, np);
-            double alpha = rho / tot[0];
-            for (long i = 0; i < m; i++) {
-                z[i] += alpha * pm[i];
-                r[i] -= alpha * q[i];
-            }
-            double rho0 = rho;
-            part[0] = cg_dot(r, r, m);
-            reduce(part, tot, 1, all, np);
-            rho = tot[0];
-            double beta = rho / rho0;
-            if (c < P.cgit - 1)
-                for (long i = 0; i < m; i++)
-                    pm[i] = r[i] + beta * pm[i];
-        }
-        memcpy(pm, z, (size_t)m * sizeof *z); /* A z, through p's buffer */
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, p, counts, displs, MPI_DOUBLE,
-                       MPI_COMM_WORLD);
-        cg_spmv(&a, p, q);
-        part[0] = cg_diff2(x, q, m);
-        part[1] = cg_dot(x, z, m);
-        part[2] = cg_dot(z, z, m);
-        reduce(part, tot, 3, all, np);
-        rnorm[it] = sqrt(tot[0]);
-        zeta[it] = P.shift + 1.0 / tot[1];
-        double s = 1.0 / sqrt(tot[2]);
-        for (long i = 0; i < m; i++)
-            x[i] = s * z[i];
-    }
+    cg_iterate(&P, &sh);
     double t1 = MPI_Wtime();
 
     int status = 0;
     if (me == 0) { /* p holds z, gathered for the last A z */
-        cg_result_t got = {zeta, rnorm, p}, ref;
-        if (cg_result_alloc(&ref, &P) || cg_run_seq(&P, np, &ref) < 0) {
+        cg_result_t got = {zeta, rnorm, p};
+        status = cg_verify(&P, "mpi", np, "", np, &got, corrupt, t1 - t0);
+        if (status < 0) {
             fprintf(stderr, "cg: out of memory\n");
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (corrupt)
-            zeta[P.niter - 1] *= 1.0 + 1e-8;
-        double diff = cg_compare(&got, &ref, &P);
-        app_header("cg", "mpi", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g", n, P.nzr, P.niter,
-                   P.cgit, P.shift);
-        app_time(t1 - t0);
-        app_result("zeta=%.15e rnorm=%.6e", zeta[P.niter - 1], rnorm[P.niter - 1]);
-        status = app_verdict(diff <= CG_TOL,
-                             "zeta, rnorm and z vs sequential kernel (%d parts): max rel diff %.3g "
-                             "(tolerance %g)",
-                             np, diff, CG_TOL);
-        cg_result_free(&ref);
     }
     cg_csr_free(&a);
     free(counts), free(displs), free(p), free(x), free(z), free(r), free(q), free(all);

@@ -6,7 +6,6 @@
  * the blocking of the sequential kernel with T parts, so the results match
  * it bit for bit.  Slots alternate between two halves, like the sdsm version.
  */
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,33 @@
 #include "app.h"
 #include "cg_kernel.h"
 
-#define NSLOT 4
+#define NSLOT CG_NSUM
 #define SLOT_STRIDE 8 /* doubles: one 64-byte cache line per thread */
+
+/* A thread's state for cg_iterate's hooks. */
+typedef struct {
+    double *slots;
+    int     np, me, phase;
+} thr_t;
+
+/* Sum k values over threads in thread order; includes a barrier
+ * (cg_share_t's reduce). */
+static void reduce(void *ctx, const double *part, double *tot, int k)
+{
+    thr_t *s = ctx;
+    for (int t = 0; t < k; t++)
+        s->slots[(s->phase * s->np + s->me) * SLOT_STRIDE + t] = part[t];
+#pragma omp barrier
+    for (int t = 0; t < k; t++)
+        tot[t] = cg_sum_parts(s->slots + s->phase * s->np * SLOT_STRIDE + t, s->np, SLOT_STRIDE);
+    s->phase ^= 1;
+}
+
+static void p_written(void *ctx)
+{
+    (void)ctx;
+#pragma omp barrier
+}
 
 int main(int argc, char **argv)
 {
@@ -42,7 +66,8 @@ int main(int argc, char **argv)
 
 #pragma omp parallel num_threads(np)
     {
-        int me = omp_get_thread_num(), phase = 0;
+        int me = omp_get_thread_num();
+        thr_t S = {slots, np, me, 0};
         long lo, hi;
         app_block(n, np, me, &lo, &hi);
         long m = hi - lo;
@@ -51,88 +76,26 @@ int main(int argc, char **argv)
             fprintf(stderr, "cg: out of memory\n");
             exit(1);
         }
-        double *xm = x + lo, *zm = z + lo, *rm = r + lo, *qm = q + lo, *pm = p + lo;
-        double part[NSLOT], tot[NSLOT];
-/* Sum k values over threads in thread order; includes a barrier. */
-#define REDUCE(k)                                                                          \
-    do {                                                                                   \
-        for (int t_ = 0; t_ < (k); t_++)                                                   \
-            slots[(phase * np + me) * SLOT_STRIDE + t_] = part[t_];                        \
-        _Pragma("omp barrier");                                                            \
-        for (int t_ = 0; t_ < (k); t_++)                                                   \
-            tot[t_] = cg_sum_parts(slots + phase * np * SLOT_STRIDE + t_, np, SLOT_STRIDE); \
-        phase ^= 1;                                                                        \
-    } while (0)
+        /* A z reads the shared z; the master thread keeps the results. */
+        cg_share_t sh = {.a = a, .m = m, .x = x + lo, .z = z + lo, .r = r + lo, .q = q + lo,
+                         .pm = p + lo, .p = p, .z_all = z, .zeta = me == 0 ? zeta : NULL,
+                         .rnorm = me == 0 ? rnorm : NULL, .ctx = &S, .reduce = reduce,
+                         .p_written = p_written};
 #pragma omp barrier
 #pragma omp master
         t0 = app_now();
-        for (long i = 0; i < m; i++)
-            xm[i] = 1.0;
-        for (long it = 0; it < P.niter; it++) {
-            for (long i = 0; i < m; i++) {
-                zm[i] = 0;
-                rm[i] = xm[i];
-                pm[i] = rm[i];
-            }
-            part[0] = cg_dot(rm, rm, m);
-            REDUCE(1);
-            double rho = tot[0];
-            for (long c = 0; c < P.cgit; c++) {
-                cg_spmv(a, p, qm);
-                part[0] = cg_dot(pm, qm, m);
-                REDUCE(1);
-                double alpha = rho / tot[0];
-                for (long i = 0; i < m; i++) {
-                    zm[i] += alpha * pm[i];
-                    rm[i] -= alpha * qm[i];
-                }
-                double rho0 = rho;
-                part[0] = cg_dot(rm, rm, m);
-                REDUCE(1);
-                rho = tot[0];
-                double beta = rho / rho0;
-                if (c < P.cgit - 1) {
-                    for (long i = 0; i < m; i++)
-                        pm[i] = rm[i] + beta * pm[i];
-#pragma omp barrier
-                }
-            }
-            cg_spmv(a, z, qm); /* z is complete: r.r's barrier came after its updates */
-            part[0] = cg_diff2(xm, qm, m);
-            part[1] = cg_dot(xm, zm, m);
-            part[2] = cg_dot(zm, zm, m);
-            REDUCE(3);
-#pragma omp master
-            {
-                rnorm[it] = sqrt(tot[0]);
-                zeta[it] = P.shift + 1.0 / tot[1];
-            }
-            double s = 1.0 / sqrt(tot[2]);
-            for (long i = 0; i < m; i++)
-                xm[i] = s * zm[i];
-        }
+        cg_iterate(&P, &sh);
 #pragma omp barrier
 #pragma omp master
         t1 = app_now();
         cg_csr_free(a);
     }
-    cg_result_t got = {zeta, rnorm, z}, ref;
-    if (cg_result_alloc(&ref, &P) || cg_run_seq(&P, np, &ref) < 0) {
+    cg_result_t got = {zeta, rnorm, z};
+    int status = cg_verify(&P, "omp", np, "", np, &got, corrupt, t1 - t0);
+    if (status < 0) {
         fprintf(stderr, "cg: out of memory\n");
         return 1;
     }
-    if (corrupt)
-        zeta[P.niter - 1] *= 1.0 + 1e-8;
-    double diff = cg_compare(&got, &ref, &P);
-    app_header("cg", "omp", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g", n, P.nzr, P.niter,
-               P.cgit, P.shift);
-    app_time(t1 - t0);
-    app_result("zeta=%.15e rnorm=%.6e", zeta[P.niter - 1], rnorm[P.niter - 1]);
-    int status = app_verdict(diff <= CG_TOL,
-                             "zeta, rnorm and z vs sequential kernel (%d parts): max rel diff %.3g "
-                             "(tolerance %g)",
-                             np, diff, CG_TOL);
-    cg_result_free(&ref);
     free(x), free(z), free(r), free(q), free(p), free(slots), free(zeta), free(rnorm), free(mat);
     return status;
 }

@@ -28,7 +28,6 @@
  * rnorm and z (z is left in p's segments at the end).
  */
 #include <sdsm.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +36,7 @@
 #include "cg_kernel.h"
 
 #define PAGE_DOUBLES (4096 / (long)sizeof(double))
-#define NSLOT 4 /* values per rank per reduction */
+#define NSLOT CG_NSUM /* values per rank per reduction */
 
 typedef struct {
     double *base;
@@ -92,6 +91,31 @@ static void touch_others(const double *p, long seg, int np, int me)
     (void)sink;
 }
 
+/* What cg_iterate's hooks need. */
+typedef struct {
+    slots_t S;
+    const double *p;
+    long seg, touch;
+} run_t;
+
+static void reduce_run(void *ctx, const double *mine, double *out, int k)
+{
+    reduce(&((run_t *)ctx)->S, mine, out, k);
+}
+
+static void p_written(void *ctx)
+{
+    (void)ctx;
+    sdsm_barrier();
+}
+
+static void p_needed(void *ctx)
+{
+    run_t *u = ctx;
+    if (u->touch)
+        touch_others(u->p, u->seg, u->S.np, u->S.me);
+}
+
 int main(int argc, char **argv)
 {
     sdsm_init(&argc, &argv);
@@ -122,8 +146,8 @@ int main(int argc, char **argv)
     double *p = sdsm_calloc((size_t)np * (size_t)seg, sizeof(double), SDSM_HOME_BLOCK);
     if (sdsm_home_of(p + me * seg) != me)
         sdsm_abort(1, "cg: p's segment %d is not homed at its rank", me);
-    slots_t S;
-    slots_init(&S, !strcmp(slotmode, "padded"), np, me);
+    run_t u = {.p = p, .seg = seg, .touch = touch};
+    slots_init(&u.S, !strcmp(slotmode, "padded"), np, me);
 
     long lo = los[me], hi = los[me + 1], m = hi - lo;
     cg_csr_t a;
@@ -146,82 +170,29 @@ int main(int argc, char **argv)
     double *zeta = calloc((size_t)P.niter, sizeof *zeta), *rnorm = calloc((size_t)P.niter, sizeof *rnorm);
     if (!x || !z || !r || !q || !zeta || !rnorm)
         sdsm_abort(1, "out of memory");
-    double *pm = p + me * seg; /* my segment */
+    /* z goes through p's segments for the last A z, and stays there */
+    cg_share_t sh = {.a = &a, .m = m, .x = x, .z = z, .r = r, .q = q, .pm = p + me * seg, .p = p,
+                     .zeta = zeta, .rnorm = rnorm, .ctx = &u, .reduce = reduce_run,
+                     .p_written = p_written, .p_needed = p_needed};
     sdsm_barrier();
 
     double t0 = sdsm_wtime();
-    for (long i = 0; i < m; i++)
-        x[i] = 1.0;
-    for (long it = 0; it < P.niter; it++) {
-        for (long i = 0; i < m; i++) {
-            z[i] = 0;
-            r[i] = x[i];
-            pm[i] = r[i];
-        }
-        double part[NSLOT], tot[NSLOT];
-        part[0] = cg_dot(r, r, m);
-        reduce(&S, part, tot, 1); /* its barrier also publishes p */
-        double rho = tot[0];
-        for (long c = 0; c < P.cgit; c++) {
-            if (touch)
-                touch_others(p, seg, np, me);
-            cg_spmv(&a, p, q);
-            part[0] = cg_dot(pm, q, m);
-            reduce(&S, part, tot, 1);
-            double alpha = rho / tot[0];
-            for (long i = 0; i < m; i++) {
-                z[i] += alpha * pm[i];
-                r[i] -= alpha * q[i];
-            }
-            double rho0 = rho;
-            part[0] = cg_dot(r, r, m);
-            reduce(&S, part, tot, 1);
-            rho = tot[0];
-            double beta = rho / rho0;
-            if (c < P.cgit - 1) {
-                for (long i = 0; i < m; i++)
-                    pm[i] = r[i] + beta * pm[i];
-                sdsm_barrier();
-            }
-        }
-        /* rnorm = |x - A z|: z goes through p's segments (nobody reads p now). */
-        memcpy(pm, z, (size_t)m * sizeof *z);
-        sdsm_barrier();
-        if (touch)
-            touch_others(p, seg, np, me);
-        cg_spmv(&a, p, q);
-        part[0] = cg_diff2(x, q, m);
-        part[1] = cg_dot(x, z, m);
-        part[2] = cg_dot(z, z, m);
-        reduce(&S, part, tot, 3);
-        rnorm[it] = sqrt(tot[0]);
-        zeta[it] = P.shift + 1.0 / tot[1];
-        double s = 1.0 / sqrt(tot[2]);
-        for (long i = 0; i < m; i++)
-            x[i] = s * z[i];
-    }
+    cg_iterate(&P, &sh);
     double t1 = sdsm_wtime();
 
     int status = 0;
     if (me == 0) {
-        cg_result_t got = {zeta, rnorm, malloc((size_t)n * sizeof(double))}, ref;
-        if (!got.z || cg_result_alloc(&ref, &P) || cg_run_seq(&P, np, &ref) < 0)
+        cg_result_t got = {zeta, rnorm, malloc((size_t)n * sizeof(double))};
+        if (!got.z)
             sdsm_abort(1, "out of memory");
         for (int rk = 0; rk < np; rk++) /* z, from every rank's segment of p */
             memcpy(got.z + los[rk], p + rk * seg, (size_t)(los[rk + 1] - los[rk]) * sizeof(double));
-        if (corrupt)
-            got.zeta[P.niter - 1] *= 1.0 + 1e-8;
-        double diff = cg_compare(&got, &ref, &P);
-        app_header("cg", "sdsm", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g slots=%s", n, P.nzr,
-                   P.niter, P.cgit, P.shift, slotmode);
-        app_time(t1 - t0);
-        app_result("zeta=%.15e rnorm=%.6e", zeta[P.niter - 1], rnorm[P.niter - 1]);
-        status = app_verdict(diff <= CG_TOL,
-                             "zeta, rnorm and z vs sequential kernel (%d parts): max rel diff %.3g "
-                             "(tolerance %g)",
-                             np, diff, CG_TOL);
+        char extra[64];
+        snprintf(extra, sizeof extra, "slots=%s", slotmode);
+        status = cg_verify(&P, "sdsm", np, extra, np, &got, corrupt, t1 - t0);
+        if (status < 0)
+            sdsm_abort(1, "out of memory");
         free(got.z);
-        cg_result_free(&ref);
     }
     cg_csr_free(&a);
     free(x), free(z), free(r), free(q), free(zeta), free(rnorm), free(los);

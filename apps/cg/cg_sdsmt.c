@@ -36,7 +36,6 @@
  * runs in rank 0's main thread after they are joined.
  */
 #include <sdsm.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +46,7 @@
 #include "cg_kernel.h"
 
 #define PAGE_DOUBLES (4096 / (long)sizeof(double))
-#define NSLOT 4 /* values per thread per reduction */
+#define NSLOT CG_NSUM /* values per thread per reduction */
 
 /* What every thread of a rank shares (set by the main thread). */
 static struct {
@@ -61,7 +60,9 @@ static struct {
 } G;
 
 typedef struct {
-    int id, phase;
+    int  id, phase;
+    int  me, lt;  /* rank, thread within it */
+    long rounds;  /* touch rounds so far (--touch 3) */
 } thr_t;
 
 static double *slot(int id, int phase)
@@ -69,9 +70,11 @@ static double *slot(int id, int phase)
     return G.slots + ((long)phase * G.nt + id) * NSLOT;
 }
 
-/* Sum k values over all threads, in id order; includes a barrier. */
-static void reduce(thr_t *s, const double *mine, double *out, int k)
+/* Sum k values over all threads, in id order; includes a barrier (cg_share_t's
+ * reduce). */
+static void reduce(void *ctx, const double *mine, double *out, int k)
 {
+    thr_t *s = ctx;
     double *w = slot(s->id, s->phase);
     for (int t = 0; t < k; t++)
         w[t] = mine[t];
@@ -114,6 +117,19 @@ static void touch_others(int me, int lt, long round)
     (void)sink;
 }
 
+static void p_written(void *ctx)
+{
+    (void)ctx;
+    sdsm_barrier();
+}
+
+static void p_needed(void *ctx)
+{
+    thr_t *s = ctx;
+    if (G.touch)
+        touch_others(s->me, s->lt, s->rounds++);
+}
+
 /* Columns of a into p's layout (cg_sdsm.c's renumbering). */
 static void renumber(cg_csr_t *a, long m)
 {
@@ -137,8 +153,8 @@ static void *cg_thread(void *arg)
 {
     (void)arg;
     const cg_params_t *P = &G.P;
-    thr_t S = {sdsm_thread_id(), 0};
-    int me = sdsm_rank(), lt = S.id % G.T;
+    int id = sdsm_thread_id(), me = sdsm_rank();
+    thr_t S = {id, 0, me, id % G.T, 0};
     long lo, hi;
     app_block(P->n, G.nt, S.id, &lo, &hi);
     long m = hi - lo;
@@ -150,64 +166,17 @@ static void *cg_thread(void *arg)
     double *x = malloc(vb), *z = malloc(vb), *r = malloc(vb), *q = malloc(vb);
     if (!x || !z || !r || !q)
         sdsm_abort(1, "out of memory");
-    double *pm = G.p + me * G.seg + (lo - G.los[me]); /* my rows of p */
+    /* My rows of p; z goes through them for the last A z.  The first thread
+     * keeps the results. */
+    cg_share_t sh = {.a = &a, .m = m, .x = x, .z = z, .r = r, .q = q,
+                     .pm = G.p + me * G.seg + (lo - G.los[me]), .p = G.p,
+                     .zeta = id == 0 ? G.zeta : NULL, .rnorm = id == 0 ? G.rnorm : NULL,
+                     .ctx = &S, .reduce = reduce, .p_written = p_written, .p_needed = p_needed};
     sdsm_barrier();
 
     if (S.id == 0)
         G.t0 = sdsm_wtime();
-    for (long i = 0; i < m; i++)
-        x[i] = 1.0;
-    double part[NSLOT], tot[NSLOT];
-    long rounds = 0; /* touch rounds so far (--touch 3) */
-    for (long it = 0; it < P->niter; it++) {
-        for (long i = 0; i < m; i++) {
-            z[i] = 0;
-            r[i] = x[i];
-            pm[i] = r[i];
-        }
-        part[0] = cg_dot(r, r, m);
-        reduce(&S, part, tot, 1); /* its barrier also publishes p */
-        double rho = tot[0];
-        for (long c = 0; c < P->cgit; c++) {
-            if (G.touch)
-                touch_others(me, lt, rounds++);
-            cg_spmv(&a, G.p, q);
-            part[0] = cg_dot(pm, q, m);
-            reduce(&S, part, tot, 1);
-            double alpha = rho / tot[0];
-            for (long i = 0; i < m; i++) {
-                z[i] += alpha * pm[i];
-                r[i] -= alpha * q[i];
-            }
-            double rho0 = rho;
-            part[0] = cg_dot(r, r, m);
-            reduce(&S, part, tot, 1);
-            rho = tot[0];
-            double beta = rho / rho0;
-            if (c < P->cgit - 1) {
-                for (long i = 0; i < m; i++)
-                    pm[i] = r[i] + beta * pm[i];
-                sdsm_barrier();
-            }
-        }
-        /* rnorm = |x - A z|: z goes through p (nobody reads p now). */
-        memcpy(pm, z, (size_t)m * sizeof *z);
-        sdsm_barrier();
-        if (G.touch)
-            touch_others(me, lt, rounds++);
-        cg_spmv(&a, G.p, q);
-        part[0] = cg_diff2(x, q, m);
-        part[1] = cg_dot(x, z, m);
-        part[2] = cg_dot(z, z, m);
-        reduce(&S, part, tot, 3);
-        if (S.id == 0) {
-            G.rnorm[it] = sqrt(tot[0]);
-            G.zeta[it] = P->shift + 1.0 / tot[1];
-        }
-        double s = 1.0 / sqrt(tot[2]);
-        for (long i = 0; i < m; i++)
-            x[i] = s * z[i];
-    }
+    cg_iterate(P, &sh);
     if (S.id == 0) /* as cg_sdsm.c: right after the last reduction's barrier */
         G.t1 = sdsm_wtime();
     cg_csr_free(&a);
@@ -256,26 +225,18 @@ int main(int argc, char **argv)
 
     int status = 0;
     if (me == 0) {
-        const cg_params_t *P = &G.P;
-        cg_result_t got = {G.zeta, G.rnorm, malloc((size_t)n * sizeof(double))}, ref;
-        if (!got.z || cg_result_alloc(&ref, P) || cg_run_seq(P, G.nt, &ref) < 0)
+        cg_result_t got = {G.zeta, G.rnorm, malloc((size_t)n * sizeof(double))};
+        if (!got.z)
             sdsm_abort(1, "out of memory");
         for (int rk = 0; rk < np; rk++) /* z, from every rank's segment of p */
             memcpy(got.z + G.los[rk], G.p + rk * G.seg,
                    (size_t)(G.los[rk + 1] - G.los[rk]) * sizeof(double));
-        if (corrupt)
-            got.zeta[P->niter - 1] *= 1.0 + 1e-8;
-        double diff = cg_compare(&got, &ref, P);
-        app_header("cg", "sdsmt", np, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g threads=%d touch=%ld",
-                   n, P->nzr, P->niter, P->cgit, P->shift, G.T, G.touch);
-        app_time(G.t1 - G.t0);
-        app_result("zeta=%.15e rnorm=%.6e", G.zeta[P->niter - 1], G.rnorm[P->niter - 1]);
-        status = app_verdict(diff <= CG_TOL,
-                             "zeta, rnorm and z vs sequential kernel (%d parts): max rel diff %.3g "
-                             "(tolerance %g)",
-                             G.nt, diff, CG_TOL);
+        char extra[64];
+        snprintf(extra, sizeof extra, "threads=%d touch=%ld", G.T, G.touch);
+        status = cg_verify(&G.P, "sdsmt", np, extra, G.nt, &got, corrupt, G.t1 - G.t0);
+        if (status < 0)
+            sdsm_abort(1, "out of memory");
         free(got.z);
-        cg_result_free(&ref);
     }
     free(G.los), free(G.zeta), free(G.rnorm);
     sdsm_finalize();
