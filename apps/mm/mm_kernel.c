@@ -1,8 +1,10 @@
 /*
- * mm_kernel.c - the sequential matrix product (see mm_kernel.h).
+ * mm_kernel.c - the sequential matrix product, and the digest check of the
+ * sdsm versions against it (see mm_kernel.h).
  */
 #include "mm_kernel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +90,43 @@ double *mm_run(long n, double *seconds)
     free(rb);
     free(rc);
     return c;
+}
+
+void mm_digest_rows(double *const *c, mm_digest_t *const *dg, long n, long lo, long hi, int corrupt)
+{
+    if (corrupt && hi > lo)
+        c[hi - 1][n / 2] *= 1.001;
+    for (long i = lo; i < hi; i++)
+        dg[i]->hash = mm_row_digest(c[i], n, &dg[i]->sum);
+}
+
+int mm_verify(double *const *c, mm_digest_t *const *dg, long n, const char *version, int procs,
+              int threads, double secs)
+{
+    double *ref = mm_run(n, NULL);
+    double sum = 0, maxdiff = 0;
+    long badrows = 0, badvals = 0;
+    for (long i = 0; i < n; i++) {
+        double rs;
+        uint64_t rh = mm_row_digest(ref + (size_t)i * n, n, &rs);
+        sum += dg[i]->sum;
+        if (rh != dg[i]->hash) { /* fetch the row only when it differs */
+            badrows++;
+            for (long j = 0; j < n; j++)
+                badvals += memcmp(&c[i][j], &ref[(size_t)i * n + j], sizeof(double)) != 0;
+            maxdiff = fmax(maxdiff, app_max_rel_diff(c[i], ref + (size_t)i * n, (size_t)n));
+        }
+    }
+    if (threads > 0)
+        app_header("mm", version, procs, "n=%ld threads=%d", n, threads);
+    else
+        app_header("mm", version, procs, "n=%ld", n);
+    app_time(secs);
+    app_result("checksum=%.12e", sum);
+    int status = app_verdict(maxdiff <= MM_TOL,
+                             "C vs sequential kernel: max rel diff %.3g (tolerance %g), %ld values in "
+                             "%ld rows not bit-identical",
+                             maxdiff, MM_TOL, badvals, badrows);
+    free(ref);
+    return status;
 }

@@ -37,6 +37,24 @@ void mm_rows(double *const *a, double *const *b, double *const *c, long n, long 
 /* Digest of a row: 64-bit hash of the bits, and the sum. */
 uint64_t mm_row_digest(const double *row, long n, double *sum);
 
+/* The self-check of the sdsm versions: each row of C's digest, written by
+ * its owner into a shared table. */
+typedef struct {
+    uint64_t hash;
+    double   sum;
+} mm_digest_t;
+
+/* Rows [lo, hi) of C digested into dg; corrupt (the check's own test)
+ * first changes a value of the last row. */
+void mm_digest_rows(double *const *c, mm_digest_t *const *dg, long n, long lo, long hi, int corrupt);
+
+/* Rank 0's end of an sdsm version: the sequential kernel, its digests
+ * against dg (rows of c read only where they differ), and the report
+ * (header "n=<n>", then " threads=<threads>" if threads > 0).  Returns the
+ * exit status. */
+int mm_verify(double *const *c, mm_digest_t *const *dg, long n, const char *version, int procs,
+              int threads, double secs);
+
 /* The whole algorithm, sequentially: returns C (n*n, malloc'ed, row-major);
  * *seconds (if not NULL) gets the time of the product alone. */
 double *mm_run(long n, double *seconds);
