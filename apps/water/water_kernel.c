@@ -1,5 +1,6 @@
 /*
- * water_kernel.c - the sequential molecular dynamics shared by every version.
+ * water_kernel.c - the sequential molecular dynamics shared by every version,
+ * and the report and check the parallel versions end with.
  *
  * Sizes (water_*.c pick them with --size):
  *   small   343 molecules (7^3), 4 steps   (milliseconds: runs under ctest)
@@ -13,6 +14,7 @@
 #include "water_kernel.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,4 +212,66 @@ void water_seq_run(const water_prob *p, double *pos, double *frc, double *energy
         energy[2 * s + 1] = ke;
     }
     free(vel);
+}
+
+void water_report(const char *version, int procs, int threads, const water_prob *p,
+                  const double *energy, double secs)
+{
+    int steps = p->steps;
+    if (threads > 0)
+        app_header("water", version, procs, "n=%d steps=%d threads=%d", p->n, steps, threads);
+    else
+        app_header("water", version, procs, "n=%d steps=%d", p->n, steps);
+    app_time(secs);
+    app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)",
+               energy[2 * steps], energy[2 * steps + 1], energy[2 * steps] + energy[2 * steps + 1],
+               energy[0] + energy[1]);
+}
+
+int water_check(const water_prob *p, double *pos, const double *frc, const double *energy, int fail)
+{
+    int steps = p->steps;
+    size_t nv = (size_t)p->n * WATER_NV;
+    double *rpos = malloc(sizeof(double) * nv), *rfrc = malloc(sizeof(double) * nv);
+    double *ren = malloc(sizeof(double) * 2 * (size_t)(steps + 1));
+    int status = -1;
+    if (!rpos || !rfrc || !ren)
+        goto out;
+    if (fail)
+        pos[nv / 2] += 1e-6;
+    water_seq_run(p, rpos, rfrc, ren);
+    double dp = app_max_rel_diff(pos, rpos, nv), df = app_max_rel_diff(frc, rfrc, nv);
+    double de = 0;
+    for (int k = 0; k < 2 * (steps + 1); k++) {
+        double d = fabs(energy[k] - ren[k]) / fmax(fabs(ren[k]), 1.0);
+        de = d > de || isnan(d) ? d : de;
+    }
+    status = app_verdict(dp <= WATER_TOL && df <= WATER_TOL && de <= WATER_TOL,
+                         "positions, forces and %d energies vs sequential: max rel diff %.3g, "
+                         "%.3g, %.3g (tolerance %.0e)",
+                         2 * (steps + 1), dp, df, de, WATER_TOL);
+out:
+    free(rpos);
+    free(rfrc);
+    free(ren);
+    return status;
+}
+
+int water_check_blocks(const water_prob *p, double *const *pos, double *const *frc, const long *lo,
+                       int np, const double *energy, int fail)
+{
+    size_t nv = (size_t)p->n * WATER_NV;
+    double *ppos = malloc(sizeof(double) * nv), *pfrc = malloc(sizeof(double) * nv);
+    int status = -1;
+    if (ppos && pfrc) {
+        for (int r = 0; r < np; r++) {
+            size_t bytes = sizeof(double) * WATER_NV * (size_t)(lo[r + 1] - lo[r]);
+            memcpy(ppos + (size_t)lo[r] * WATER_NV, pos[r], bytes);
+            memcpy(pfrc + (size_t)lo[r] * WATER_NV, frc[r], bytes);
+        }
+        status = water_check(p, ppos, pfrc, energy, fail);
+    }
+    free(ppos);
+    free(pfrc);
+    return status;
 }

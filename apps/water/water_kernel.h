@@ -58,4 +58,24 @@ double water_kinetic(const double *vel);
  */
 void water_seq_run(const water_prob *p, double *pos, double *frc, double *energy);
 
+/*
+ * The end of the parallel versions, in one process after the timed part.
+ * water_report prints the header ("n=<n> steps=<steps>", then
+ * " threads=<threads>" if threads > 0), the time and the energies.
+ * water_check compares the final positions and forces (n * WATER_NV each,
+ * whole) and the 2 (steps + 1) energies with the sequential kernel, within
+ * WATER_TOL, and prints the verdict; fail (the check's own test) first moves
+ * one position.  water_check_blocks does the same for positions and forces
+ * in per-rank blocks (rank r's molecules [lo[r], lo[r+1]) at pos[r],
+ * frc[r]).  The checks return the exit status, or -1 when out of memory
+ * (the caller says so its own way).
+ */
+#define WATER_TOL 1e-9 /* the sums' order differs from the sequential run's */
+
+void water_report(const char *version, int procs, int threads, const water_prob *p,
+                  const double *energy, double secs);
+int  water_check(const water_prob *p, double *pos, const double *frc, const double *energy, int fail);
+int  water_check_blocks(const water_prob *p, double *const *pos, double *const *frc, const long *lo,
+                        int np, const double *energy, int fail);
+
 #endif

@@ -24,7 +24,6 @@
  * locks first; the check (rank 0's main thread, after the join) compares
  * positions, forces and energies with the sequential kernel within 1e-9.
  */
-#include <math.h>
 #include <sdsm.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,6 @@
 #include "app_sdsm.h"
 #include "water_kernel.h"
 
-#define TOL 1e-9
 #define LOCK_ENERGY 1
 #define LOCK_BLOCK 16 /* + owner rank */
 
@@ -196,44 +194,6 @@ static void *water_thread(void *arg)
     return NULL;
 }
 
-/* Rank 0, after the join: positions, forces and energies vs sequential. */
-static int check(int fail)
-{
-    int n = G.n, steps = G.steps, np = G.np;
-    const long *lo = G.lo;
-    const double *energy = G.energy;
-    size_t nv = (size_t)n * WATER_NV;
-    double *ppos = malloc(sizeof(double) * nv), *pfrc = malloc(sizeof(double) * nv);
-    double *rpos = malloc(sizeof(double) * nv), *rfrc = malloc(sizeof(double) * nv);
-    double *ren = malloc(sizeof(double) * 2 * (size_t)(steps + 1));
-    if (!ppos || !pfrc || !rpos || !rfrc || !ren)
-        sdsm_abort(1, "water: out of memory for the check");
-    for (int r = 0; r < np; r++) {
-        size_t bytes = sizeof(double) * WATER_NV * (size_t)(lo[r + 1] - lo[r]);
-        memcpy(ppos + (size_t)lo[r] * WATER_NV, G.pos[r], bytes);
-        memcpy(pfrc + (size_t)lo[r] * WATER_NV, G.frc[r], bytes);
-    }
-    if (fail)
-        ppos[nv / 2] += 1e-6;
-    water_seq_run(&G.p, rpos, rfrc, ren);
-    double dp = app_max_rel_diff(ppos, rpos, nv), df = app_max_rel_diff(pfrc, rfrc, nv);
-    double de = 0;
-    for (int k = 0; k < 2 * (steps + 1); k++) {
-        double d = fabs(energy[k] - ren[k]) / fmax(fabs(ren[k]), 1.0);
-        de = d > de || isnan(d) ? d : de;
-    }
-    int status = app_verdict(dp <= TOL && df <= TOL && de <= TOL,
-                             "positions, forces and %d energies vs sequential: max rel diff %.3g, "
-                             "%.3g, %.3g (tolerance %.0e)",
-                             2 * (steps + 1), dp, df, de, TOL);
-    free(ppos);
-    free(pfrc);
-    free(rpos);
-    free(rfrc);
-    free(ren);
-    return status;
-}
-
 int main(int argc, char **argv)
 {
     sdsm_init(&argc, &argv);
@@ -273,14 +233,11 @@ int main(int argc, char **argv)
     app_sdsm_run_threads(water_thread, NULL);
 
     int status = 0;
-    if (me == 0) {
-        const double *energy = G.energy;
-        app_header("water", "sdsmt", np, "n=%d steps=%d threads=%d", n, steps, G.T);
-        app_time(G.t1 - G.t0);
-        app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)",
-                   energy[2 * steps], energy[2 * steps + 1],
-                   energy[2 * steps] + energy[2 * steps + 1], energy[0] + energy[1]);
-        status = check(fail);
+    if (me == 0) { /* after the join: positions, forces and energies vs sequential */
+        water_report("sdsmt", np, G.T, &G.p, G.energy, G.t1 - G.t0);
+        status = water_check_blocks(&G.p, G.pos, G.frc, G.lo, np, G.energy, fail);
+        if (status < 0)
+            sdsm_abort(1, "water: out of memory for the check");
     }
     free(G.acc), free(G.pe), free(G.ke);
     free(G.owner);
