@@ -50,3 +50,11 @@ void app_sdsm_run_threads(void *(*fn)(void *), void *arg)
     }
     free(t);
 }
+
+app_sdsm_check_t app_sdsm_check_opts(int argc, char **argv)
+{
+    app_sdsm_check_t c;
+    c.inject = (int)app_opt_long(argc, argv, "inject-error", 0);
+    c.check = (int)app_opt_long(argc, argv, "check", 1);
+    return c;
+}

@@ -28,4 +28,16 @@ int  app_sdsm_threads(void); /* compute threads per rank */
  * all (from the main thread, after the allocations); aborts on an error. */
 void app_sdsm_run_threads(void *(*fn)(void *), void *arg);
 
+/*
+ * The check options of the sdsm versions that end with a self-check (ep,
+ * mandelbrot, nbody): --inject-error 1 changes a value before the comparison
+ * (the check's own test); --check 0 reads no result and prints no verdict,
+ * so that the statistics show the traffic of the computation alone (the
+ * check reads every page).
+ */
+typedef struct {
+    int inject, check;
+} app_sdsm_check_t;
+app_sdsm_check_t app_sdsm_check_opts(int argc, char **argv);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "app.h"
+#include "app_sdsm.h"
 #include "ep_kernel.h"
 
 int main(int argc, char **argv)
@@ -19,10 +20,7 @@ int main(int argc, char **argv)
     int me = sdsm_rank(), np = sdsm_nprocs();
     ep_param_t p;
     ep_params(argc, argv, &p);
-    int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
-    /* --check 0: no result read and no verdict, so that the statistics show
-     * the traffic of the computation alone (the check reads every page). */
-    int check = (int)app_opt_long(argc, argv, "check", 1);
+    app_sdsm_check_t opt = app_sdsm_check_opts(argc, argv);
     if (me == 0)
         app_header("ep", "sdsm", np, "m=%d mk=%d pairs=%ld", p.m, p.mk, 1L << p.m);
 
@@ -43,13 +41,13 @@ int main(int argc, char **argv)
     double t1 = app_now();
 
     int status = 0;
-    if (me == 0 && !check) {
+    if (me == 0 && !opt.check) {
         app_time(t1 - t0);
     } else if (me == 0) {
         app_time(t1 - t0);
         ep_result_t got = *shared;
         ep_print_result(&got);
-        if (inject)
+        if (opt.inject)
             got.q[0]++;
         ep_result_t ref = {0};
         ep_blocks(&p, 0, ep_nblocks(&p), &ref);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "app_sdsm.h"
 #include "mandelbrot_kernel.h"
 
 int main(int argc, char **argv)
@@ -27,10 +28,7 @@ int main(int argc, char **argv)
     int me = sdsm_rank(), np = sdsm_nprocs();
     mb_param_t p;
     mb_params(argc, argv, &p);
-    int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
-    /* --check 0: no result read and no verdict, so that the statistics show
-     * the traffic of the computation alone (the check reads every page). */
-    int check = (int)app_opt_long(argc, argv, "check", 1);
+    app_sdsm_check_t opt = app_sdsm_check_opts(argc, argv);
     const char *hs = app_opt_str(argc, argv, "home", "first-touch");
     int home = !strcmp(hs, "first-touch") ? SDSM_HOME_FIRST_TOUCH
                : !strcmp(hs, "block")     ? SDSM_HOME_BLOCK
@@ -66,11 +64,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d computed %ld blocks\n", me, done);
 
     int status = 0;
-    if (me == 0 && !check) {
+    if (me == 0 && !opt.check) {
         app_time(t1 - t0);
     } else if (me == 0) {
         app_time(t1 - t0);
-        status = mb_check(&p, img, inject, "mandelbrot-dynamic");
+        status = mb_check(&p, img, opt.inject, "mandelbrot-dynamic");
     }
     sdsm_finalize();
     return status;

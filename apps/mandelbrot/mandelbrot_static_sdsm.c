@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "app.h"
+#include "app_sdsm.h"
 #include "mandelbrot_kernel.h"
 
 #define PAGE 4096L
@@ -36,10 +37,7 @@ int main(int argc, char **argv)
     int me = sdsm_rank(), np = sdsm_nprocs();
     mb_param_t p;
     mb_params(argc, argv, &p);
-    int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
-    /* --check 0: no result read and no verdict, so that the statistics show
-     * the traffic of the computation alone (the check reads every page). */
-    int check = (int)app_opt_long(argc, argv, "check", 1);
+    app_sdsm_check_t opt = app_sdsm_check_opts(argc, argv);
     if (me == 0)
         app_header("mandelbrot-static", "sdsm", np, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w,
                    p.h, p.maxit, p.x0, p.x1, p.y0, p.y1);
@@ -55,11 +53,11 @@ int main(int argc, char **argv)
     double t1 = app_now();
 
     int status = 0;
-    if (me == 0 && !check) {
+    if (me == 0 && !opt.check) {
         app_time(t1 - t0);
     } else if (me == 0) {
         app_time(t1 - t0);
-        status = mb_check(&p, img, inject, "mandelbrot-static");
+        status = mb_check(&p, img, opt.inject, "mandelbrot-static");
     }
     sdsm_finalize();
     return status;

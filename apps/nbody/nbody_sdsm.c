@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "app_sdsm.h"
 #include "nbody_kernel.h"
 
 #define PAGE 4096L
@@ -32,10 +33,7 @@ int main(int argc, char **argv)
     int me = sdsm_rank(), np = sdsm_nprocs();
     nb_param_t p;
     nb_params(argc, argv, &p);
-    int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
-    /* --check 0: no result read and no verdict, so that the statistics show
-     * the traffic of the computation alone (the check reads every page). */
-    int check = (int)app_opt_long(argc, argv, "check", 1);
+    app_sdsm_check_t opt = app_sdsm_check_opts(argc, argv);
     if (me == 0)
         app_header("nbody", "sdsm", np, "n=%ld steps=%ld", p.n, p.steps);
 
@@ -81,7 +79,7 @@ int main(int argc, char **argv)
     double t1 = app_now();
 
     int status = 0;
-    if (me == 0 && !check) {
+    if (me == 0 && !opt.check) {
         app_time(t1 - t0);
     } else if (me == 0) {
         app_time(t1 - t0);
@@ -95,7 +93,7 @@ int main(int argc, char **argv)
             memcpy(vel + lo[r], sv + (size_t)r * stride, (size_t)(hi[r] - lo[r]) * sizeof *vel);
         }
         nb_print_result(&p, all, vel);
-        if (inject)
+        if (opt.inject)
             all[p.n / 2].x += 1e-9;
         nb_init(&p, rpos, rvel);
         nb_run(&p, rpos, rvel, tmp);
