@@ -89,7 +89,7 @@ typedef struct selfmsg {
     uint8_t         payload[];
 } selfmsg_t;
 
-static struct {
+typedef struct sdsm_net_state {
     int               rank, nprocs;
     size_t            page_size;
     peer_t           *peers;
@@ -112,7 +112,10 @@ static struct {
     int64_t           hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
     _Atomic int64_t   next_tick;  /* written under the progress lock, read without */
     _Atomic int       bye_sent;   /* our BYEs are out: peers no longer watch us */
-} N;
+} sdsm_net_state_t;
+
+/* The transport's file state (one transport per process). */
+static sdsm_net_state_t sdsm_net_state;
 
 static __thread int in_service;
 /* The peers whose sockets this thread pinned (sdsm_net_pin). */
@@ -130,29 +133,33 @@ static __thread int     unpinned_to = -1; /* the peer of this thread's unpinned 
  * meanwhile before it lets go (drain_queue), so those need no wake-up. */
 static __thread int holding;
 
-uint32_t sdsm_net_epoch(void) { return atomic_load_explicit(&N.epoch, memory_order_acquire); }
-int sdsm_net_rank(void) { return N.rank; }
-int sdsm_net_nprocs(void) { return N.nprocs; }
+uint32_t sdsm_net_epoch(void)
+{
+    return atomic_load_explicit(&sdsm_net_state.epoch, memory_order_acquire);
+}
+int sdsm_net_rank(void) { return sdsm_net_state.rank; }
+int sdsm_net_nprocs(void) { return sdsm_net_state.nprocs; }
 int sdsm_net_in_service(void) { return in_service; }
 
 void sdsm_net_epoch_advance(void)
 {
-    atomic_fetch_add_explicit(&N.epoch, 1, memory_order_acq_rel);
-    N.epoch_moved = 1;
+    atomic_fetch_add_explicit(&sdsm_net_state.epoch, 1, memory_order_acq_rel);
+    sdsm_net_state.epoch_moved = 1;
 }
 
 int sdsm_net_listen_port(void)
 {
     struct sockaddr_in a;
     socklen_t l = sizeof a;
-    if (N.listen_fd < 0 || getsockname(N.listen_fd, (struct sockaddr *)&a, &l))
+    if (sdsm_net_state.listen_fd < 0 ||
+        getsockname(sdsm_net_state.listen_fd, (struct sockaddr *)&a, &l))
         return -1;
     return ntohs(a.sin_port);
 }
 
 static void peer_lost(int r, const char *why)
 {
-    if (atomic_load(&N.stopping) || N.peers[r].bye)
+    if (atomic_load(&sdsm_net_state.stopping) || sdsm_net_state.peers[r].bye)
         return;
     sdsm_fatal_lost(r, why);
 }
@@ -183,7 +190,7 @@ static void peer_lost(int r, const char *why)
  * per peer against the open-file limit.  Caller holds the peer's smtx. */
 static void set_events(int r, int out)
 {
-    peer_t *p = &N.peers[r];
+    peer_t *p = &sdsm_net_state.peers[r];
     /* Edge-triggered like the socket's other items: a socket that broke
      * while output waited (a peer gone after its BYE) reports EPOLLERR once,
      * not on every epoll_wait. */
@@ -192,7 +199,7 @@ static void set_events(int r, int out)
         return;
     if (p->ofd < 0 && (p->ofd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0)) < 0)
         sdsm_fatal("cannot duplicate rank %d's socket to wait for it to take more output: %m", r);
-    if (epoll_ctl(N.ep, out ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ofd, &ev))
+    if (epoll_ctl(sdsm_net_state.ep, out ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p->ofd, &ev))
         sdsm_fatal("epoll_ctl (rank %d's socket, output): %m", r);
 }
 
@@ -200,11 +207,11 @@ static void set_events(int r, int out)
 static void peer_forget(peer_t *p)
 {
     pthread_mutex_lock(&p->pin_mtx); /* no pin takes it out or puts it back meanwhile */
-    epoll_ctl(N.lep, EPOLL_CTL_DEL, p->fd, NULL);
-    epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL);
+    epoll_ctl(sdsm_net_state.lep, EPOLL_CTL_DEL, p->fd, NULL);
+    epoll_ctl(sdsm_net_state.ep, EPOLL_CTL_DEL, p->fd, NULL);
     pthread_mutex_lock(&p->smtx);
     if (p->want_out)
-        epoll_ctl(N.ep, EPOLL_CTL_DEL, p->ofd, NULL);
+        epoll_ctl(sdsm_net_state.ep, EPOLL_CTL_DEL, p->ofd, NULL);
     p->closed = 1;
     pthread_mutex_unlock(&p->smtx);
     pthread_mutex_unlock(&p->pin_mtx);
@@ -253,19 +260,19 @@ static void send_self(unsigned type, unsigned flags, uint32_t seq, const void *a
         memcpy(m->payload, a, alen);
     if (blen)
         memcpy(m->payload + alen, b, blen);
-    pthread_mutex_lock(&N.qmtx);
-    if (N.qtail)
-        N.qtail->next = m;
+    pthread_mutex_lock(&sdsm_net_state.qmtx);
+    if (sdsm_net_state.qtail)
+        sdsm_net_state.qtail->next = m;
     else
-        N.qhead = m;
-    N.qtail = m;
-    pthread_mutex_unlock(&N.qmtx);
+        sdsm_net_state.qhead = m;
+    sdsm_net_state.qtail = m;
+    pthread_mutex_unlock(&sdsm_net_state.qmtx);
 }
 
 static void wake_service(void)
 {
     uint64_t one = 1;
-    ssize_t w = write(N.wake_fd, &one, sizeof one);
+    ssize_t w = write(sdsm_net_state.wake_fd, &one, sizeof one);
     (void)w;
 }
 
@@ -278,15 +285,15 @@ static void release_progress(void)
 {
     drain_queue();
     /* A barrier's release moved the epoch: frames held back for it may go now. */
-    while (N.epoch_moved) {
-        N.epoch_moved = 0;
-        for (int r = 0; r < N.nprocs; r++)
-            if (N.peers[r].stalled)
+    while (sdsm_net_state.epoch_moved) {
+        sdsm_net_state.epoch_moved = 0;
+        for (int r = 0; r < sdsm_net_state.nprocs; r++)
+            if (sdsm_net_state.peers[r].stalled)
                 parse(r);
         drain_queue();
     }
     holding = 0;
-    pthread_mutex_unlock(&N.progress);
+    pthread_mutex_unlock(&sdsm_net_state.progress);
 }
 
 void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,
@@ -295,7 +302,8 @@ void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void
     send_self(type, flags, seq, a, alen, b, blen); /* not counted: it never leaves the process */
     if (holding)
         return;
-    if (N.started && !atomic_load(&N.stopping) && pthread_mutex_trylock(&N.progress) == 0) {
+    if (sdsm_net_state.started && !atomic_load(&sdsm_net_state.stopping) &&
+        pthread_mutex_trylock(&sdsm_net_state.progress) == 0) {
         holding = 1;
         release_progress();
         return;
@@ -307,15 +315,15 @@ void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void
 void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
                    size_t alen, const void *b, size_t blen)
 {
-    SDSM_ASSERT(dst >= 0 && dst < N.nprocs && alen + blen <= SDSM_MAX_PAYLOAD);
-    if (dst == N.rank) { /* not counted: it never leaves the process */
+    SDSM_ASSERT(dst >= 0 && dst < sdsm_net_state.nprocs && alen + blen <= SDSM_MAX_PAYLOAD);
+    if (dst == sdsm_net_state.rank) { /* not counted: it never leaves the process */
         send_self(type, flags, seq, a, alen, b, blen);
         if (!holding)
             wake_service();
         return;
     }
     sdsm_stat_msg(type, sizeof(sdsm_hdr_t) + alen + blen);
-    peer_t *p = &N.peers[dst];
+    peer_t *p = &sdsm_net_state.peers[dst];
     sdsm_hdr_t h = {.len = (uint32_t)(alen + blen), .type = (uint16_t)type,
                     .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
     struct iovec iov[3] = {{&h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}};
@@ -354,7 +362,7 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
 
 static void flush_out(int r)
 {
-    peer_t *p = &N.peers[r];
+    peer_t *p = &sdsm_net_state.peers[r];
     pthread_mutex_lock(&p->smtx);
     while (p->ooff < p->olen) {
         ssize_t w = send(p->fd, p->obuf + p->ooff, p->olen - p->ooff, MSG_NOSIGNAL);
@@ -386,9 +394,9 @@ static void flush_out(int r)
 static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
 {
     if (h->type == SDSM_MSG_BYE) {
-        N.peers[src].bye = 1;
-        atomic_fetch_add(&N.byes, 1);
-        sdsm_wake_all(&N.byes);
+        sdsm_net_state.peers[src].bye = 1;
+        atomic_fetch_add(&sdsm_net_state.byes, 1);
+        sdsm_wake_all(&sdsm_net_state.byes);
         return;
     }
     if (h->type == SDSM_MSG_HEARTBEAT) /* its arrival was all it had to say */
@@ -406,12 +414,12 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
 /* Run every complete frame in r's buffer that is not from a later epoch. */
 static void parse(int r)
 {
-    peer_t *p = &N.peers[r];
+    peer_t *p = &sdsm_net_state.peers[r];
     p->stalled = 0;
     while (p->rlen - p->roff >= sizeof(sdsm_hdr_t)) {
         sdsm_hdr_t h;
         memcpy(&h, p->rbuf + p->roff, sizeof h);
-        int rc = sdsm_msg_check(&h, N.page_size);
+        int rc = sdsm_msg_check(&h, sdsm_net_state.page_size);
         if (rc == -EMSGSIZE)
             sdsm_fatal("rank %d sent a frame of %u bytes (limit %u): closing the job", r, h.len,
                        SDSM_MAX_PAYLOAD);
@@ -434,7 +442,7 @@ static void parse(int r)
 
 static void read_peer(int r)
 {
-    peer_t *p = &N.peers[r];
+    peer_t *p = &sdsm_net_state.peers[r];
     /* The service thread woke for a peer that a thread of this rank sent an
      * unpinned request to and waits for: most likely its reply, which a pin
      * would have kept for the waiter (sdsm_net_pin). */
@@ -494,15 +502,15 @@ static void read_peer(int r)
 static void drain_queue(void)
 {
     for (;;) {
-        pthread_mutex_lock(&N.qmtx);
-        selfmsg_t *m = N.qhead;
-        N.qhead = N.qtail = NULL;
-        pthread_mutex_unlock(&N.qmtx);
+        pthread_mutex_lock(&sdsm_net_state.qmtx);
+        selfmsg_t *m = sdsm_net_state.qhead;
+        sdsm_net_state.qhead = sdsm_net_state.qtail = NULL;
+        pthread_mutex_unlock(&sdsm_net_state.qmtx);
         if (!m)
             return;
         while (m) {
             selfmsg_t *next = m->next;
-            dispatch(N.rank, &m->h, m->payload);
+            dispatch(sdsm_net_state.rank, &m->h, m->payload);
             free(m);
             m = next;
         }
@@ -512,7 +520,7 @@ static void drain_queue(void)
 static void drain_self(void)
 {
     uint64_t v;
-    ssize_t rd = read(N.wake_fd, &v, sizeof v);
+    ssize_t rd = read(sdsm_net_state.wake_fd, &v, sizeof v);
     (void)rd;
     drain_queue();
 }
@@ -557,7 +565,7 @@ static void refuse_stranger(void)
 {
     struct sockaddr_in a;
     socklen_t l = sizeof a;
-    int fd = accept4(N.listen_fd, (struct sockaddr *)&a, &l, SOCK_CLOEXEC);
+    int fd = accept4(sdsm_net_state.listen_fd, (struct sockaddr *)&a, &l, SOCK_CLOEXEC);
     if (fd < 0)
         return;
     close(fd);
@@ -595,12 +603,12 @@ static void ctrl_frames(const uint8_t *p, size_t n)
 static void ctrl_event(void)
 {
     uint8_t buf[256];
-    ssize_t n = read(N.ctrl_fd, buf, sizeof buf);
+    ssize_t n = read(sdsm_net_state.ctrl_fd, buf, sizeof buf);
     if (n > 0)
         ctrl_frames(buf, (size_t)n);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        epoll_ctl(N.ep, EPOLL_CTL_DEL, N.ctrl_fd, NULL);
-        if (!atomic_load(&N.stopping))
+        epoll_ctl(sdsm_net_state.ep, EPOLL_CTL_DEL, sdsm_net_state.ctrl_fd, NULL);
+        if (!atomic_load(&sdsm_net_state.stopping))
             sdsm_fatal("lost the connection to sdsmrun: the launcher stopped the job or died");
     }
 }
@@ -608,13 +616,13 @@ static void ctrl_event(void)
 /* A peer said nothing for the peer timeout: the job cannot go on without it. */
 static void peer_silent(int r, int64_t ms)
 {
-    if (atomic_load(&N.stopping) || N.peers[r].bye)
+    if (atomic_load(&sdsm_net_state.stopping) || sdsm_net_state.peers[r].bye)
         return;
     char why[160];
     snprintf(why, sizeof why,
              "no bytes from it for %.1f s (SDSM_PEER_TIMEOUT=%.1f s); stopped by a signal "
              "such as SIGSTOP, hung, or cut off from the network",
-             (double)ms / 1000.0, (double)N.timeout_ms / 1000.0);
+             (double)ms / 1000.0, (double)sdsm_net_state.timeout_ms / 1000.0);
     sdsm_fatal_silent(r, why, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
 }
 
@@ -626,29 +634,30 @@ static void peer_silent(int r, int64_t ms)
  */
 static void tick(void)
 {
-    if (!N.hb_ms)
+    if (!sdsm_net_state.hb_ms)
         return;
     int64_t now = sdsm_io_now_ms();
-    if (now < atomic_load_explicit(&N.next_tick, memory_order_relaxed))
+    if (now < atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed))
         return;
-    atomic_store_explicit(&N.next_tick, now + N.hb_ms, memory_order_relaxed);
-    int quiet = atomic_load(&N.bye_sent);
-    for (int r = 0; r < N.nprocs; r++) {
-        peer_t *p = &N.peers[r];
-        if (r == N.rank || p->fd < 0 || p->closed)
+    atomic_store_explicit(&sdsm_net_state.next_tick, now + sdsm_net_state.hb_ms,
+                          memory_order_relaxed);
+    int quiet = atomic_load(&sdsm_net_state.bye_sent);
+    for (int r = 0; r < sdsm_net_state.nprocs; r++) {
+        peer_t *p = &sdsm_net_state.peers[r];
+        if (r == sdsm_net_state.rank || p->fd < 0 || p->closed)
             continue;
         if (!quiet && !atomic_exchange_explicit(&p->sent, 0, memory_order_relaxed)) {
             sdsm_net_send(r, SDSM_MSG_HEARTBEAT, 0, 0, NULL, 0, NULL, 0);
             atomic_store_explicit(&p->sent, 0, memory_order_relaxed);
         }
-        if (p->bye || !N.timeout_ms)
+        if (p->bye || !sdsm_net_state.timeout_ms)
             continue;
-        if (!p->heard && now - p->heard_ms >= N.timeout_ms)
+        if (!p->heard && now - p->heard_ms >= sdsm_net_state.timeout_ms)
             read_peer(r);
         if (p->heard) {
             p->heard = 0;
             p->heard_ms = now;
-        } else if (now - p->heard_ms >= N.timeout_ms && !p->closed) {
+        } else if (now - p->heard_ms >= sdsm_net_state.timeout_ms && !p->closed) {
             peer_silent(r, now - p->heard_ms);
         }
     }
@@ -657,10 +666,11 @@ static void tick(void)
 /* Milliseconds until the next tick, for epoll_wait (-1: no timer). */
 static int tick_wait_ms(void)
 {
-    if (!N.hb_ms)
+    if (!sdsm_net_state.hb_ms)
         return -1;
-    int64_t left = atomic_load_explicit(&N.next_tick, memory_order_relaxed) - sdsm_io_now_ms();
-    return left < 0 ? 0 : left > N.hb_ms ? (int)N.hb_ms : (int)left;
+    int64_t left =
+        atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed) - sdsm_io_now_ms();
+    return left < 0 ? 0 : left > sdsm_net_state.hb_ms ? (int)sdsm_net_state.hb_ms : (int)left;
 }
 
 /* The kick (sdsm_wait_kick) is in the leader's instance only: a kick left
@@ -668,7 +678,7 @@ static int tick_wait_ms(void)
 static void kick_event(void)
 {
     uint64_t v;
-    ssize_t rd = read(N.kick_fd, &v, sizeof v);
+    ssize_t rd = read(sdsm_net_state.kick_fd, &v, sizeof v);
     (void)rd;
 }
 
@@ -676,7 +686,7 @@ static void kick_leader(void)
 {
     sdsm_stat_add(SDSM_ST_LEAD_KICKS, 1);
     uint64_t one = 1;
-    ssize_t w = write(N.kick_fd, &one, sizeof one);
+    ssize_t w = write(sdsm_net_state.kick_fd, &one, sizeof one);
     (void)w;
 }
 
@@ -719,13 +729,13 @@ static void handle(const struct epoll_event *evs, int n)
  */
 static void handle_aside(int others)
 {
-    if (others && !N.aside_deferred) {
-        N.aside_deferred = 1;
+    if (others && !sdsm_net_state.aside_deferred) {
+        sdsm_net_state.aside_deferred = 1;
         return;
     }
-    N.aside_deferred = 0;
+    sdsm_net_state.aside_deferred = 0;
     struct epoll_event evs[64];
-    int n = epoll_wait(N.ep, evs, 64, 0);
+    int n = epoll_wait(sdsm_net_state.ep, evs, 64, 0);
     if (n > 0)
         handle(evs, n);
 }
@@ -743,10 +753,11 @@ static void serve(const struct epoll_event *evs, int n)
 
 static int poll_progress(void)
 {
-    if (!N.started || atomic_load(&N.stopping) || pthread_mutex_trylock(&N.progress))
+    if (!sdsm_net_state.started || atomic_load(&sdsm_net_state.stopping) ||
+        pthread_mutex_trylock(&sdsm_net_state.progress))
         return 0;
     /* A socket this thread pinned is in the leader's instance only. */
-    int ep = npinned && !atomic_load(&N.led) ? N.lep : N.ep;
+    int ep = npinned && !atomic_load(&sdsm_net_state.led) ? sdsm_net_state.lep : sdsm_net_state.ep;
     struct epoll_event evs[64];
     int n = epoll_wait(ep, evs, 64, 0);
     serve(evs, n);
@@ -763,7 +774,7 @@ static int add_fd(int ep, int fd, int64_t tag, uint32_t events)
 static void unpinned_done(void)
 {
     if (unpinned_to >= 0) {
-        atomic_fetch_sub(&N.peers[unpinned_to].unpinned, 1);
+        atomic_fetch_sub(&sdsm_net_state.peers[unpinned_to].unpinned, 1);
         unpinned_to = -1;
     }
 }
@@ -803,7 +814,7 @@ static int pin_pays(int dst)
         atomic_store_explicit(&pin_score, sc - 1, memory_order_relaxed);
     unpinned_done();
     unpinned_to = dst;
-    atomic_fetch_add(&N.peers[dst].unpinned, 1);
+    atomic_fetch_add(&sdsm_net_state.peers[dst].unpinned, 1);
     return 0;
 }
 
@@ -830,17 +841,17 @@ static int pin_pays(int dst)
  */
 void sdsm_net_pin(int dst)
 {
-    if (!sdsm_cfg.req_pin || !N.started || in_service || holding || dst == N.rank ||
-        npinned == PIN_MAX || atomic_load(&N.stopping))
+    if (!sdsm_cfg.req_pin || !sdsm_net_state.started || in_service || holding ||
+        dst == sdsm_net_state.rank || npinned == PIN_MAX || atomic_load(&sdsm_net_state.stopping))
         return;
     if (sdsm_cfg.req_pin == 1 && !pin_pays(dst))
         return;
-    peer_t *p = &N.peers[dst];
+    peer_t *p = &sdsm_net_state.peers[dst];
     if (p->fd < 0)
         return;
     pthread_mutex_lock(&p->pin_mtx);
     /* closed changes only under pin_mtx too (peer_forget) */
-    if (p->pins++ == 0 && !p->closed && epoll_ctl(N.ep, EPOLL_CTL_DEL, p->fd, NULL) &&
+    if (p->pins++ == 0 && !p->closed && epoll_ctl(sdsm_net_state.ep, EPOLL_CTL_DEL, p->fd, NULL) &&
         errno != ENOENT)
         sdsm_fatal("epoll_ctl (rank %d's socket out of the service thread's instance): %m", dst);
     pthread_mutex_unlock(&p->pin_mtx);
@@ -853,12 +864,13 @@ void sdsm_net_unpin(void)
     unpinned_done();
     while (npinned > 0) {
         int r = pinned[--npinned];
-        peer_t *p = &N.peers[r];
+        peer_t *p = &sdsm_net_state.peers[r];
         pthread_mutex_lock(&p->pin_mtx);
         /* Appended behind the leader's item, as at the start (see
          * PEER_EVENTS); a frame that came meanwhile and is still unread
          * makes the kernel report it here at once. */
-        if (--p->pins == 0 && !p->closed && add_fd(N.ep, p->fd, r, PEER_EVENTS) && errno != EEXIST)
+        if (--p->pins == 0 && !p->closed && add_fd(sdsm_net_state.ep, p->fd, r, PEER_EVENTS) &&
+            errno != EEXIST)
             sdsm_fatal("epoll_ctl (rank %d's socket back in the service thread's instance): %m", r);
         pthread_mutex_unlock(&p->pin_mtx);
     }
@@ -879,16 +891,16 @@ void sdsm_net_unpin(void)
  */
 static int lead_wait(_Atomic uint32_t *w, uint32_t old)
 {
-    if (!N.started || in_service || holding || atomic_load(&N.stopping))
+    if (!sdsm_net_state.started || in_service || holding || atomic_load(&sdsm_net_state.stopping))
         return 0;
     int no = 0;
-    if (!atomic_compare_exchange_strong(&N.led, &no, 1))
+    if (!atomic_compare_exchange_strong(&sdsm_net_state.led, &no, 1))
         return 0;
     sdsm_stat_add(SDSM_ST_LEAD_WAITS, 1);
-    atomic_store_explicit(&N.lead_serves, 0, memory_order_relaxed);
+    atomic_store_explicit(&sdsm_net_state.lead_serves, 0, memory_order_relaxed);
     struct epoll_event evs[64];
     int changed = 0, full = 0;
-    while (!atomic_load(&N.stopping)) {
+    while (!atomic_load(&sdsm_net_state.stopping)) {
         atomic_store(&sdsm_wait_lead_word, w); /* seq_cst: before the check below */
         if (!full && atomic_load(w) != old) {
             atomic_store(&sdsm_wait_lead_word, NULL);
@@ -896,22 +908,22 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
             break;
         }
         int ms = full ? 0 : tick_wait_ms();
-        int n = epoll_wait(N.lep, evs, 64, ms < 0 || ms > 1000 ? 1000 : ms);
+        int n = epoll_wait(sdsm_net_state.lep, evs, 64, ms < 0 || ms > 1000 ? 1000 : ms);
         atomic_store(&sdsm_wait_lead_word, NULL);
         if (n < 0 && errno != EINTR)
             sdsm_fatal("epoll_wait: %m");
         full = n == 64;
         if (n > 0)
-            atomic_fetch_add_explicit(&N.lead_serves, 1, memory_order_relaxed);
-        pthread_mutex_lock(&N.progress);
+            atomic_fetch_add_explicit(&sdsm_net_state.lead_serves, 1, memory_order_relaxed);
+        pthread_mutex_lock(&sdsm_net_state.progress);
         serve(evs, n);
     }
     /* Dekker with service_aside: led, then aside; it stores aside, then
      * reads led (seq_cst both). */
-    atomic_store(&N.led, 0);
-    if (atomic_load(&N.aside)) {
-        atomic_store(&N.aside, 0);
-        syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    atomic_store(&sdsm_net_state.led, 0);
+    if (atomic_load(&sdsm_net_state.aside)) {
+        atomic_store(&sdsm_net_state.aside, 0);
+        syscall(SYS_futex, (uint32_t *)&sdsm_net_state.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
     return changed;
 }
@@ -936,20 +948,21 @@ static int lead_wait(_Atomic uint32_t *w, uint32_t old)
 static void service_aside(void)
 {
     long after = sdsm_cfg.service_aside; /* SDSM_SERVICE_ASIDE */
-    if (after < 0 || !atomic_load(&N.led) ||
-        atomic_load_explicit(&N.lead_serves, memory_order_relaxed) < after)
+    if (after < 0 || !atomic_load(&sdsm_net_state.led) ||
+        atomic_load_explicit(&sdsm_net_state.lead_serves, memory_order_relaxed) < after)
         return;
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)(int64_t)TAG_EP};
-    if (epoll_ctl(N.lep, EPOLL_CTL_ADD, N.ep, &ev))
+    if (epoll_ctl(sdsm_net_state.lep, EPOLL_CTL_ADD, sdsm_net_state.ep, &ev))
         sdsm_fatal("epoll_ctl (the service thread's instance in the leader's): %m");
     sdsm_stat_add(SDSM_ST_SERVICE_ASIDE, 1);
-    atomic_store(&N.aside, 1);
-    while (atomic_load(&N.aside) && atomic_load(&N.led) && !atomic_load(&N.stopping)) {
+    atomic_store(&sdsm_net_state.aside, 1);
+    while (atomic_load(&sdsm_net_state.aside) && atomic_load(&sdsm_net_state.led) &&
+           !atomic_load(&sdsm_net_state.stopping)) {
         struct timespec ts = {1, 0};
-        syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+        syscall(SYS_futex, (uint32_t *)&sdsm_net_state.aside, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
     }
-    atomic_store(&N.aside, 0);
-    if (epoll_ctl(N.lep, EPOLL_CTL_DEL, N.ep, NULL))
+    atomic_store(&sdsm_net_state.aside, 0);
+    if (epoll_ctl(sdsm_net_state.lep, EPOLL_CTL_DEL, sdsm_net_state.ep, NULL))
         sdsm_fatal("epoll_ctl (the service thread's instance out of the leader's): %m");
 }
 
@@ -959,8 +972,8 @@ static void *service_main(void *arg)
     in_service = 1;
     sdsm_trace_thread_name("service", -1);
     struct epoll_event evs[64];
-    while (!atomic_load(&N.stopping)) {
-        int n = epoll_wait(N.ep, evs, 64, tick_wait_ms());
+    while (!atomic_load(&sdsm_net_state.stopping)) {
+        int n = epoll_wait(sdsm_net_state.ep, evs, 64, tick_wait_ms());
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -970,7 +983,7 @@ static void *service_main(void *arg)
             sdsm_stat_add(SDSM_ST_SERVICE_WAKES, 1);
         /* Edge-triggered: these events are ours to handle (see PEER_EVENTS),
          * even if a waiter holds the lock for a while. */
-        pthread_mutex_lock(&N.progress);
+        pthread_mutex_lock(&sdsm_net_state.progress);
         serve(evs, n);
         if (n > 0)
             service_aside();
@@ -980,46 +993,50 @@ static void *service_main(void *arg)
 
 int sdsm_net_start(const sdsm_net_setup_t *s)
 {
-    memset(&N, 0, sizeof N);
-    N.rank = s->rank;
-    N.nprocs = s->nprocs;
+    memset(&sdsm_net_state, 0, sizeof sdsm_net_state);
+    sdsm_net_state.rank = s->rank;
+    sdsm_net_state.nprocs = s->nprocs;
     long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
     sdsm_wait_yields = s->cpu_sharers <= 0 || (long)s->cpu_sharers * threads > sdsm_cpus_here();
     atomic_store(&sdsm_wait_local_threads,
                  s->local_nprocs > 0 ? (int)((long)s->local_nprocs * threads) : 0);
-    N.page_size = s->page_size;
-    N.listen_fd = s->listen_fd;
-    N.ctrl_fd = s->ctrl_fd;
-    N.hb_ms = s->nprocs > 1 ? sdsm_cfg.heartbeat_ms : 0; /* alone: no timer at all */
-    N.timeout_ms = sdsm_cfg.peer_timeout_ms;
-    atomic_store(&N.next_tick, sdsm_io_now_ms() + N.hb_ms);
-    pthread_mutex_init(&N.qmtx, NULL);
-    pthread_mutex_init(&N.progress, NULL);
-    N.peers = calloc((size_t)s->nprocs, sizeof *N.peers);
-    N.ep = epoll_create1(EPOLL_CLOEXEC);
-    N.lep = epoll_create1(EPOLL_CLOEXEC);
-    N.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    N.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!N.peers || N.ep < 0 || N.lep < 0 || N.wake_fd < 0 || N.kick_fd < 0) {
+    sdsm_net_state.page_size = s->page_size;
+    sdsm_net_state.listen_fd = s->listen_fd;
+    sdsm_net_state.ctrl_fd = s->ctrl_fd;
+    sdsm_net_state.hb_ms = s->nprocs > 1 ? sdsm_cfg.heartbeat_ms : 0; /* alone: no timer at all */
+    sdsm_net_state.timeout_ms = sdsm_cfg.peer_timeout_ms;
+    atomic_store(&sdsm_net_state.next_tick, sdsm_io_now_ms() + sdsm_net_state.hb_ms);
+    pthread_mutex_init(&sdsm_net_state.qmtx, NULL);
+    pthread_mutex_init(&sdsm_net_state.progress, NULL);
+    sdsm_net_state.peers = calloc((size_t)s->nprocs, sizeof *sdsm_net_state.peers);
+    sdsm_net_state.ep = epoll_create1(EPOLL_CLOEXEC);
+    sdsm_net_state.lep = epoll_create1(EPOLL_CLOEXEC);
+    sdsm_net_state.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    sdsm_net_state.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!sdsm_net_state.peers || sdsm_net_state.ep < 0 || sdsm_net_state.lep < 0 ||
+        sdsm_net_state.wake_fd < 0 || sdsm_net_state.kick_fd < 0) {
         sdsm_error_log("cannot create the service thread's event loop: %m");
         return -errno;
     }
     /* Self-messages (wake_fd) go to the leader if it sleeps, as frames do. */
-    if (add_fd(N.lep, N.wake_fd, TAG_WAKE, PEER_EVENTS) ||
-        add_fd(N.ep, N.wake_fd, TAG_WAKE, PEER_EVENTS) ||
-        add_fd(N.lep, N.kick_fd, TAG_KICK, EPOLLIN))
+    if (add_fd(sdsm_net_state.lep, sdsm_net_state.wake_fd, TAG_WAKE, PEER_EVENTS) ||
+        add_fd(sdsm_net_state.ep, sdsm_net_state.wake_fd, TAG_WAKE, PEER_EVENTS) ||
+        add_fd(sdsm_net_state.lep, sdsm_net_state.kick_fd, TAG_KICK, EPOLLIN))
         goto fail;
-    if (N.listen_fd >= 0 && add_fd(N.ep, N.listen_fd, TAG_LISTEN, EPOLLIN))
+    if (sdsm_net_state.listen_fd >= 0 &&
+        add_fd(sdsm_net_state.ep, sdsm_net_state.listen_fd, TAG_LISTEN, EPOLLIN))
         goto fail;
-    if (N.ctrl_fd >= 0 && add_fd(N.ep, N.ctrl_fd, TAG_CTRL, EPOLLIN))
+    if (sdsm_net_state.ctrl_fd >= 0 &&
+        add_fd(sdsm_net_state.ep, sdsm_net_state.ctrl_fd, TAG_CTRL, EPOLLIN))
         goto fail;
     for (int r = 0; r < s->nprocs; r++) {
-        peer_t *p = &N.peers[r];
+        peer_t *p = &sdsm_net_state.peers[r];
         pthread_mutex_init(&p->smtx, NULL);
         pthread_mutex_init(&p->pin_mtx, NULL);
         p->fd = s->peer_fds ? s->peer_fds[r] : -1;
         p->ofd = -1;
-        p->heard_ms = atomic_load(&N.next_tick) - N.hb_ms; /* the connection just proved it alive */
+        /* the connection just proved it alive */
+        p->heard_ms = atomic_load(&sdsm_net_state.next_tick) - sdsm_net_state.hb_ms;
         p->rcap = 1 << 18;
         p->rbuf = malloc(p->rcap);
         if (!p->rbuf)
@@ -1027,15 +1044,16 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         if (r == s->rank || p->fd < 0)
             continue;
         /* The leader's instance first: see PEER_EVENTS. */
-        if (add_fd(N.lep, p->fd, r, PEER_EVENTS) || add_fd(N.ep, p->fd, r, PEER_EVENTS))
+        if (add_fd(sdsm_net_state.lep, p->fd, r, PEER_EVENTS) ||
+            add_fd(sdsm_net_state.ep, p->fd, r, PEER_EVENTS))
             goto fail;
     }
-    int rc = pthread_create(&N.thread, NULL, service_main, NULL);
+    int rc = pthread_create(&sdsm_net_state.thread, NULL, service_main, NULL);
     if (rc) {
         errno = rc;
         goto fail;
     }
-    N.started = 1;
+    sdsm_net_state.started = 1;
     sdsm_wait_ops.kick = kick_leader;
     sdsm_wait_ops.progress = poll_progress;
     sdsm_wait_ops.lead = lead_wait;
@@ -1053,27 +1071,27 @@ fail:;
 
 void sdsm_net_shutdown(void)
 {
-    if (!N.started)
+    if (!sdsm_net_state.started)
         return;
     /* Peers stop watching us at our BYE, so no heartbeat need follow it, and
      * none may: a peer that has every BYE closes its socket, and a heartbeat
      * arriving after that resets the connection, which could discard its own
      * BYE unread here.  Under the progress lock, so a tick running now sends
      * before our BYEs are queued. */
-    pthread_mutex_lock(&N.progress);
-    atomic_store(&N.bye_sent, 1);
-    pthread_mutex_unlock(&N.progress);
-    for (int r = 0; r < N.nprocs; r++)
-        if (r != N.rank)
+    pthread_mutex_lock(&sdsm_net_state.progress);
+    atomic_store(&sdsm_net_state.bye_sent, 1);
+    pthread_mutex_unlock(&sdsm_net_state.progress);
+    for (int r = 0; r < sdsm_net_state.nprocs; r++)
+        if (r != sdsm_net_state.rank)
             sdsm_net_send(r, SDSM_MSG_BYE, 0, 0, NULL, 0, NULL, 0);
     /* Our BYE is queued behind everything we sent; theirs tells us they have
      * nothing more for us, so closing now loses nothing in either direction. */
     uint32_t b;
-    while ((b = atomic_load(&N.byes)) < (uint32_t)(N.nprocs - 1))
-        sdsm_wait_change(&N.byes, b);
-    for (int r = 0; r < N.nprocs; r++) {
-        peer_t *p = &N.peers[r];
-        if (r == N.rank)
+    while ((b = atomic_load(&sdsm_net_state.byes)) < (uint32_t)(sdsm_net_state.nprocs - 1))
+        sdsm_wait_change(&sdsm_net_state.byes, b);
+    for (int r = 0; r < sdsm_net_state.nprocs; r++) {
+        peer_t *p = &sdsm_net_state.peers[r];
+        if (r == sdsm_net_state.rank)
             continue;
         /* Drain what the kernel has not taken yet before closing. */
         int64_t spins = 0;
@@ -1089,28 +1107,28 @@ void sdsm_net_shutdown(void)
     sdsm_wait_ops.progress = NULL;
     sdsm_wait_ops.lead = NULL;
     sdsm_wait_ops.unpin = NULL;
-    atomic_store(&N.stopping, 1);
-    atomic_store(&N.aside, 0);
-    syscall(SYS_futex, (uint32_t *)&N.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    pthread_mutex_lock(&N.progress); /* no waiter is inside a handler any more */
-    pthread_mutex_unlock(&N.progress);
+    atomic_store(&sdsm_net_state.stopping, 1);
+    atomic_store(&sdsm_net_state.aside, 0);
+    syscall(SYS_futex, (uint32_t *)&sdsm_net_state.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_mutex_lock(&sdsm_net_state.progress); /* no waiter is inside a handler any more */
+    pthread_mutex_unlock(&sdsm_net_state.progress);
     uint64_t one = 1;
-    ssize_t w = write(N.wake_fd, &one, sizeof one);
+    ssize_t w = write(sdsm_net_state.wake_fd, &one, sizeof one);
     (void)w;
-    pthread_join(N.thread, NULL);
-    for (int r = 0; r < N.nprocs; r++) {
-        if (N.peers[r].fd >= 0)
-            close(N.peers[r].fd);
-        if (N.peers[r].ofd >= 0)
-            close(N.peers[r].ofd);
-        free(N.peers[r].rbuf);
-        free(N.peers[r].obuf);
+    pthread_join(sdsm_net_state.thread, NULL);
+    for (int r = 0; r < sdsm_net_state.nprocs; r++) {
+        if (sdsm_net_state.peers[r].fd >= 0)
+            close(sdsm_net_state.peers[r].fd);
+        if (sdsm_net_state.peers[r].ofd >= 0)
+            close(sdsm_net_state.peers[r].ofd);
+        free(sdsm_net_state.peers[r].rbuf);
+        free(sdsm_net_state.peers[r].obuf);
     }
-    free(N.peers);
-    close(N.ep);
-    close(N.lep);
-    close(N.wake_fd);
-    close(N.kick_fd);
-    N.started = 0;
+    free(sdsm_net_state.peers);
+    close(sdsm_net_state.ep);
+    close(sdsm_net_state.lep);
+    close(sdsm_net_state.wake_fd);
+    close(sdsm_net_state.kick_fd);
+    sdsm_net_state.started = 0;
     sdsm_net_strangers_flush();
 }
