@@ -57,7 +57,7 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_HANG_NOTE,   /* u32 seconds: a wait of the sender's is that old (to rank 0) */
     SDSM_MSG_HANG_QUERY,  /* empty: rank 0 asks what the receiver is waiting for -> HANG_STATE */
     SDSM_MSG_HANG_STATE,  /* text (at most SDSM_HANG_STATE_MAX bytes) */
-    SDSM_MSG_HEARTBEAT,   /* empty: sent on a link idle for SDSM_HEARTBEAT (net.c) */
+    SDSM_MSG_HEARTBEAT,   /* empty: sent on a link idle for SDSM_HEARTBEAT (heartbeat.c) */
     SDSM_MSG_FETCH_ZC,    /* u32 first, u32 count: served, read them from my heap (proto/zcopy.c) */
     SDSM_MSG_ZC_HELLO,    /* u32 pid, i32 heap fd, token: my heap may be opened (proto/zcopy.c) */
     SDSM_MSG_ATOMIC,      /* u32 page, u16 offset, u8 size, u8 op, u64 value, u64 expected -> ATOMIC_REP */

@@ -42,7 +42,7 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
                    size_t alen, const void *b, size_t blen);
 /* Before sending a request whose reply this thread will wait for: take
  * dst's socket out of the service thread's epoll instance until the wait
- * ends (net.c, "Request pins").  Application threads only; no-op elsewhere. */
+ * ends (pin.c, "Request pins").  Application threads only; no-op elsewhere. */
 void sdsm_net_pin(int dst);
 /* End this thread's pins (also called by wait.h through sdsm_wait_unpin). */
 void sdsm_net_unpin(void);
