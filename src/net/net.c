@@ -64,7 +64,8 @@ void sdsm_net_peer_lost(int r, const char *why)
     sdsm_fatal_lost(r, why);
 }
 
-int sdsm_net_start(const sdsm_net_setup_t *s)
+/* The set-up's facts and the configuration this transport runs by. */
+static void take_setup(const sdsm_net_setup_t *s)
 {
     memset(&sdsm_net_state, 0, sizeof sdsm_net_state);
     sdsm_net_state.rank = s->rank;
@@ -81,7 +82,13 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     atomic_store(&sdsm_net_state.next_tick, sdsm_io_now_ms() + sdsm_net_state.hb_ms);
     pthread_mutex_init(&sdsm_net_state.qmtx, NULL);
     pthread_mutex_init(&sdsm_net_state.progress, NULL);
-    sdsm_net_state.peers = calloc((size_t)s->nprocs, sizeof *sdsm_net_state.peers);
+}
+
+/* The peer table, the two epoll instances and the two eventfds (logged
+ * here if they cannot be made). */
+static int loop_create(int nprocs)
+{
+    sdsm_net_state.peers = calloc((size_t)nprocs, sizeof *sdsm_net_state.peers);
     sdsm_net_state.ep = epoll_create1(EPOLL_CLOEXEC);
     sdsm_net_state.lep = epoll_create1(EPOLL_CLOEXEC);
     sdsm_net_state.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -91,28 +98,66 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         sdsm_error_log("cannot create the service thread's event loop: %m");
         return -errno;
     }
+    return 0;
+}
+
+/* The items that are not peers' sockets.  Not logged: the caller says why
+ * the service thread could not start. */
+static int loop_watch(void)
+{
     /* Self-messages (wake_fd) go to the leader if it sleeps, as frames do. */
     if (sdsm_net_add_fd(sdsm_net_state.lep, sdsm_net_state.wake_fd, TAG_WAKE, PEER_EVENTS) ||
         sdsm_net_add_fd(sdsm_net_state.ep, sdsm_net_state.wake_fd, TAG_WAKE, PEER_EVENTS) ||
         sdsm_net_add_fd(sdsm_net_state.lep, sdsm_net_state.kick_fd, TAG_KICK, EPOLLIN))
-        goto fail;
+        return -errno;
     if (sdsm_net_state.listen_fd >= 0 &&
         sdsm_net_add_fd(sdsm_net_state.ep, sdsm_net_state.listen_fd, TAG_LISTEN, EPOLLIN))
-        goto fail;
+        return -errno;
     if (sdsm_net_state.ctrl_fd >= 0 &&
         sdsm_net_add_fd(sdsm_net_state.ep, sdsm_net_state.ctrl_fd, TAG_CTRL, EPOLLIN))
+        return -errno;
+    return 0;
+}
+
+/* A peer's entry before its socket is watched (fd -1: none). */
+static int peer_init(peer_t *p, int fd)
+{
+    pthread_mutex_init(&p->smtx, NULL);
+    pthread_mutex_init(&p->pin_mtx, NULL);
+    p->fd = fd;
+    p->ofd = -1;
+    /* the connection just proved it alive */
+    p->heard_ms = atomic_load(&sdsm_net_state.next_tick) - sdsm_net_state.hb_ms;
+    p->rcap = 1 << 18;
+    p->rbuf = malloc(p->rcap);
+    if (!p->rbuf)
+        return -ENOMEM;
+    return 0;
+}
+
+/* epoll (or pthread_create) refused, errno says why: log it. */
+static int start_failed(void)
+{
+    int e = errno;
+    if (e == EINVAL) /* EPOLLEXCLUSIVE is Linux 4.5 and later */
+        sdsm_error_log("cannot start the service thread: epoll refused EPOLLEXCLUSIVE (%m); "
+                       "sdsm needs Linux 4.5 or later");
+    else
+        sdsm_error_log("cannot start the service thread: %m");
+    return -e;
+}
+
+int sdsm_net_start(const sdsm_net_setup_t *s)
+{
+    take_setup(s);
+    int rc = loop_create(s->nprocs);
+    if (rc)
+        return rc;
+    if (loop_watch())
         goto fail;
     for (int r = 0; r < s->nprocs; r++) {
         peer_t *p = &sdsm_net_state.peers[r];
-        pthread_mutex_init(&p->smtx, NULL);
-        pthread_mutex_init(&p->pin_mtx, NULL);
-        p->fd = s->peer_fds ? s->peer_fds[r] : -1;
-        p->ofd = -1;
-        /* the connection just proved it alive */
-        p->heard_ms = atomic_load(&sdsm_net_state.next_tick) - sdsm_net_state.hb_ms;
-        p->rcap = 1 << 18;
-        p->rbuf = malloc(p->rcap);
-        if (!p->rbuf)
+        if (peer_init(p, s->peer_fds ? s->peer_fds[r] : -1))
             return -ENOMEM;
         if (r == s->rank || p->fd < 0)
             continue;
@@ -121,7 +166,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
             sdsm_net_add_fd(sdsm_net_state.ep, p->fd, r, PEER_EVENTS))
             goto fail;
     }
-    int rc = pthread_create(&sdsm_net_state.thread, NULL, sdsm_net_service_main, NULL);
+    rc = pthread_create(&sdsm_net_state.thread, NULL, sdsm_net_service_main, NULL);
     if (rc) {
         errno = rc;
         goto fail;
@@ -132,20 +177,13 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
     sdsm_wait_ops.lead = sdsm_net_lead_wait;
     sdsm_wait_ops.unpin = sdsm_net_unpin;
     return 0;
-fail:;
-    int e = errno;
-    if (e == EINVAL) /* EPOLLEXCLUSIVE is Linux 4.5 and later */
-        sdsm_error_log("cannot start the service thread: epoll refused EPOLLEXCLUSIVE (%m); "
-                       "sdsm needs Linux 4.5 or later");
-    else
-        sdsm_error_log("cannot start the service thread: %m");
-    return -e;
+fail:
+    return start_failed();
 }
 
-void sdsm_net_shutdown(void)
+/* Send our BYEs and wait for every peer's. */
+static void trade_byes(void)
 {
-    if (!sdsm_net_state.started)
-        return;
     /* Peers stop watching us at our BYE, so no heartbeat need follow it, and
      * none may: a peer that has every BYE closes its socket, and a heartbeat
      * arriving after that resets the connection, which could discard its own
@@ -162,11 +200,15 @@ void sdsm_net_shutdown(void)
     uint32_t b;
     while ((b = atomic_load(&sdsm_net_state.byes)) < (uint32_t)(sdsm_net_state.nprocs - 1))
         sdsm_wait_change(&sdsm_net_state.byes, b);
+}
+
+/* Drain what the kernel has not taken yet before closing. */
+static void drain_output(void)
+{
     for (int r = 0; r < sdsm_net_state.nprocs; r++) {
         peer_t *p = &sdsm_net_state.peers[r];
         if (r == sdsm_net_state.rank)
             continue;
-        /* Drain what the kernel has not taken yet before closing. */
         int64_t spins = 0;
         for (;;) {
             pthread_mutex_lock(&p->smtx);
@@ -177,18 +219,11 @@ void sdsm_net_shutdown(void)
             sched_yield();
         }
     }
-    sdsm_wait_ops.progress = NULL;
-    sdsm_wait_ops.lead = NULL;
-    sdsm_wait_ops.unpin = NULL;
-    atomic_store(&sdsm_net_state.stopping, 1);
-    atomic_store(&sdsm_net_state.aside, 0);
-    syscall(SYS_futex, (uint32_t *)&sdsm_net_state.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    pthread_mutex_lock(&sdsm_net_state.progress); /* no waiter is inside a handler any more */
-    pthread_mutex_unlock(&sdsm_net_state.progress);
-    uint64_t one = 1;
-    ssize_t w = write(sdsm_net_state.wake_fd, &one, sizeof one);
-    (void)w;
-    pthread_join(sdsm_net_state.thread, NULL);
+}
+
+/* The service thread is gone: close and free everything. */
+static void loop_free(void)
+{
     for (int r = 0; r < sdsm_net_state.nprocs; r++) {
         if (sdsm_net_state.peers[r].fd >= 0)
             close(sdsm_net_state.peers[r].fd);
@@ -202,6 +237,27 @@ void sdsm_net_shutdown(void)
     close(sdsm_net_state.lep);
     close(sdsm_net_state.wake_fd);
     close(sdsm_net_state.kick_fd);
+}
+
+void sdsm_net_shutdown(void)
+{
+    if (!sdsm_net_state.started)
+        return;
+    trade_byes();
+    drain_output();
+    sdsm_wait_ops.progress = NULL;
+    sdsm_wait_ops.lead = NULL;
+    sdsm_wait_ops.unpin = NULL;
+    atomic_store(&sdsm_net_state.stopping, 1);
+    atomic_store(&sdsm_net_state.aside, 0);
+    syscall(SYS_futex, (uint32_t *)&sdsm_net_state.aside, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_mutex_lock(&sdsm_net_state.progress); /* no waiter is inside a handler any more */
+    pthread_mutex_unlock(&sdsm_net_state.progress);
+    uint64_t one = 1;
+    ssize_t w = write(sdsm_net_state.wake_fd, &one, sizeof one);
+    (void)w;
+    pthread_join(sdsm_net_state.thread, NULL);
+    loop_free();
     sdsm_net_state.started = 0;
     sdsm_net_strangers_flush();
 }
