@@ -44,7 +44,7 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
  * dst's socket out of the service thread's epoll instance until the wait
  * ends (pin.c, "Request pins").  Application threads only; no-op elsewhere. */
 void sdsm_net_pin(int dst);
-/* End this thread's pins (also called by wait.h through sdsm_wait_unpin). */
+/* End this thread's pins (also called by wait.h through sdsm_wait_ops.unpin). */
 void sdsm_net_unpin(void);
 /*
  * Send to ourselves and, when no other thread is handling messages, handle

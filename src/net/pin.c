@@ -106,7 +106,7 @@ static int pin_pays(int dst)
  * (sdsm_net_pin): a frame from that peer then lands on the leader's ready
  * list only and wakes nobody until a leader looks, and the sender, once it
  * runs again, leads and finds its reply there without sleeping.  The pin
- * lasts until the sender's wait ends or it cannot lead (sdsm_wait_unpin,
+ * lasts until the sender's wait ends or it cannot lead (sdsm_wait_ops.unpin,
  * called from wait.h before a futex sleep and at every return, and at the
  * end of the operation), so a socket is out of the service thread's
  * instance only while a thread of this rank is about to lead or leads: a

@@ -46,7 +46,7 @@ void sdsm_net_release_progress(void)
     pthread_mutex_unlock(&sdsm_net_state.progress);
 }
 
-/* The kick (sdsm_wait_kick) is in the leader's instance only: a kick left
+/* The kick (sdsm_wait_ops.kick) is in the leader's instance only: a kick left
  * by a leader that ended first only makes the next one look once more. */
 static void kick_event(void)
 {
