@@ -57,11 +57,11 @@ typedef enum sdsm_stat {
     SDSM_ST_HOT_KEPT,       /* home pages announced at a release without a write fault (SDSM_HOME_HOT) */
     SDSM_ST_HOT_CLEAN,      /* ...not announced: the kernel saw no write (mem/wptrack.h) */
     SDSM_ST_WPT_ON,         /* 1: the kernel tracks written pages here (mem/wptrack.h) */
-    SDSM_ST_LEAD_WAITS,     /* waits slept in the event loop's epoll_wait (net.c, lead_wait) */
+    SDSM_ST_LEAD_WAITS,     /* waits slept in the event loop's epoll_wait (net/progress.c, sdsm_net_lead_wait) */
     SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
     SDSM_ST_SERVICE_WAKES,  /* the service thread woke with events to handle */
-    SDSM_ST_SERVICE_ASIDE,  /* ...and stepped aside for a leader that serves (net.c) */
-    SDSM_ST_REQ_PINS,       /* requests whose peer's socket the sender took from the service thread (net.c) */
+    SDSM_ST_SERVICE_ASIDE,  /* ...and stepped aside for a leader that serves (net/progress.c) */
+    SDSM_ST_REQ_PINS,       /* requests whose peer's socket the sender took from the service thread (net/pin.c) */
     SDSM_ST_IBEC_KEYED,     /* ibec: sections a rank runs at once with memory protection keys (0: one at a time) */
     SDSM_ST_SPIN_WON,       /* waits whose polling saw the answer (core/wait.h) */
     SDSM_ST_SPIN_LOST,      /* ...polled SDSM_SPIN_US in vain, then slept */

@@ -219,7 +219,7 @@ static inline int sdsm_spin_held(uint64_t now)
 }
 
 /* The rank's last wait slept at once (its polls were not paying or held
- * off): the next is likely to as well, so its request is pinned (net.c).
+ * off): the next is likely to as well, so its request is pinned (net/pin.c).
  * Written only when it changes, to keep the line shared between threads. */
 extern _Atomic int sdsm_spin_sleepy;
 

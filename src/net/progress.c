@@ -29,7 +29,7 @@
 __thread int sdsm_net_is_service_thread;
 __thread int sdsm_net_holding;
 
-/* Progress lock held since take_progress: run what handlers queued for
+/* Progress lock held (taken by serve() or a poll): run what handlers queued for
  * ourselves, then let go. */
 void sdsm_net_release_progress(void)
 {

@@ -274,7 +274,7 @@ static uint32_t start_fetch(uint32_t pg, int home)
     if (home < 0) {
         uint32_t q[2] = {pg, claim_run(pg)};
         int mgr = sdsm_page_manager(pg, hs.n);
-        sdsm_net_pin(mgr); /* the fault waits for the answer (net.c, request pins) */
+        sdsm_net_pin(mgr); /* the fault waits for the answer (net/pin.c) */
         sdsm_net_send(mgr, SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);
         return 1;
     }
@@ -343,7 +343,7 @@ static int home_fault(uint32_t pg, int is_write);
 int sdsm_home_fault(uint32_t pg, int is_write)
 {
     int rc = home_fault(pg, is_write);
-    sdsm_net_unpin(); /* if no wait ended the request pins (net.c) */
+    sdsm_net_unpin(); /* if no wait ended the request pins (net/pin.c) */
     return rc;
 }
 

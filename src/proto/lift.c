@@ -77,7 +77,7 @@ void sdsm_home_shield_off(const uint8_t *pages, size_t len)
  * diffs do (no invalidation, DIFF_HOLD without EAGER): the other copies go
  * when the barrier completes, everywhere, and so do these holds, at this
  * home (sdsm_home_lift_arrivals; a frame of a later barrier's arrival waits
- * for this rank's epoch to move, net.c, so every arrival hold here is of
+ * for this rank's epoch to move, net/recv.c, so every arrival hold here is of
  * the barrier completing).  Before that only a reader that has not reached
  * the barrier - a thread spinning on a flag - could look, and for it the
  * writer's quiet thread announces the arrival eagerly and lifts it

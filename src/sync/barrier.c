@@ -445,7 +445,7 @@ static int barrier_round(int manager)
      * nothing to wait for and sends it straight to its parent. */
     int first, parent = tree ? tree_parent(me, manager) : -1;
     /* A leaf's release comes from the rank it sends its arrival to: that
-     * socket is pinned to this thread until its wait ends (net.c). */
+     * socket is pinned to this thread until its wait ends (net/pin.c). */
     if (tree && parent >= 0 && !tree_children(me, manager, &first)) {
         sdsm_net_pin(parent);
         sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);

@@ -482,7 +482,7 @@ int sdsm_lock_acquire(int id)
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, id);
     if (ask) {
-        sdsm_net_pin(lock_manager(w.id)); /* the grant mostly comes from there (net.c, request pins) */
+        sdsm_net_pin(lock_manager(w.id)); /* the grant mostly comes from there (net/pin.c) */
         send_to(lock_manager(w.id), SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
     }
     while (!atomic_load(&w.granted))

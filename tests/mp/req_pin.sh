@@ -1,5 +1,5 @@
 #!/bin/sh
-# req_pin.sh SDSMRUN SDSM_MICRO - request pins (net.c) on one CPU: rank 1
+# req_pin.sh SDSMRUN SDSM_MICRO - request pins (net/pin.c) on one CPU: rank 1
 # faults on pages homed at rank 0 with SDSM_SPIN_US=0, so rank 0 takes the
 # CPU at every request and rank 1's reply arrives while rank 1 is preempted,
 # before it sleeps in the event loop.  Always pinned (SDSM_REQ_PIN=2),
