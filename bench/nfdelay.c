@@ -64,16 +64,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING     65536u         /* packets held at once (queue maxlen too) */
-#define LATE_MAX 4096u          /* lateness samples kept for the median */
+#define RING     65536u /* packets held at once (queue maxlen too) */
+#define LATE_MAX 4096u  /* lateness samples kept for the median */
 
 typedef struct held {
     uint32_t id;
     uint64_t due_ns;
 } held_t;
 
-static held_t            g_ring[RING];
-static uint32_t          g_head, g_tail; /* g_ring[g_head..g_tail) held, in id order */
+static held_t g_ring[RING];
+static uint32_t g_head, g_tail; /* g_ring[g_head..g_tail) held, in id order */
 static volatile sig_atomic_t g_stop;
 
 static uint64_t g_packets, g_dropped, g_late_max, g_late_sum, g_released;
@@ -97,7 +97,7 @@ static void on_signal(int sig)
 /* ------------------------------------------------------------ netlink */
 
 typedef struct nlbuf {
-    char   b[256];
+    char b[256];
     size_t len;
 } nlbuf_t;
 
@@ -152,8 +152,7 @@ static int nl_config(int fd, nlbuf_t *m, const char *what)
             fprintf(stderr, "nfdelay: %s: recv: %s\n", what, strerror(errno));
             return -1;
         }
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-             h = NLMSG_NEXT(h, n)) {
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
             if (h->nlmsg_type != NLMSG_ERROR || h->nlmsg_seq != seq)
                 continue;
             const struct nlmsgerr *e = NLMSG_DATA(h);
@@ -270,8 +269,7 @@ static int take_packets(int fd, uint16_t queue, uint64_t delay_ns, double loss)
             return -1;
         }
         uint64_t t = now_ns();
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-             h = NLMSG_NEXT(h, n)) {
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
             if (h->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
                 continue;
             int64_t id = packet_id(h);
@@ -365,15 +363,13 @@ static void report(uint16_t queue)
             "mean %.1f us, max %.1f us; %llu early, by %.1f us on average\n",
             queue, (unsigned long long)g_packets, (unsigned long long)g_dropped,
             n ? (double)g_late[n / 2] / 1e3 : 0.0,
-            g_released ? (double)g_late_sum / (double)g_released / 1e3 : 0.0,
-            (double)g_late_max / 1e3, (unsigned long long)g_early,
-            g_early ? (double)g_early_sum / (double)g_early / 1e3 : 0.0);
+            g_released ? (double)g_late_sum / (double)g_released / 1e3 : 0.0, (double)g_late_max / 1e3,
+            (unsigned long long)g_early, g_early ? (double)g_early_sum / (double)g_early / 1e3 : 0.0);
 }
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: nfdelay --delay-us D [--queue N] [--loss PCT] [--seed S] [--no-rt] [--spin]\n");
+    fprintf(stderr, "usage: nfdelay --delay-us D [--queue N] [--loss PCT] [--seed S] [--no-rt] [--spin]\n");
     exit(2);
 }
 
@@ -416,8 +412,7 @@ int main(int argc, char **argv)
     if (rt) {
         struct sched_param sp = {.sched_priority = 10};
         if (sched_setscheduler(0, SCHED_FIFO, &sp))
-            fprintf(stderr, "nfdelay: SCHED_FIFO: %s (delays may stretch under load)\n",
-                    strerror(errno));
+            fprintf(stderr, "nfdelay: SCHED_FIFO: %s (delays may stretch under load)\n", strerror(errno));
     }
 
     int fd = queue_open((uint16_t)queue);
@@ -476,8 +471,7 @@ int main(int argc, char **argv)
     /* Whatever is still held goes out now: the rule is removed before we are
      * stopped, so nothing new arrives. */
     if (g_head != g_tail)
-        verdict(fd, (uint16_t)queue, NFQNL_MSG_VERDICT_BATCH, g_ring[(g_tail - 1) % RING].id,
-                NF_ACCEPT);
+        verdict(fd, (uint16_t)queue, NFQNL_MSG_VERDICT_BATCH, g_ring[(g_tail - 1) % RING].id, NF_ACCEPT);
     report((uint16_t)queue);
     close(fd);
     return rc;

@@ -171,19 +171,17 @@ static void bench_rtt(long req, long rep, long count, long batches)
     free(in);
     struct rusage self, child;
     if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &child) == 0)
-        printf("rusage 0 %ld %ld\n", self.ru_nvcsw + child.ru_nvcsw,
-               self.ru_nivcsw + child.ru_nivcsw);
+        printf("rusage 0 %ld %ld\n", self.ru_nvcsw + child.ru_nvcsw, self.ru_nivcsw + child.ru_nivcsw);
 }
 
 /* The server side across hosts: listens on every address at port (0: any),
  * prints "listening PORT", and runs serve(fd, a, b) for one connection
  * after another. */
-static void serve_forever(long port, const char *what, void (*serve)(int fd, long a, long b),
-                          long a, long b)
+static void serve_forever(long port, const char *what, void (*serve)(int fd, long a, long b), long a, long b)
 {
     int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_ANY)};
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_ANY)};
     socklen_t sl = sizeof sa;
     if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(lfd, (struct sockaddr *)&sa, sizeof sa) || listen(lfd, 4) ||
@@ -246,9 +244,10 @@ static void rtt_to(const char *addr, long port, long req, long rep, long count, 
 
 /* --------------------------------------------------------------- xchg */
 
-#define XREQ  24
-#define XREP  4120
-#define XMAXW 16 /* both ends may write replies at once: what is in flight must
+#define XREQ 24
+#define XREP 4120
+#define XMAXW                                                                                                \
+    16 /* both ends may write replies at once: what is in flight must
                     fit the socket buffers (16 x 4120 B well under 128 KiB) */
 
 /* One batch of the exchange: ask for n pages with w in flight, answer the
@@ -288,8 +287,8 @@ static void xchg_server(int fd, long unused_a, long unused_b)
     if (!buf)
         die("calloc");
     int32_t hello[3];
-    if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= XMAXW &&
-        hello[1] > 0 && hello[2] > 0 && hello[2] <= 100001)
+    if (read_full(fd, hello, sizeof hello) == 0 && hello[0] > 0 && hello[0] <= XMAXW && hello[1] > 0 &&
+        hello[2] > 0 && hello[2] <= 100001)
         for (int32_t b = 0; b < hello[2]; b++)
             xchg_batch(fd, hello[0], hello[1], buf);
     free(buf);
@@ -348,10 +347,10 @@ static void bench_mprotect(long count, long batches)
 /* --------------------------------------------------------------- segv */
 
 static struct {
-    int            fd;
-    long           ps;
-    char          *view, *alias; /* PROT_NONE-armed page, its writable twin */
-    volatile long  faults;
+    int fd;
+    long ps;
+    char *view, *alias; /* PROT_NONE-armed page, its writable twin */
+    volatile long faults;
 } SG;
 
 static void segv_handler(int sig, siginfo_t *si, void *ctx)
@@ -475,11 +474,11 @@ int main(int argc, char **argv)
     else if (strcmp(what, "xchg-serve") == 0 && argc == 3)
         serve_forever(a[0], "xchg-serve", xchg_server, 0, 0);
     else if (strcmp(what, "xchg-to") == 0 && argc == 7)
-        xchg_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0),
-                strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0));
+        xchg_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0), strtol(argv[5], NULL, 0),
+                strtol(argv[6], NULL, 0));
     else if (strcmp(what, "rtt-to") == 0 && argc == 8)
-        rtt_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0),
-               strtol(argv[5], NULL, 0), strtol(argv[6], NULL, 0), strtol(argv[7], NULL, 0));
+        rtt_to(argv[2], strtol(argv[3], NULL, 0), strtol(argv[4], NULL, 0), strtol(argv[5], NULL, 0),
+               strtol(argv[6], NULL, 0), strtol(argv[7], NULL, 0));
     else {
         fprintf(stderr, "usage: ref_micro rtt REQ REP COUNT BATCHES | mprotect COUNT BATCHES | "
                         "segv COUNT BATCHES | "

@@ -81,10 +81,7 @@
 #define MARK_END   "/sdsm-micro-mark-end"
 
 /* A system call that strace shows with its argument, and that does nothing. */
-static void mark(const char *name)
-{
-    (void)access(name, F_OK);
-}
+static void mark(const char *name) { (void)access(name, F_OK); }
 
 static uint64_t now_ns(void)
 {
@@ -99,13 +96,10 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int    g_argc;
+static int g_argc;
 static char **g_argv;
 
-static long arg(int i, long def)
-{
-    return i < g_argc ? strtol(g_argv[i], NULL, 0) : def;
-}
+static long arg(int i, long def) { return i < g_argc ? strtol(g_argv[i], NULL, 0) : def; }
 
 static void need_two(const char *what)
 {
@@ -116,10 +110,7 @@ static void need_two(const char *what)
 /* --paired: the ping-pong socket between ranks 0 and 1 (-1: none). */
 static int g_pair = -1;
 
-static void pair_fail(const char *what)
-{
-    sdsm_abort(1, "--paired: %s: %s", what, strerror(errno));
-}
+static void pair_fail(const char *what) { sdsm_abort(1, "--paired: %s: %s", what, strerror(errno)); }
 
 /* Ranks 0 and 1 connect over loopback: rank 1 listens on a port the kernel
  * picks and passes it to rank 0 through shared memory. */
@@ -136,7 +127,8 @@ static void pair_open(void)
     }
     sdsm_barrier();
     if (me == 0) {
-        a = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        a = (struct sockaddr_in){.sin_family = AF_INET,
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
                                  .sin_port = htons((uint16_t)*port)};
         g_pair = socket(AF_INET, SOCK_STREAM, 0);
         if (g_pair < 0 || connect(g_pair, (struct sockaddr *)&a, sizeof a))
@@ -242,10 +234,10 @@ static void bench_fault(long pages, long batches, int full)
 
 /* xchg: what every compute thread shares. */
 static struct {
-    long          pages, batches, ps;
-    char         *blk;  /* 2 x pages, the first half homed at rank 0 */
-    _Atomic long  next; /* pages taken, over all batches */
-    uint64_t      t0;
+    long pages, batches, ps;
+    char *blk;         /* 2 x pages, the first half homed at rank 0 */
+    _Atomic long next; /* pages taken, over all batches */
+    uint64_t t0;
 } X;
 
 static void *xchg_thread(void *arg)

@@ -24,8 +24,8 @@ int jiapid;
 int jiahosts = 1;
 
 static volatile int *cvflags;
-static double        t0;
-static int           next_home;
+static double t0;
+static int next_home;
 
 void jia_init(int argc, char **argv)
 {
@@ -69,7 +69,10 @@ unsigned long jia_alloc(int size)
     return (unsigned long)(uintptr_t)alloc_at(size, home, "jia_alloc");
 }
 
-unsigned long jia_alloc2p(int size, int host) { return (unsigned long)(uintptr_t)alloc_at(size, host, "jia_alloc2p"); }
+unsigned long jia_alloc2p(int size, int host)
+{
+    return (unsigned long)(uintptr_t)alloc_at(size, host, "jia_alloc2p");
+}
 
 /* Blocks of blocks[k % n] bytes at hosts start, start+1, ... cyclically (a page
  * two blocks share goes with the later one). */

@@ -24,9 +24,9 @@
 #include <sdsm.h>
 
 /* Reserved sdsm ids, below jia.h's and far above the objects' ids. */
-#define PM_LOCK      0x7ff00000
-#define PM_END_COND  0x7ff00001
-#define PM_GO_COND0  0x7ff00002
+#define PM_LOCK     0x7ff00000
+#define PM_END_COND 0x7ff00001
+#define PM_GO_COND0 0x7ff00002
 /* Object ids: OBJ_BASE + rank * OBJ_PER_RANK + the rank's counter. */
 #define OBJ_BASE     0x40000000
 #define OBJ_PER_RANK (1 << 17)
@@ -34,22 +34,22 @@
 
 typedef struct slot {
     void (*fn)(void);
-    void  *snap;
+    void *snap;
     size_t len;
-    int    go;
+    int go;
 } slot_t;
 
 typedef struct ctl {
-    int    finished, end;
+    int finished, end;
     slot_t slot[];
 } ctl_t;
 
-static ctl_t   *ctl;
-static int      me, nprocs, ncreated, owed;
+static ctl_t *ctl;
+static int me, nprocs, ncreated, owed;
 static unsigned nobj;
-static void   (*owed_fn)(void);
-static double   t0;
-static int      saved_stdout = -1;
+static void (*owed_fn)(void);
+static double t0;
+static int saved_stdout = -1;
 
 /* ---- the program's globals: writable segments of the main program ---- */
 
@@ -59,7 +59,7 @@ typedef struct range {
 
 #define MAX_RANGES 64
 static range_t segs[MAX_RANGES], skip[MAX_RANGES];
-static int     nsegs, nskip;
+static int nsegs, nskip;
 
 #if defined(__x86_64__)
 #define COPY_RELOC R_X86_64_COPY
@@ -75,7 +75,7 @@ static uintptr_t dyn_addr(uintptr_t base, uintptr_t v) { return v < base ? base 
  * stdout, environ, optind...) sit in its bss but belong to the library's
  * state in this process; they keep this rank's values.
  */
-static void find_copy_relocs(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn)
+static void find_copy_relocs(const struct dl_phdr_info *info, const ElfW(Dyn) * dyn)
 {
 #ifdef COPY_RELOC
     uintptr_t base = info->dlpi_addr, rela = 0, relasz = 0, symtab = 0;
@@ -219,7 +219,7 @@ void sdsm_pm_init(int argc, char **argv)
     dl_iterate_phdr(scan_program, NULL);
     if (in_ranges(segs, nsegs, (uintptr_t)&ctl))
         sdsm_abort(1, "MAIN_INITENV: libsdsm_compat is linked into the program statically; PARMACS "
-                   "programs need the shared libsdsm_compat and libsdsm");
+                      "programs need the shared libsdsm_compat and libsdsm");
     ctl = sdsm_calloc(1, sizeof(ctl_t) + (size_t)nprocs * sizeof(slot_t), 0);
     t0 = sdsm_wtime();
     if (!ctl)
@@ -232,9 +232,10 @@ static void start_one(void (*fn)(void))
 {
     int k = ++ncreated;
     if (k >= nprocs)
-        sdsm_abort(1, "CREATE: process %d created, but the job has %d ranks (one per PARMACS "
-                   "process, the master included): start it with sdsmrun -n %d or more", k + 1,
-                   nprocs, k + 1);
+        sdsm_abort(1,
+                   "CREATE: process %d created, but the job has %d ranks (one per PARMACS "
+                   "process, the master included): start it with sdsmrun -n %d or more",
+                   k + 1, nprocs, k + 1);
     size_t len = globals_size();
     void *snap = sdsm_alloc_local(len ? len : 1);
     sdsm_lock(PM_LOCK);
@@ -321,8 +322,10 @@ void sdsm_pm_lock_init(sdsm_pm_lock_t *l, int n)
 static int lock_id(const sdsm_pm_lock_t *l, const char *call)
 {
     if (l->id < OBJ_BASE || l->id >= OBJ_BASE + MAX_RANKS * OBJ_PER_RANK)
-        sdsm_abort(1, "%s: the lock at %p was never initialized (LOCKINIT/ALOCKINIT), or its "
-                   "initialization is not visible on rank %d yet", call, (const void *)l, me);
+        sdsm_abort(1,
+                   "%s: the lock at %p was never initialized (LOCKINIT/ALOCKINIT), or its "
+                   "initialization is not visible on rank %d yet",
+                   call, (const void *)l, me);
     return l->id;
 }
 
@@ -333,8 +336,10 @@ void sdsm_pm_barrier(sdsm_pm_bar_t *b, int n)
 {
     (void)b;
     if (n != nprocs)
-        sdsm_abort(1, "BARRIER(.., %d) on rank %d, but the job has %d ranks: a barrier meets every "
-                   "rank, so start the job with sdsmrun -n %d", n, me, nprocs, n);
+        sdsm_abort(1,
+                   "BARRIER(.., %d) on rank %d, but the job has %d ranks: a barrier meets every "
+                   "rank, so start the job with sdsmrun -n %d",
+                   n, me, nprocs, n);
     sdsm_barrier();
 }
 

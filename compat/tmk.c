@@ -22,13 +22,13 @@
 #define LOG_CAP  4096
 
 typedef struct entry {
-    void  *ptr, *copy;
+    void *ptr, *copy;
     size_t len;
-    int    from;
+    int from;
 } entry_t;
 
 typedef struct dlog {
-    long    count;
+    long count;
     entry_t e[LOG_CAP];
 } dlog_t;
 
@@ -36,7 +36,7 @@ unsigned Tmk_proc_id;
 unsigned Tmk_nprocs = 1;
 
 static dlog_t *dlog;
-static long    seen;
+static long seen;
 
 void Tmk_startup(int argc, char **argv)
 {
@@ -58,7 +58,7 @@ void Tmk_exit(int status)
 }
 
 void *Tmk_malloc(size_t size) { return sdsm_alloc_local(size); }
-void  Tmk_free(void *ptr) { sdsm_free_local(ptr); }
+void Tmk_free(void *ptr) { sdsm_free_local(ptr); }
 
 void Tmk_distribute(const void *ptr, size_t size)
 {
@@ -71,8 +71,8 @@ void Tmk_distribute(const void *ptr, size_t size)
     if (dlog->count == LOG_CAP)
         sdsm_abort(1, "Tmk_distribute: more than %d distributions in the run", LOG_CAP);
     memcpy(copy, ptr, size); /* inside the critical section: ibec carries it with the lock */
-    dlog->e[dlog->count++] = (entry_t){.ptr = (void *)ptr, .copy = copy, .len = size,
-                                       .from = (int)Tmk_proc_id};
+    dlog->e[dlog->count++] =
+        (entry_t){.ptr = (void *)ptr, .copy = copy, .len = size, .from = (int)Tmk_proc_id};
     sdsm_unlock(LOG_LOCK);
 }
 

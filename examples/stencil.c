@@ -80,10 +80,10 @@ int main(int argc, char **argv)
             bad += memcmp(&s[k], &a[k], sizeof(double)) != 0;
             sum += a[k];
         }
-        printf("stencil %dx%d, %d iterations on %d ranks: %.3f s, checksum %.6f\n", rows, cols,
-               iters, n, t1 - t0, sum);
-        printf("%s: %zu of %zu values differ from the sequential run\n", bad ? "FAILED" : "PASSED",
-               bad, (size_t)rows * cols);
+        printf("stencil %dx%d, %d iterations on %d ranks: %.3f s, checksum %.6f\n", rows, cols, iters, n,
+               t1 - t0, sum);
+        printf("%s: %zu of %zu values differ from the sequential run\n", bad ? "FAILED" : "PASSED", bad,
+               (size_t)rows * cols);
         status = bad != 0;
         free(s);
         free(d);

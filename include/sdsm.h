@@ -56,8 +56,8 @@ extern "C" {
 #define SDSM_VERSION_PATCH 0
 
 #if defined(__GNUC__)
-#define SDSM_API __attribute__((visibility("default")))
-#define SDSM_NORETURN __attribute__((noreturn))
+#define SDSM_API          __attribute__((visibility("default")))
+#define SDSM_NORETURN     __attribute__((noreturn))
 #define SDSM_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define SDSM_API
@@ -67,21 +67,21 @@ extern "C" {
 
 /* Error codes (all negative, from -5001 down: beyond every errno value,
  * which Linux keeps below 4096).  sdsm_strerror() describes each. */
-#define SDSM_OK          0
-#define SDSM_EINVAL     (-5001) /* an argument is out of range or malformed */
-#define SDSM_ENOINIT    (-5002) /* called before sdsm_init or after sdsm_finalize */
-#define SDSM_ENOMEM     (-5003) /* out of memory or of shared address space */
-#define SDSM_EMISMATCH  (-5004) /* ranks passed different arguments to a collective call */
-#define SDSM_ENOTHELD   (-5005) /* the lock is not held by the calling thread */
-#define SDSM_EPEER      (-5006) /* a peer rank failed or closed its connection */
-#define SDSM_EPROTO     (-5007) /* a malformed message was received */
-#define SDSM_ENOTSUP    (-5008) /* not supported in this build or configuration */
-#define SDSM_ESYS       (-5009) /* a system call failed (see the log) */
-#define SDSM_ETIMEDOUT  (-5010) /* a peer did not answer in time */
-#define SDSM_ESTATE     (-5011) /* wrong state, e.g. sdsm_init called twice */
-#define SDSM_EHELD      (-5012) /* the calling thread already holds the lock */
-#define SDSM_ENOHOME    (-5013) /* first-touch page not touched by any rank yet */
-#define SDSM_EAUTH      (-5014) /* connection failed the job-key authentication */
+#define SDSM_OK        0
+#define SDSM_EINVAL    (-5001) /* an argument is out of range or malformed */
+#define SDSM_ENOINIT   (-5002) /* called before sdsm_init or after sdsm_finalize */
+#define SDSM_ENOMEM    (-5003) /* out of memory or of shared address space */
+#define SDSM_EMISMATCH (-5004) /* ranks passed different arguments to a collective call */
+#define SDSM_ENOTHELD  (-5005) /* the lock is not held by the calling thread */
+#define SDSM_EPEER     (-5006) /* a peer rank failed or closed its connection */
+#define SDSM_EPROTO    (-5007) /* a malformed message was received */
+#define SDSM_ENOTSUP   (-5008) /* not supported in this build or configuration */
+#define SDSM_ESYS      (-5009) /* a system call failed (see the log) */
+#define SDSM_ETIMEDOUT (-5010) /* a peer did not answer in time */
+#define SDSM_ESTATE    (-5011) /* wrong state, e.g. sdsm_init called twice */
+#define SDSM_EHELD     (-5012) /* the calling thread already holds the lock */
+#define SDSM_ENOHOME   (-5013) /* first-touch page not touched by any rank yet */
+#define SDSM_EAUTH     (-5014) /* connection failed the job-key authentication */
 
 /* Home placement policies for sdsm_alloc/sdsm_calloc (or a rank number >= 0). */
 #define SDSM_HOME_BLOCK       (-1) /* pages block-distributed over the ranks */

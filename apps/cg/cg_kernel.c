@@ -45,7 +45,7 @@ static long partner(app_rng_t *g, long r, long n)
 }
 
 typedef struct {
-    int    col, ord; /* ord: arrival order, so equal columns sum in a fixed order */
+    int col, ord; /* ord: arrival order, so equal columns sum in a fixed order */
     double v;
 } ent_t;
 
@@ -251,8 +251,18 @@ double cg_run_seq(const cg_params_t *p, int nparts, cg_result_t *res)
         cg_csr_free(&a);
         return -1;
     }
-    cg_share_t s = {.a = &a, .m = n, .x = x, .z = res->z, .r = r, .q = q, .pm = pv, .p = pv,
-                    .z_all = res->z, .nparts = nparts, .zeta = res->zeta, .rnorm = res->rnorm};
+    cg_share_t s = {.a = &a,
+                    .m = n,
+                    .x = x,
+                    .z = res->z,
+                    .r = r,
+                    .q = q,
+                    .pm = pv,
+                    .p = pv,
+                    .z_all = res->z,
+                    .nparts = nparts,
+                    .zeta = res->zeta,
+                    .rnorm = res->rnorm};
     double t0 = app_now();
     cg_iterate(p, &s);
     double t1 = app_now();
@@ -382,8 +392,8 @@ int cg_verify(const cg_params_t *p, const char *version, int procs, const char *
     if (corrupt)
         got->zeta[p->niter - 1] *= 1.0 + 1e-8;
     double diff = cg_compare(got, &ref, p);
-    app_header("cg", version, procs, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g%s%s", p->n, p->nzr,
-               p->niter, p->cgit, p->shift, *extra ? " " : "", extra);
+    app_header("cg", version, procs, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g%s%s", p->n, p->nzr, p->niter,
+               p->cgit, p->shift, *extra ? " " : "", extra);
     app_time(secs);
     app_result("zeta=%.15e rnorm=%.6e", got->zeta[p->niter - 1], got->rnorm[p->niter - 1]);
     int status = app_verdict(diff <= CG_TOL,

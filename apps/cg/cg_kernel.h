@@ -34,15 +34,15 @@
 
 #include <stdint.h>
 
-#define CG_TOL 1e-10 /* relative tolerance of the parallel-vs-sequential check */
+#define CG_TOL  1e-10 /* relative tolerance of the parallel-vs-sequential check */
 #define CG_SEED 314159u
 
 typedef struct {
-    long     n;     /* matrix order */
-    long     nzr;   /* random partners drawn per row */
-    long     niter; /* outer (power) iterations */
-    long     cgit;  /* CG iterations per solve */
-    double   shift;
+    long n;     /* matrix order */
+    long nzr;   /* random partners drawn per row */
+    long niter; /* outer (power) iterations */
+    long cgit;  /* CG iterations per solve */
+    double shift;
     uint64_t seed;
 } cg_params_t;
 
@@ -52,13 +52,13 @@ cg_params_t cg_params_from_args(int argc, char **argv);
 /* Rows [lo, hi) of A in CSR form; col[] indexes the full vector (a parallel
  * version may renumber it to its own vector layout). */
 typedef struct {
-    long    lo, hi;
-    long   *rowptr; /* hi - lo + 1 entries, from 0 */
-    int    *col;
+    long lo, hi;
+    long *rowptr; /* hi - lo + 1 entries, from 0 */
+    int *col;
     double *val;
 } cg_csr_t;
 
-int  cg_build_rows(const cg_params_t *p, long lo, long hi, cg_csr_t *a);
+int cg_build_rows(const cg_params_t *p, long lo, long hi, cg_csr_t *a);
 void cg_csr_free(cg_csr_t *a);
 
 /* y[0 .. hi-lo) = rows of A times x. */
@@ -75,7 +75,7 @@ typedef struct {
     double *z;            /* n */
 } cg_result_t;
 
-int  cg_result_alloc(cg_result_t *r, const cg_params_t *p);
+int cg_result_alloc(cg_result_t *r, const cg_params_t *p);
 void cg_result_free(cg_result_t *r);
 
 /* The whole algorithm in one process, dot products blocked over nparts.
@@ -103,16 +103,16 @@ int cg_verify(const cg_params_t *p, const char *version, int procs, const char *
  * of every vector; p is also readable whole (A p reads it at any column).
  */
 typedef struct {
-    const cg_csr_t *a;        /* my rows, columns in p's layout */
-    long            m;        /* my row count */
-    double         *x, *z, *r, *q; /* my rows of each */
-    double         *pm;       /* my rows of p, inside p */
-    const double   *p;        /* all of p */
-    const double   *z_all;    /* all of z, if A z can read it there; NULL: z goes through p */
-    int             nparts;   /* > 0: all rows in one process, dot products blocked over
+    const cg_csr_t *a;     /* my rows, columns in p's layout */
+    long m;                /* my row count */
+    double *x, *z, *r, *q; /* my rows of each */
+    double *pm;            /* my rows of p, inside p */
+    const double *p;       /* all of p */
+    const double *z_all;   /* all of z, if A z can read it there; NULL: z goes through p */
+    int nparts;            /* > 0: all rows in one process, dot products blocked over
                                * nparts (the sequential kernel); 0: a share of a parallel run */
-    double         *zeta, *rnorm; /* where the results go (niter each), or NULL */
-    void           *ctx;      /* the version's, passed to the hooks */
+    double *zeta, *rnorm;  /* where the results go (niter each), or NULL */
+    void *ctx;             /* the version's, passed to the hooks */
     /* Adds k partial sums over all shares in share order into tot, the
      * same in every share; NULL: tot = part (one share). */
     void (*reduce)(void *ctx, const double *part, double *tot, int k);

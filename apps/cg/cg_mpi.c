@@ -17,9 +17,9 @@
 
 /* What cg_iterate's hooks need. */
 typedef struct {
-    double    *p, *all;
-    int       *counts, *displs;
-    int        np;
+    double *p, *all;
+    int *counts, *displs;
+    int np;
 } run_t;
 
 /* Sum k values over ranks in rank order (cg_share_t's reduce). */
@@ -73,8 +73,18 @@ int main(int argc, char **argv)
     }
     run_t u = {p, all, counts, displs, np};
     /* z goes through p's buffer for the last A z, gathered whole */
-    cg_share_t sh = {.a = &a, .m = m, .x = x, .z = z, .r = r, .q = q, .pm = p + lo, .p = p,
-                     .zeta = zeta, .rnorm = rnorm, .ctx = &u, .reduce = reduce,
+    cg_share_t sh = {.a = &a,
+                     .m = m,
+                     .x = x,
+                     .z = z,
+                     .r = r,
+                     .q = q,
+                     .pm = p + lo,
+                     .p = p,
+                     .zeta = zeta,
+                     .rnorm = rnorm,
+                     .ctx = &u,
+                     .reduce = reduce,
                      .p_needed = gather_p};
     MPI_Barrier(MPI_COMM_WORLD);
 

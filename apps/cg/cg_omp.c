@@ -14,13 +14,13 @@
 #include "app.h"
 #include "cg_kernel.h"
 
-#define NSLOT CG_NSUM
+#define NSLOT       CG_NSUM
 #define SLOT_STRIDE 8 /* doubles: one 64-byte cache line per thread */
 
 /* A thread's state for cg_iterate's hooks. */
 typedef struct {
     double *slots;
-    int     np, me, phase;
+    int np, me, phase;
 } thr_t;
 
 /* Sum k values over threads in thread order; includes a barrier
@@ -77,9 +77,19 @@ int main(int argc, char **argv)
             exit(1);
         }
         /* A z reads the shared z; the master thread keeps the results. */
-        cg_share_t sh = {.a = a, .m = m, .x = x + lo, .z = z + lo, .r = r + lo, .q = q + lo,
-                         .pm = p + lo, .p = p, .z_all = z, .zeta = me == 0 ? zeta : NULL,
-                         .rnorm = me == 0 ? rnorm : NULL, .ctx = &S, .reduce = reduce,
+        cg_share_t sh = {.a = a,
+                         .m = m,
+                         .x = x + lo,
+                         .z = z + lo,
+                         .r = r + lo,
+                         .q = q + lo,
+                         .pm = p + lo,
+                         .p = p,
+                         .z_all = z,
+                         .zeta = me == 0 ? zeta : NULL,
+                         .rnorm = me == 0 ? rnorm : NULL,
+                         .ctx = &S,
+                         .reduce = reduce,
                          .p_written = p_written};
 #pragma omp barrier
 #pragma omp master

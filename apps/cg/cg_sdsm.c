@@ -36,11 +36,11 @@
 #include "cg_kernel.h"
 
 #define PAGE_DOUBLES (4096 / (long)sizeof(double))
-#define NSLOT CG_NSUM /* values per rank per reduction */
+#define NSLOT        CG_NSUM /* values per rank per reduction */
 
 typedef struct {
     double *base;
-    int     padded, np, me, phase;
+    int padded, np, me, phase;
 } slots_t;
 
 static void slots_init(slots_t *s, int padded, int np, int me)
@@ -56,10 +56,7 @@ static void slots_init(slots_t *s, int padded, int np, int me)
 }
 
 /* Distance between two ranks' slots. */
-static int slot_stride(const slots_t *s)
-{
-    return s->padded ? (int)PAGE_DOUBLES : NSLOT;
-}
+static int slot_stride(const slots_t *s) { return s->padded ? (int)PAGE_DOUBLES : NSLOT; }
 
 static double *slot(const slots_t *s, int rank, int phase)
 {
@@ -171,9 +168,20 @@ int main(int argc, char **argv)
     if (!x || !z || !r || !q || !zeta || !rnorm)
         sdsm_abort(1, "out of memory");
     /* z goes through p's segments for the last A z, and stays there */
-    cg_share_t sh = {.a = &a, .m = m, .x = x, .z = z, .r = r, .q = q, .pm = p + me * seg, .p = p,
-                     .zeta = zeta, .rnorm = rnorm, .ctx = &u, .reduce = reduce_run,
-                     .p_written = p_written, .p_needed = p_needed};
+    cg_share_t sh = {.a = &a,
+                     .m = m,
+                     .x = x,
+                     .z = z,
+                     .r = r,
+                     .q = q,
+                     .pm = p + me * seg,
+                     .p = p,
+                     .zeta = zeta,
+                     .rnorm = rnorm,
+                     .ctx = &u,
+                     .reduce = reduce_run,
+                     .p_written = p_written,
+                     .p_needed = p_needed};
     sdsm_barrier();
 
     double t0 = sdsm_wtime();

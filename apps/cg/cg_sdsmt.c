@@ -46,29 +46,26 @@
 #include "cg_kernel.h"
 
 #define PAGE_DOUBLES (4096 / (long)sizeof(double))
-#define NSLOT CG_NSUM /* values per thread per reduction */
+#define NSLOT        CG_NSUM /* values per thread per reduction */
 
 /* What every thread of a rank shares (set by the main thread). */
 static struct {
     cg_params_t P;
-    int         np, nt, T;  /* ranks, threads in all, threads per rank */
-    long        seg, touch; /* doubles per rank segment of p; --touch */
-    long       *los;        /* rank r's rows: [los[r], los[r+1]) */
-    double     *p, *slots;  /* shared */
-    double     *zeta, *rnorm;
-    double      t0, t1;
+    int np, nt, T;     /* ranks, threads in all, threads per rank */
+    long seg, touch;   /* doubles per rank segment of p; --touch */
+    long *los;         /* rank r's rows: [los[r], los[r+1]) */
+    double *p, *slots; /* shared */
+    double *zeta, *rnorm;
+    double t0, t1;
 } G;
 
 typedef struct {
-    int  id, phase;
-    int  me, lt;  /* rank, thread within it */
-    long rounds;  /* touch rounds so far (--touch 3) */
+    int id, phase;
+    int me, lt;  /* rank, thread within it */
+    long rounds; /* touch rounds so far (--touch 3) */
 } thr_t;
 
-static double *slot(int id, int phase)
-{
-    return G.slots + ((long)phase * G.nt + id) * NSLOT;
-}
+static double *slot(int id, int phase) { return G.slots + ((long)phase * G.nt + id) * NSLOT; }
 
 /* Sum k values over all threads, in id order; includes a barrier (cg_share_t's
  * reduce). */
@@ -168,10 +165,20 @@ static void *cg_thread(void *arg)
         sdsm_abort(1, "out of memory");
     /* My rows of p; z goes through them for the last A z.  The first thread
      * keeps the results. */
-    cg_share_t sh = {.a = &a, .m = m, .x = x, .z = z, .r = r, .q = q,
-                     .pm = G.p + me * G.seg + (lo - G.los[me]), .p = G.p,
-                     .zeta = id == 0 ? G.zeta : NULL, .rnorm = id == 0 ? G.rnorm : NULL,
-                     .ctx = &S, .reduce = reduce, .p_written = p_written, .p_needed = p_needed};
+    cg_share_t sh = {.a = &a,
+                     .m = m,
+                     .x = x,
+                     .z = z,
+                     .r = r,
+                     .q = q,
+                     .pm = G.p + me * G.seg + (lo - G.los[me]),
+                     .p = G.p,
+                     .zeta = id == 0 ? G.zeta : NULL,
+                     .rnorm = id == 0 ? G.rnorm : NULL,
+                     .ctx = &S,
+                     .reduce = reduce,
+                     .p_written = p_written,
+                     .p_needed = p_needed};
     sdsm_barrier();
 
     if (S.id == 0)
@@ -229,8 +236,7 @@ int main(int argc, char **argv)
         if (!got.z)
             sdsm_abort(1, "out of memory");
         for (int rk = 0; rk < np; rk++) /* z, from every rank's segment of p */
-            memcpy(got.z + G.los[rk], G.p + rk * G.seg,
-                   (size_t)(G.los[rk + 1] - G.los[rk]) * sizeof(double));
+            memcpy(got.z + G.los[rk], G.p + rk * G.seg, (size_t)(G.los[rk + 1] - G.los[rk]) * sizeof(double));
         char extra[64];
         snprintf(extra, sizeof extra, "threads=%d touch=%ld", G.T, G.touch);
         status = cg_verify(&G.P, "sdsmt", np, extra, G.nt, &got, corrupt, G.t1 - G.t0);

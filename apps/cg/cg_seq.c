@@ -22,8 +22,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cg: out of memory\n");
         return 1;
     }
-    app_header("cg", "seq", 1, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g", p.n, p.nzr, p.niter,
-               p.cgit, p.shift);
+    app_header("cg", "seq", 1, "n=%ld nzr=%ld niter=%ld cgit=%ld shift=%g", p.n, p.nzr, p.niter, p.cgit,
+               p.shift);
     app_time(secs);
     app_result("zeta=%.15e rnorm=%.6e", res.zeta[p.niter - 1], res.rnorm[p.niter - 1]);
     cg_result_free(&res);

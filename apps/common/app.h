@@ -26,13 +26,13 @@
 
 /* Look up an option; returns the default when absent.  Exits with a usage
  * message on a malformed value. */
-long        app_opt_long(int argc, char **argv, const char *key, long def);
-double      app_opt_double(int argc, char **argv, const char *key, double def);
+long app_opt_long(int argc, char **argv, const char *key, long def);
+double app_opt_double(int argc, char **argv, const char *key, double def);
 const char *app_opt_str(int argc, char **argv, const char *key, const char *def);
 /* The --size preset: 0 small (default), 1 medium, 2 paper. */
-int         app_size(int argc, char **argv);
+int app_size(int argc, char **argv);
 /* Pick by preset: app_pick(argc, argv, "n", small, medium, paper). */
-long        app_pick(int argc, char **argv, const char *key, long small, long medium, long paper);
+long app_pick(int argc, char **argv, const char *key, long small, long medium, long paper);
 
 double app_now(void); /* seconds, monotonic */
 
@@ -41,10 +41,12 @@ void app_header(const char *name, const char *version, int procs, const char *fm
 void app_time(double seconds);
 void app_result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints PASSED/FAILED with the text; returns the exit status to use. */
-int  app_verdict(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int app_verdict(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Deterministic random numbers, identical in every version and process. */
-typedef struct { uint64_t s; } app_rng_t;
+typedef struct {
+    uint64_t s;
+} app_rng_t;
 static inline void app_rng_seed(app_rng_t *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ull + 1; }
 static inline uint64_t app_rng_next(app_rng_t *r)
 {

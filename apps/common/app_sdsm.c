@@ -25,10 +25,7 @@ void *app_sdsm_rows(long nrows, size_t rowbytes)
     return row;
 }
 
-int app_sdsm_threads(void)
-{
-    return sdsm_thread_count() / sdsm_nprocs();
-}
+int app_sdsm_threads(void) { return sdsm_thread_count() / sdsm_nprocs(); }
 
 void app_sdsm_run_threads(void *(*fn)(void *), void *arg)
 {
@@ -39,14 +36,12 @@ void app_sdsm_run_threads(void *(*fn)(void *), void *arg)
     for (int k = 0; k < nt; k++) {
         int rc = sdsm_thread_create(&t[k], 0, fn, arg);
         if (rc)
-            sdsm_abort(1, "sdsm_thread_create (thread %d of rank %d): %s", k, sdsm_rank(),
-                       sdsm_strerror(rc));
+            sdsm_abort(1, "sdsm_thread_create (thread %d of rank %d): %s", k, sdsm_rank(), sdsm_strerror(rc));
     }
     for (int k = 0; k < nt; k++) {
         int rc = sdsm_thread_join(t[k], NULL);
         if (rc)
-            sdsm_abort(1, "sdsm_thread_join (thread %d of rank %d): %s", k, sdsm_rank(),
-                       sdsm_strerror(rc));
+            sdsm_abort(1, "sdsm_thread_join (thread %d of rank %d): %s", k, sdsm_rank(), sdsm_strerror(rc));
     }
     free(t);
 }

@@ -23,7 +23,7 @@ void *app_sdsm_rows(long nrows, size_t rowbytes);
  * tile exactly rank r's block app_block(n, P, r), so app_sdsm_rows homes
  * every thread's rows at its rank.
  */
-int  app_sdsm_threads(void); /* compute threads per rank */
+int app_sdsm_threads(void); /* compute threads per rank */
 /* Start the rank's compute threads, each running fn(arg), and join them
  * all (from the main thread, after the allocations); aborts on an error. */
 void app_sdsm_run_threads(void *(*fn)(void *), void *arg);

@@ -55,7 +55,7 @@ void ep_blocks(const ep_param_t *p, long b0, long b1, ep_result_t *acc)
         app_rng_t r = base;
         r.s += (uint64_t)b * (uint64_t)(2 * pairs) * EP_GOLDEN; /* jump ahead */
         double sx = 0, sy = 0;
-        long   q[EP_NQ] = {0};
+        long q[EP_NQ] = {0};
         for (long k = 0; k < pairs; k++) {
             double x = 2.0 * app_rng_double(&r) - 1.0;
             double y = 2.0 * app_rng_double(&r) - 1.0;
@@ -116,6 +116,6 @@ void ep_print_result(const ep_result_t *r)
         total += r->q[l];
         o += (size_t)snprintf(qs + o, sizeof qs - o, "%s%ld", l ? "," : "", r->q[l]);
     }
-    app_result("sx=%.15e sy=%.15e pairs=%ld q=%s", ep_fix_to_double(r->sx),
-               ep_fix_to_double(r->sy), total, qs);
+    app_result("sx=%.15e sy=%.15e pairs=%ld q=%s", ep_fix_to_double(r->sx), ep_fix_to_double(r->sy), total,
+               qs);
 }

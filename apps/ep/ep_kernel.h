@@ -20,8 +20,8 @@ __extension__ typedef __int128 ep_fix_t;
 
 /* The result: 112 bytes, the whole shared data of the sdsm version. */
 typedef struct ep_result {
-    ep_fix_t sx, sy;  /* sums of the accepted X and Y deviates, fixed point */
-    long     q[EP_NQ]; /* pairs per annulus */
+    ep_fix_t sx, sy; /* sums of the accepted X and Y deviates, fixed point */
+    long q[EP_NQ];   /* pairs per annulus */
 } ep_result_t;
 
 /* A fixed-point sum as a double. */
@@ -29,7 +29,7 @@ double ep_fix_to_double(ep_fix_t v);
 
 /* The problem: 2^m pairs in 2^(m-mk) blocks of 2^mk pairs. */
 typedef struct ep_param {
-    int      m, mk;
+    int m, mk;
     uint64_t seed;
 } ep_param_t;
 

@@ -131,8 +131,7 @@ void fft_copy_row(cplx *dst, const cplx *src, size_t n)
         dst[c] = src[c];
 }
 
-void fft_rows_from(const fft_plan *pl, cplx *d, size_t stride, size_t count,
-                   const cplx *const *src, int dir)
+void fft_rows_from(const fft_plan *pl, cplx *d, size_t stride, size_t count, const cplx *const *src, int dir)
 {
     for (int i = 0; i < pl->n; i++)
         fft_copy_row(d + (size_t)i * stride, src[pl->rev[i]], count);
@@ -210,8 +209,8 @@ void fft_evolve_tables(const fft_prob *p, int t, double *exx, double *exy, doubl
     table(exz, p->nz, c);
 }
 
-void fft_evolve_row(const fft_prob *p, const double *exx, const double *exy, const double *exz,
-                    int y, int z, const cplx *in, cplx *out)
+void fft_evolve_row(const fft_prob *p, const double *exx, const double *exy, const double *exz, int y, int z,
+                    const cplx *in, cplx *out)
 {
     double f = exz[z] * exy[y] * (1.0 / ((double)p->nx * (double)p->ny * (double)p->nz));
     for (int x = 0; x < p->nx; x++) {

@@ -23,14 +23,14 @@ typedef struct {
 
 /* A 1-D transform of length n: twiddles and bit reversal. */
 typedef struct {
-    int     n, logn;
-    cplx   *w;   /* w[k] = exp(-2 pi i k / n), k < n/2 */
-    int    *rev; /* bit reversal permutation */
+    int n, logn;
+    cplx *w;  /* w[k] = exp(-2 pi i k / n), k < n/2 */
+    int *rev; /* bit reversal permutation */
 } fft_plan;
 
 typedef struct {
-    int      nx, ny, nz, iters;
-    double   alpha;
+    int nx, ny, nz, iters;
+    double alpha;
     uint64_t seed;
     fft_plan px, py, pz;
 } fft_prob;
@@ -39,7 +39,7 @@ typedef struct {
 
 /* Sizes: small / medium / paper presets; the paper size is seed 002's
  * "128 x 128 x 128, 6 iterations" (table 3). */
-int  fft_prob_init(fft_prob *p, int nx, int ny, int nz, int iters); /* 0 or -1 (not powers of 2) */
+int fft_prob_init(fft_prob *p, int nx, int ny, int nz, int iters); /* 0 or -1 (not powers of 2) */
 void fft_prob_free(fft_prob *p);
 
 /*
@@ -56,8 +56,8 @@ void fft_lines(const fft_plan *pl, cplx *data, size_t stride, size_t count, size
  * transpose that feeds a transform costs no copy of its own, and the
  * arithmetic is the same as copying first (bit-identical results).
  */
-void fft_rows_from(const fft_plan *pl, cplx *data, size_t stride, size_t count,
-                   const cplx *const *src, int dir);
+void fft_rows_from(const fft_plan *pl, cplx *data, size_t stride, size_t count, const cplx *const *src,
+                   int dir);
 /*
  * Copy n elements (a row of a transpose) with a plain loop.  In fft_sdsm
  * (P=1, medium) the rows' memcpy calls took 2.8 s (perf) and the run
@@ -75,8 +75,8 @@ void fft_init_plane(const fft_prob *p, int z, cplx *base, size_t ystride);
  * with i' the signed frequency of index i.  Each table has n_d entries. */
 void fft_evolve_tables(const fft_prob *p, int t, double *exx, double *exy, double *exz);
 /* out[x] = in[x] * (ex_z[z] * ex_y[y] / N) * ex_x[x] for one x row. */
-void fft_evolve_row(const fft_prob *p, const double *exx, const double *exy, const double *exz,
-                    int y, int z, const cplx *in, cplx *out);
+void fft_evolve_row(const fft_prob *p, const double *exx, const double *exy, const double *exz, int y, int z,
+                    const cplx *in, cplx *out);
 
 /* Sample j (1..FFT_NCHECK) of the checksum is element (x, y, z) below. */
 static inline void fft_check_point(const fft_prob *p, int j, int *x, int *y, int *z)

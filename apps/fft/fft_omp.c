@@ -82,9 +82,10 @@ int main(int argc, char **argv)
     fft_seq_run(&p, rsums, ref);
     double d = app_max_rel_diff((const double *)v, (const double *)ref, 2 * total);
     double ds = app_max_rel_diff((const double *)sums, (const double *)rsums, 2 * (size_t)iters);
-    int status = app_verdict(d <= TOL && ds <= TOL,
-                             "result array and %d checksums vs sequential: max rel diff %.3g and %.3g (tolerance %.0e)",
-                             iters, d, ds, TOL);
+    int status = app_verdict(
+        d <= TOL && ds <= TOL,
+        "result array and %d checksums vs sequential: max rel diff %.3g and %.3g (tolerance %.0e)", iters, d,
+        ds, TOL);
     free(u);
     free(v);
     free(sums);

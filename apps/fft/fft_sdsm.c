@@ -57,7 +57,8 @@ int main(int argc, char **argv)
     if (fft_prob_init(&p, nx, ny, nz, iters))
         sdsm_abort(2, "fft: nx, ny, nz must be powers of two and iters >= 1");
     if (np < 1 || np > nz || np > ny) /* np >= 1: for gcc's allocation-size check too */
-        sdsm_abort(2, "fft: needs at least one z plane and one y row per rank (nz=%d ny=%d, %d ranks)", nz, ny, np);
+        sdsm_abort(2, "fft: needs at least one z plane and one y row per rank (nz=%d ny=%d, %d ranks)", nz,
+                   ny, np);
 
     size_t X = (size_t)nx;
     long *zlo = malloc(sizeof(long) * 2 * (size_t)(np + 1)), *ylo = zlo + np + 1;
@@ -157,7 +158,8 @@ int main(int argc, char **argv)
                 int x, y, z;
                 fft_check_point(&p, j, &x, &y, &z);
                 if (z == z0 + zl)
-                    samples[(size_t)(t - 1) * FFT_NCHECK + (size_t)(j - 1)] = plane[(size_t)y * X + (size_t)x];
+                    samples[(size_t)(t - 1) * FFT_NCHECK + (size_t)(j - 1)] =
+                        plane[(size_t)y * X + (size_t)x];
             }
         }
         sdsm_barrier(); /* B1 is read by the others until here */
@@ -167,8 +169,8 @@ int main(int argc, char **argv)
     /* Verification (untimed): gather the distributed result through A. */
     for (long zl = 0; zl < nzl; zl++) /* R is [z][y][x], A is [y][z][x] */
         for (long y = 0; y < ny; y++)
-            memcpy(a + ((size_t)y * (size_t)nzl + (size_t)zl) * X, res + ((size_t)zl * (size_t)ny + (size_t)y) * X,
-                   sizeof(cplx) * X);
+            memcpy(a + ((size_t)y * (size_t)nzl + (size_t)zl) * X,
+                   res + ((size_t)zl * (size_t)ny + (size_t)y) * X, sizeof(cplx) * X);
     sdsm_barrier();
 
     int status = 0;
@@ -215,9 +217,10 @@ int main(int argc, char **argv)
         fft_seq_run(&p, rsums, ref);
         double d = app_max_rel_diff((const double *)par, (const double *)ref, 2 * total);
         double ds = app_max_rel_diff((const double *)sums, (const double *)rsums, 2 * (size_t)iters);
-        status = app_verdict(d <= TOL && ds <= TOL,
-                             "result array and %d checksums vs sequential: max rel diff %.3g and %.3g (tolerance %.0e)",
-                             iters, d, ds, TOL);
+        status = app_verdict(
+            d <= TOL && ds <= TOL,
+            "result array and %d checksums vs sequential: max rel diff %.3g and %.3g (tolerance %.0e)", iters,
+            d, ds, TOL);
         free(par);
         free(ref);
         free(rsums);

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "fft: out of memory\n");
         return 1;
     }
-    fft_seq_init(&p, u);             /* not timed: the input data */
+    fft_seq_init(&p, u);                /* not timed: the input data */
     memset(v, 0, sizeof(cplx) * total); /* not timed: first touch */
     app_header("fft", "seq", 1, "%dx%dx%d iters=%d", nx, ny, nz, iters);
     double t0 = app_now();

@@ -42,8 +42,8 @@ uint64_t laplace_row_digest(const double *row, long n, double *sum)
     return app_hash_doubles(APP_HASH_INIT, row, n, sum);
 }
 
-int laplace_check_digests(double *const *a, laplace_digest_t *const *dg, long n, long iters,
-                          double *sum, double *resid, char *why, size_t len)
+int laplace_check_digests(double *const *a, laplace_digest_t *const *dg, long n, long iters, double *sum,
+                          double *resid, char *why, size_t len)
 {
     double rresid, *ref = laplace_run(n, iters, &rresid, NULL), maxdiff = 0;
     long badrows = 0, badvals = 0;
@@ -62,7 +62,8 @@ int laplace_check_digests(double *const *a, laplace_digest_t *const *dg, long n,
     }
     free(ref);
     double rdiff = fabs(*resid - rresid) / fmax(fabs(rresid), 1.0);
-    snprintf(why, len, "grid vs sequential kernel: max rel diff %.3g (tolerance %g), %ld values "
+    snprintf(why, len,
+             "grid vs sequential kernel: max rel diff %.3g (tolerance %g), %ld values "
              "in %ld rows not bit-identical; resid rel diff %.3g",
              maxdiff, LAPLACE_TOL, badvals, badrows, rdiff);
     return maxdiff <= LAPLACE_TOL && rdiff <= LAPLACE_TOL;

@@ -49,8 +49,8 @@ uint64_t laplace_row_digest(const double *row, long n, double *sum);
  * sdsmt): the row's digest and its change in the last iteration. */
 typedef struct {
     uint64_t hash;
-    double   sum;
-    double   change; /* max |u_new - u_old| over the row in the last iteration */
+    double sum;
+    double change; /* max |u_new - u_old| over the row in the last iteration */
 } laplace_digest_t;
 
 /* Check a parallel result against the sequential kernel by the rows'
@@ -58,8 +58,8 @@ typedef struct {
  * check does not move the whole grid).  Sets the grid's *sum and *resid as
  * the digests give them and the verdict's text in why[len]; returns 1 if
  * the result is right. */
-int laplace_check_digests(double *const *a, laplace_digest_t *const *dg, long n, long iters,
-                          double *sum, double *resid, char *why, size_t len);
+int laplace_check_digests(double *const *a, laplace_digest_t *const *dg, long n, long iters, double *sum,
+                          double *resid, char *why, size_t len);
 
 /* The whole algorithm, sequentially.  Returns the final grid (n*n,
  * malloc'ed, row-major), sets *resid and (if not NULL) *seconds to the time

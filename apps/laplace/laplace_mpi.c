@@ -94,8 +94,7 @@ int main(int argc, char **argv)
             displs[r] = (int)(l * n);
         }
     }
-    MPI_Gatherv(a[lo], (int)(rows * n), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
-                MPI_COMM_WORLD);
+    MPI_Gatherv(a[lo], (int)(rows * n), MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int status = 0;
     if (me == 0) {
         double rresid, *ref = laplace_run(n, iters, &rresid, NULL);

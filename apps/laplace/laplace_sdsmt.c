@@ -27,11 +27,11 @@ typedef laplace_digest_t digest_t;
 
 /* What the threads of a rank share (set by the main thread). */
 static struct {
-    long       n, iters, corrupt;
-    double   **a, **b; /* row pointers to the two arrays */
+    long n, iters, corrupt;
+    double **a, **b; /* row pointers to the two arrays */
     digest_t **dg;
-    double   **result; /* the array holding the last iterate */
-    double     t0, t1;
+    double **result; /* the array holding the last iterate */
+    double t0, t1;
 } G;
 
 static void *laplace_thread(void *arg)
@@ -97,8 +97,7 @@ int main(int argc, char **argv)
         char why[256];
         double sum, resid;
         int ok = laplace_check_digests(a, dg, n, iters, &sum, &resid, why, sizeof why);
-        app_header("laplace", "sdsmt", np, "n=%ld iters=%ld threads=%d", n, iters,
-                   app_sdsm_threads());
+        app_header("laplace", "sdsmt", np, "n=%ld iters=%ld threads=%d", n, iters, app_sdsm_threads());
         app_time(G.t1 - G.t0);
         app_result("checksum=%.12e resid=%.12e", sum, resid);
         status = app_verdict(ok, "%s", why);

@@ -75,8 +75,10 @@ int main(int argc, char **argv)
         app_header("laplace", "sms", np, "n=%ld iters=%ld", n, iters);
         app_time(t1 - t0);
         app_result("checksum=%.12e", sum);
-        status = app_verdict(bad == 0, "grid vs sequential kernel through sms.h: %ld values differ "
-                             "(max rel diff %.3g)", bad, maxdiff);
+        status = app_verdict(bad == 0,
+                             "grid vs sequential kernel through sms.h: %ld values differ "
+                             "(max rel diff %.3g)",
+                             bad, maxdiff);
         free(ref);
     }
     free(a);

@@ -89,8 +89,8 @@ void lu_solve_col(const double *diag, double *blk, long b)
 }
 
 /* C rows i0, i0+1, columns j0 .. j0+7: the register tile. */
-static inline void tile2x8(double *restrict c, const double *restrict l, const double *restrict u,
-                           long b, long i0, long j0)
+static inline void tile2x8(double *restrict c, const double *restrict l, const double *restrict u, long b,
+                           long i0, long j0)
 {
     double a0[8], a1[8];
     double *c0 = c + i0 * b + j0, *c1 = c0 + b;

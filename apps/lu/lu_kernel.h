@@ -30,13 +30,13 @@
 
 #include <stdint.h>
 
-#define LU_TOL 1e-12     /* relative tolerance of the parallel-vs-sequential check */
-#define LU_SEED 20020u   /* default matrix seed */
+#define LU_TOL  1e-12  /* relative tolerance of the parallel-vs-sequential check */
+#define LU_SEED 20020u /* default matrix seed */
 
 typedef struct {
-    long     n;  /* matrix order */
-    long     b;  /* block order */
-    long     nb; /* blocks per dimension, n / b */
+    long n;  /* matrix order */
+    long b;  /* block order */
+    long nb; /* blocks per dimension, n / b */
     uint64_t seed;
 } lu_dims_t;
 
@@ -48,17 +48,17 @@ void lu_init_block(double *blk, const lu_dims_t *d, long I, long J);
 
 /* The four block operations (b x b blocks). */
 void lu_factor_diag(double *a, long b);
-void lu_solve_row(const double *diag, double *blk, long b); /* blk <- L^-1 blk */
-void lu_solve_col(const double *diag, double *blk, long b); /* blk <- blk U^-1 */
+void lu_solve_row(const double *diag, double *blk, long b);          /* blk <- L^-1 blk */
+void lu_solve_col(const double *diag, double *blk, long b);          /* blk <- blk U^-1 */
 void lu_update(double *c, const double *l, const double *u, long b); /* c -= l u */
 
 /* A private matrix in contiguous blocks: one allocation plus the table. */
 typedef struct {
-    double  *data;
+    double *data;
     double **blk; /* blk[I * nb + J] */
 } lu_matrix_t;
 
-int  lu_matrix_alloc(lu_matrix_t *m, const lu_dims_t *d);
+int lu_matrix_alloc(lu_matrix_t *m, const lu_dims_t *d);
 void lu_matrix_free(lu_matrix_t *m);
 void lu_matrix_init(lu_matrix_t *m, const lu_dims_t *d);
 

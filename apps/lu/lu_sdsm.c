@@ -44,7 +44,7 @@
 
 typedef struct {
     uint64_t hash;
-    double   sum;
+    double sum;
 } digest_t;
 
 typedef struct {
@@ -60,10 +60,7 @@ static grid_t make_grid(int np)
     return g;
 }
 
-static int owner(const grid_t *g, long I, long J)
-{
-    return (int)(I % g->pr) * g->pc + (int)(J % g->pc);
-}
+static int owner(const grid_t *g, long I, long J) { return (int)(I % g->pr) * g->pc + (int)(J % g->pc); }
 
 static uint64_t block_hash(const double *blk, long b)
 {
@@ -187,7 +184,7 @@ int main(int argc, char **argv)
         sdsm_barrier();
         long i0 = k + 1 + ((myr - (k + 1)) % g.pr + g.pr) % g.pr; /* my first row > k */
         long j0 = k + 1 + ((myc - (k + 1)) % g.pc + g.pc) % g.pc; /* my first column > k */
-        if (k % g.pr == myr) /* my blocks of row k */
+        if (k % g.pr == myr)                                      /* my blocks of row k */
             for (long j = j0; j < nb; j += g.pc) {
                 lu_solve_row(dk, work[k * nb + j], b);
                 publish(blk, work, k * nb + j, bbytes);
@@ -249,8 +246,7 @@ int main(int argc, char **argv)
             resid = lu_residual(ref.blk, &d);
             resid_ok = resid <= LU_TOL;
         }
-        app_header("lu", "sdsm", np, "n=%ld b=%ld grid=%dx%d private=%ld", d.n, d.b, g.pr, g.pc,
-                   priv);
+        app_header("lu", "sdsm", np, "n=%ld b=%ld grid=%dx%d private=%ld", d.n, d.b, g.pr, g.pc, priv);
         app_time(t1 - t0);
         app_result("checksum=%.12e", sum);
         status = app_verdict(maxdiff <= LU_TOL && sdiff <= LU_TOL && resid_ok,

@@ -24,9 +24,8 @@ int main(int argc, char **argv)
     mb_params(argc, argv, &p);
     int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
     if (me == 0)
-        app_header("mandelbrot-dynamic", "mpi", np,
-                   "%ldx%ld maxit=%ld re=%g..%g im=%g..%g blocks=%ld", p.w, p.h, p.maxit, p.x0,
-                   p.x1, p.y0, p.y1, p.blocks);
+        app_header("mandelbrot-dynamic", "mpi", np, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g blocks=%ld", p.w,
+                   p.h, p.maxit, p.x0, p.x1, p.y0, p.y1, p.blocks);
     size_t npix = (size_t)(p.w * p.h);
     long maxrows = (p.h + p.blocks - 1) / p.blocks;
     if (maxrows * p.w > 0x7fffffffL)
@@ -34,8 +33,8 @@ int main(int argc, char **argv)
 
     long *counter;
     MPI_Win win;
-    MPI_Win_allocate(me == 0 ? (MPI_Aint)sizeof(long) : 0, sizeof(long), MPI_INFO_NULL,
-                     MPI_COMM_WORLD, &counter, &win);
+    MPI_Win_allocate(me == 0 ? (MPI_Aint)sizeof(long) : 0, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &counter, &win);
     if (me == 0)
         *counter = 0;
     int *img = me == 0 ? malloc(npix * sizeof *img) : NULL;

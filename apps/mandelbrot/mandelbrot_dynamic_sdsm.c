@@ -38,8 +38,8 @@ int main(int argc, char **argv)
         sdsm_abort(2, "mandelbrot: --home must be first-touch, block, cyclic or a rank < %d", np);
     if (me == 0)
         app_header("mandelbrot-dynamic", "sdsm", np,
-                   "%ldx%ld maxit=%ld re=%g..%g im=%g..%g blocks=%ld home=%s", p.w, p.h, p.maxit,
-                   p.x0, p.x1, p.y0, p.y1, p.blocks, hs);
+                   "%ldx%ld maxit=%ld re=%g..%g im=%g..%g blocks=%ld home=%s", p.w, p.h, p.maxit, p.x0, p.x1,
+                   p.y0, p.y1, p.blocks, hs);
 
     int *img = sdsm_calloc((size_t)(p.w * p.h), sizeof(int), home);
     long *counter = sdsm_calloc(1, sizeof(long), 0);

@@ -89,8 +89,7 @@ void mb_print_result(const mb_param_t *p, const int *img)
     app_result("iterations=%lld at_limit=%lld hash=%016llx", total, at_limit, hash);
 }
 
-int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg,
-               unsigned long msglen)
+int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg, unsigned long msglen)
 {
     long bad = 0, first = -1;
     for (long k = 0; k < p->w * p->h; k++)
@@ -100,8 +99,8 @@ int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg,
                 first = k;
         }
     if (bad)
-        snprintf(msg, msglen, "%ld of %ld pixels differ (first at row %ld col %ld: %d, expected %d)",
-                 bad, p->w * p->h, first / p->w, first % p->w, img[first], ref[first]);
+        snprintf(msg, msglen, "%ld of %ld pixels differ (first at row %ld col %ld: %d, expected %d)", bad,
+                 p->w * p->h, first / p->w, first % p->w, img[first], ref[first]);
     else
         snprintf(msg, msglen, "%ld x %ld iteration counts identical (exact)", p->w, p->h);
     return bad == 0;

@@ -6,9 +6,9 @@
 #define MANDELBROT_KERNEL_H
 
 typedef struct mb_param {
-    long   w, h;      /* pixels: columns (real axis), rows (imaginary axis) */
-    long   maxit;     /* iteration limit */
-    long   blocks;    /* work units of the dynamic version: blocks of rows */
+    long w, h;   /* pixels: columns (real axis), rows (imaginary axis) */
+    long maxit;  /* iteration limit */
+    long blocks; /* work units of the dynamic version: blocks of rows */
     double x0, x1, y0, y1;
 } mb_param_t;
 
@@ -26,8 +26,7 @@ void mb_block_rows(const mb_param_t *p, long b, long *r0, long *r1);
 void mb_print_result(const mb_param_t *p, const int *img);
 
 /* Compare exactly; a one-line description in msg.  Returns 1 if equal. */
-int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg,
-               unsigned long msglen);
+int mb_compare(const mb_param_t *p, const int *img, const int *ref, char *msg, unsigned long msglen);
 
 /* The self-check of a parallel version: print the result line, run the
  * sequential kernel (inject != 0: with one pixel deliberately wrong), compare

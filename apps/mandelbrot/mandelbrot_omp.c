@@ -15,8 +15,8 @@ int main(int argc, char **argv)
     mb_params(argc, argv, &p);
     int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
     int nt = omp_get_max_threads();
-    app_header(MB_APP, "omp", nt, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w, p.h, p.maxit, p.x0,
-               p.x1, p.y0, p.y1);
+    app_header(MB_APP, "omp", nt, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w, p.h, p.maxit, p.x0, p.x1,
+               p.y0, p.y1);
     size_t npix = (size_t)(p.w * p.h);
     int *img = malloc(npix * sizeof *img);
     if (!img) {

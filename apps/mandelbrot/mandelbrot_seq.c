@@ -10,8 +10,8 @@ int main(int argc, char **argv)
 {
     mb_param_t p;
     mb_params(argc, argv, &p);
-    app_header(MB_APP, "seq", 1, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w, p.h, p.maxit,
-               p.x0, p.x1, p.y0, p.y1);
+    app_header(MB_APP, "seq", 1, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w, p.h, p.maxit, p.x0, p.x1, p.y0,
+               p.y1);
     int *img = malloc((size_t)(p.w * p.h) * sizeof *img);
     if (!img) {
         fprintf(stderr, "mandelbrot: out of memory\n");

@@ -17,8 +17,8 @@ int main(int argc, char **argv)
     mb_params(argc, argv, &p);
     int inject = (int)app_opt_long(argc, argv, "inject-error", 0);
     if (me == 0)
-        app_header("mandelbrot-static", "mpi", np, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w,
-                   p.h, p.maxit, p.x0, p.x1, p.y0, p.y1);
+        app_header("mandelbrot-static", "mpi", np, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w, p.h, p.maxit,
+                   p.x0, p.x1, p.y0, p.y1);
     if (p.w * p.h > 0x7fffffffL)
         MPI_Abort(MPI_COMM_WORLD, 2);
     int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
@@ -37,8 +37,7 @@ int main(int argc, char **argv)
     double t0 = app_now();
     long lo = dsp[me] / p.w, hi = lo + cnt[me] / p.w;
     mb_rows(&p, lo, hi, img); /* rank 0's rows start at 0: in place */
-    MPI_Gatherv(me == 0 ? MPI_IN_PLACE : img, cnt[me], MPI_INT, img, cnt, dsp, MPI_INT, 0,
-                MPI_COMM_WORLD);
+    MPI_Gatherv(me == 0 ? MPI_IN_PLACE : img, cnt[me], MPI_INT, img, cnt, dsp, MPI_INT, 0, MPI_COMM_WORLD);
     double t1 = app_now();
 
     int status = 0;

@@ -39,8 +39,8 @@ int main(int argc, char **argv)
     mb_params(argc, argv, &p);
     app_sdsm_check_t opt = app_sdsm_check_opts(argc, argv);
     if (me == 0)
-        app_header("mandelbrot-static", "sdsm", np, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w,
-                   p.h, p.maxit, p.x0, p.x1, p.y0, p.y1);
+        app_header("mandelbrot-static", "sdsm", np, "%ldx%ld maxit=%ld re=%g..%g im=%g..%g", p.w, p.h,
+                   p.maxit, p.x0, p.x1, p.y0, p.y1);
 
     int *img = sdsm_calloc((size_t)(p.w * p.h), sizeof(int), SDSM_HOME_BLOCK);
     long lo, hi;

@@ -100,8 +100,8 @@ void mm_digest_rows(double *const *c, mm_digest_t *const *dg, long n, long lo, l
         dg[i]->hash = mm_row_digest(c[i], n, &dg[i]->sum);
 }
 
-int mm_verify(double *const *c, mm_digest_t *const *dg, long n, const char *version, int procs,
-              int threads, double secs)
+int mm_verify(double *const *c, mm_digest_t *const *dg, long n, const char *version, int procs, int threads,
+              double secs)
 {
     double *ref = mm_run(n, NULL);
     double sum = 0, maxdiff = 0;

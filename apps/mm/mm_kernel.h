@@ -41,7 +41,7 @@ uint64_t mm_row_digest(const double *row, long n, double *sum);
  * its owner into a shared table. */
 typedef struct {
     uint64_t hash;
-    double   sum;
+    double sum;
 } mm_digest_t;
 
 /* Rows [lo, hi) of C digested into dg; corrupt (the check's own test)
@@ -52,8 +52,8 @@ void mm_digest_rows(double *const *c, mm_digest_t *const *dg, long n, long lo, l
  * against dg (rows of c read only where they differ), and the report
  * (header "n=<n>", then " threads=<threads>" if threads > 0).  Returns the
  * exit status. */
-int mm_verify(double *const *c, mm_digest_t *const *dg, long n, const char *version, int procs,
-              int threads, double secs);
+int mm_verify(double *const *c, mm_digest_t *const *dg, long n, const char *version, int procs, int threads,
+              double secs);
 
 /* The whole algorithm, sequentially: returns C (n*n, malloc'ed, row-major);
  * *seconds (if not NULL) gets the time of the product alone. */

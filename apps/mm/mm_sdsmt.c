@@ -22,10 +22,10 @@
 
 /* What the threads of a rank share (set by the main thread). */
 static struct {
-    long       n, corrupt;
-    double   **a, **b, **c;
+    long n, corrupt;
+    double **a, **b, **c;
     mm_digest_t **dg;
-    double     t0, t1;
+    double t0, t1;
 } G;
 
 static void *mm_thread(void *arg)

@@ -52,8 +52,7 @@ void nb_init(const nb_param_t *p, nb_body_t *pos, nb_vel_t *vel)
     }
 }
 
-void nb_step(const nb_param_t *p, const nb_body_t *cur, long lo, long hi, nb_body_t *next,
-             nb_vel_t *vel)
+void nb_step(const nb_param_t *p, const nb_body_t *cur, long lo, long hi, nb_body_t *next, nb_vel_t *vel)
 {
     const long n = p->n;
     const double dt = p->dt, eps2 = p->eps2;
@@ -106,8 +105,8 @@ void nb_print_result(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *
     app_result("centre=(%.15f,%.15f,%.15f) kinetic=%.15e", cx, cy, cz, ke);
 }
 
-int nb_compare(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *vel,
-               const nb_body_t *rpos, const nb_vel_t *rvel, char *msg, unsigned long msglen)
+int nb_compare(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *vel, const nb_body_t *rpos,
+               const nb_vel_t *rvel, char *msg, unsigned long msglen)
 {
     long bad = 0, first = -1;
     double maxd = 0;
@@ -128,7 +127,6 @@ int nb_compare(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *vel,
                  "tolerance 0, bit-exact)",
                  bad, p->n, first, maxd);
     else
-        snprintf(msg, msglen, "%ld bodies after %ld steps bit-exact (tolerance 0)", p->n,
-                 p->steps);
+        snprintf(msg, msglen, "%ld bodies after %ld steps bit-exact (tolerance 0)", p->n, p->steps);
     return bad == 0;
 }

@@ -15,7 +15,7 @@ typedef struct nb_vel {
 } nb_vel_t;
 
 typedef struct nb_param {
-    long   n, steps;
+    long n, steps;
     double dt, eps2;
     unsigned long seed;
 } nb_param_t;
@@ -33,8 +33,7 @@ void nb_init(const nb_param_t *p, nb_body_t *pos, nb_vel_t *vel);
  * Body i's acceleration is summed over j = 0 .. n-1 in that order, so the
  * result for a body does not depend on how the bodies are split.
  */
-void nb_step(const nb_param_t *p, const nb_body_t *cur, long lo, long hi, nb_body_t *next,
-             nb_vel_t *vel);
+void nb_step(const nb_param_t *p, const nb_body_t *cur, long lo, long hi, nb_body_t *next, nb_vel_t *vel);
 
 /* The whole run sequentially: pos and vel hold the initial state on entry
  * and the final one on return (pos is swapped with the scratch array as
@@ -46,7 +45,7 @@ void nb_print_result(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *
 
 /* Compare positions and velocities bit for bit; a one-line description in
  * msg.  Returns 1 if identical. */
-int nb_compare(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *vel,
-               const nb_body_t *rpos, const nb_vel_t *rvel, char *msg, unsigned long msglen);
+int nb_compare(const nb_param_t *p, const nb_body_t *pos, const nb_vel_t *vel, const nb_body_t *rpos,
+               const nb_vel_t *rvel, char *msg, unsigned long msglen);
 
 #endif

@@ -52,8 +52,7 @@ int main(int argc, char **argv)
     double t1 = app_now();
 
     /* Velocities to rank 0 for the check (not timed). */
-    MPI_Gatherv(me == 0 ? MPI_IN_PLACE : vel + lo, cnt[me], body, vel, cnt, dsp, body, 0,
-                MPI_COMM_WORLD);
+    MPI_Gatherv(me == 0 ? MPI_IN_PLACE : vel + lo, cnt[me], body, vel, cnt, dsp, body, 0, MPI_COMM_WORLD);
     int status = 0;
     if (me == 0) {
         app_time(t1 - t0);

@@ -24,7 +24,7 @@
 #include "app_sdsm.h"
 #include "nbody_kernel.h"
 
-#define PAGE 4096L
+#define PAGE     4096L
 #define PER_PAGE (PAGE / (long)sizeof(nb_body_t))
 
 int main(int argc, char **argv)

@@ -43,8 +43,7 @@ void sor_red_row(long i, long w, float *red, const float *up, const float *mid, 
     relax(red, up, mid, dn, 1 - p, w - p, p);
 }
 
-void sor_black_row(long i, long w, float *black, const float *up, const float *mid,
-                   const float *dn)
+void sor_black_row(long i, long w, float *black, const float *up, const float *mid, const float *dn)
 {
     long p = 1 - (i & 1);
     relax(black, up, mid, dn, 1 - p, w - p, p);
@@ -66,15 +65,9 @@ uint64_t sor_row_digest(const float *red, const float *black, long w, double *su
     return app_hash_floats(app_hash_floats(APP_HASH_INIT, red, w, sum), black, w, sum);
 }
 
-long sor_black_offset(long n, long w)
-{
-    return (n + n / 2) * w;
-}
+long sor_black_offset(long n, long w) { return (n + n / 2) * w; }
 
-long sor_block_floats(long n, long w)
-{
-    return sor_black_offset(n, w) + n * w;
-}
+long sor_block_floats(long n, long w) { return sor_black_offset(n, w) + n * w; }
 
 void sor_run(long r, long w, long iters, float **red, float **black, double *seconds)
 {

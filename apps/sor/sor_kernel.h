@@ -39,8 +39,7 @@ void sor_init_row(long i, long w, float *red, float *black);
  * the black rows i-1, i, i+1.  Black phase likewise with the colours
  * swapped: sor_black_row(i, w, black_i, red_{i-1}, red_i, red_{i+1}). */
 void sor_red_row(long i, long w, float *red, const float *up, const float *mid, const float *dn);
-void sor_black_row(long i, long w, float *black, const float *up, const float *mid,
-                   const float *dn);
+void sor_black_row(long i, long w, float *black, const float *up, const float *mid, const float *dn);
 
 /* One phase over rows [lo, hi) (1 <= lo, hi <= R-1): row pointers, so the
  * rows may live anywhere.  color 0 = red (reads black), 1 = black. */

@@ -108,10 +108,8 @@ int main(int argc, char **argv)
             displs[q] = (int)(l * W);
         }
     }
-    MPI_Gatherv(red[LO], (int)(rows * W), MPI_FLOAT, allr, counts, displs, MPI_FLOAT, 0,
-                MPI_COMM_WORLD);
-    MPI_Gatherv(black[LO], (int)(rows * W), MPI_FLOAT, allb, counts, displs, MPI_FLOAT, 0,
-                MPI_COMM_WORLD);
+    MPI_Gatherv(red[LO], (int)(rows * W), MPI_FLOAT, allr, counts, displs, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(black[LO], (int)(rows * W), MPI_FLOAT, allb, counts, displs, MPI_FLOAT, 0, MPI_COMM_WORLD);
     int status = 0;
     if (me == 0) {
         float *rr, *rb;

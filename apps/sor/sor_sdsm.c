@@ -25,7 +25,7 @@
 
 typedef struct {
     uint64_t hash;
-    double   sum;
+    double sum;
 } digest_t;
 
 /* Row pointers to the red and the black grid (nrows x w floats each): the

@@ -146,9 +146,9 @@ long tsp_dfs(const tsp_prob *p, int *path, int depth, int len, uint32_t vis, con
 }
 
 typedef struct {
-    int  best;
+    int best;
     int *tour;
-    int  n;
+    int n;
 } seq_ctx;
 
 static void seq_improve(void *c, int len, const int *tour)

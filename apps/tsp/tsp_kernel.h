@@ -21,22 +21,22 @@
 #define TSP_MAXN 32
 
 typedef struct {
-    int  n;
-    int  x[TSP_MAXN], y[TSP_MAXN];
-    int  d[TSP_MAXN][TSP_MAXN];
-    int  nbr[TSP_MAXN][TSP_MAXN - 1]; /* other cities, nearest first */
+    int n;
+    int x[TSP_MAXN], y[TSP_MAXN];
+    int d[TSP_MAXN][TSP_MAXN];
+    int nbr[TSP_MAXN][TSP_MAXN - 1]; /* other cities, nearest first */
 } tsp_prob;
 
-int  tsp_prob_init(tsp_prob *p, int n, uint64_t seed); /* 0, or -1 if n is not in [3, TSP_MAXN] */
+int tsp_prob_init(tsp_prob *p, int n, uint64_t seed); /* 0, or -1 if n is not in [3, TSP_MAXN] */
 
 /* The nearest-neighbour tour from city 0: returns its length, fills tour[n]. */
-int  tsp_nn_tour(const tsp_prob *p, int *tour);
+int tsp_nn_tour(const tsp_prob *p, int *tour);
 /* Length of the closed tour tour[0..n-1], or -1 if it is not a permutation starting at 0. */
-int  tsp_tour_length(const tsp_prob *p, const int *tour);
+int tsp_tour_length(const tsp_prob *p, const int *tour);
 
 /* Lower bound of the path p[0..depth-1] of length len with visited set `vis`
  * (bit c set for every city on the path). */
-int  tsp_bound(const tsp_prob *p, const int *path, int depth, int len, uint32_t vis);
+int tsp_bound(const tsp_prob *p, const int *path, int depth, int len, uint32_t vis);
 
 /*
  * Depth-first branch and bound below a path.  `best` is read (atomically,
@@ -51,7 +51,7 @@ long tsp_dfs(const tsp_prob *p, int *path, int depth, int len, uint32_t vis, con
 
 /* The sequential algorithm: the whole search from city 0.  Returns the
  * optimal length and fills tour[n]; *nodes gets the nodes visited. */
-int  tsp_seq_solve(const tsp_prob *p, int *tour, long *nodes);
+int tsp_seq_solve(const tsp_prob *p, int *tour, long *nodes);
 
 /*
  * Work-queue entries of the parallel versions: a path of depth <= 7 packed
@@ -73,7 +73,7 @@ int tsp_key_path(const tsp_prob *p, uint64_t key, int *path, int *len, uint32_t 
 /* The work queue's binary min-heap of keys, heap[0 .. *count): push (the
  * caller has checked there is room) and pop the smallest (*count > 0).
  * Plain memory operations, so the heap may live in shared memory. */
-void     tsp_heap_push(uint64_t *heap, int *count, uint64_t k);
+void tsp_heap_push(uint64_t *heap, int *count, uint64_t k);
 uint64_t tsp_heap_pop(uint64_t *heap, int *count);
 
 #endif

@@ -13,7 +13,7 @@
 #include "tsp_kernel.h"
 
 typedef struct {
-    int       count, cap;
+    int count, cap;
     uint64_t *heap;
 } queue_t;
 
@@ -29,7 +29,7 @@ static void heap_push(queue_t *q, uint64_t k)
 static uint64_t heap_pop(queue_t *q) { return tsp_heap_pop(q->heap, &q->count); }
 
 static omp_lock_t best_lock;
-static int        best_len, best_tour[TSP_MAXN];
+static int best_len, best_tour[TSP_MAXN];
 
 static void improve(void *c, int len, const int *tour)
 {
@@ -50,7 +50,8 @@ int main(int argc, char **argv)
     int fail = (int)app_opt_long(argc, argv, "fail", 0);
     tsp_prob p;
     if (tsp_prob_init(&p, n, (uint64_t)seed) || jobdepth < 1 || jobdepth > TSP_MAXJOBDEPTH || jobdepth > n) {
-        fprintf(stderr, "tsp: n must be in [3, %d], --jobdepth in [1, min(n, %d)]\n", TSP_MAXN, TSP_MAXJOBDEPTH);
+        fprintf(stderr, "tsp: n must be in [3, %d], --jobdepth in [1, min(n, %d)]\n", TSP_MAXN,
+                TSP_MAXJOBDEPTH);
         return 2;
     }
     long cap = 0, paths = 1;
@@ -109,8 +110,9 @@ int main(int argc, char **argv)
     int rtour[TSP_MAXN];
     int ref = tsp_seq_solve(&p, rtour, &rnodes);
     int tl = tsp_tour_length(&p, best_tour);
-    int status = app_verdict(found == ref && tl == found, "tour length %d vs sequential %d (exact), tour checked: length %d",
-                             found, ref, tl);
+    int status =
+        app_verdict(found == ref && tl == found,
+                    "tour length %d vs sequential %d (exact), tour checked: length %d", found, ref, tl);
     omp_destroy_lock(&qlock);
     omp_destroy_lock(&best_lock);
     free(q.heap);

@@ -33,13 +33,13 @@
 #include "tsp_kernel.h"
 
 #define LOCK_QUEUE 0
-#define LOCK_BEST 1
+#define LOCK_BEST  1
 
 typedef struct {
-    int      count, cap;
-    int      best;  /* copy of the best length, for pruning at pop time */
-    int      pad;
-    long     nodes; /* nodes searched, summed by the ranks as they finish */
+    int count, cap;
+    int best; /* copy of the best length, for pruning at pop time */
+    int pad;
+    long nodes;      /* nodes searched, summed by the ranks as they finish */
     uint64_t heap[]; /* cap entries */
 } queue_t;
 
@@ -58,10 +58,10 @@ static void heap_push(queue_t *q, uint64_t k)
 static uint64_t heap_pop(queue_t *q) { return tsp_heap_pop(q->heap, &q->count); }
 
 typedef struct {
-    best_t  *best;
+    best_t *best;
     queue_t *q;
-    int      n;
-    int      improvements;
+    int n;
+    int improvements;
 } ctx_t;
 
 static void improve(void *c, int len, const int *tour)
@@ -159,16 +159,17 @@ int main(int argc, char **argv)
         app_time(t1 - t0);
         int found = best->len, tour[TSP_MAXN];
         memcpy(tour, best->tour, sizeof tour);
-        app_result("optimal tour length %d (%ld nodes; rank 0: %d jobs, %d expansions)", found, q->nodes, jobs,
-                   expanded);
+        app_result("optimal tour length %d (%ld nodes; rank 0: %d jobs, %d expansions)", found, q->nodes,
+                   jobs, expanded);
         if (fail)
             found++;
         long rnodes;
         int rtour[TSP_MAXN];
         int ref = tsp_seq_solve(&p, rtour, &rnodes);
         int tl = tsp_tour_length(&p, tour);
-        status = app_verdict(found == ref && tl == found,
-                             "tour length %d vs sequential %d (exact), tour checked: length %d", found, ref, tl);
+        status =
+            app_verdict(found == ref && tl == found,
+                        "tour length %d vs sequential %d (exact), tour checked: length %d", found, ref, tl);
     }
     sdsm_finalize();
     return status;

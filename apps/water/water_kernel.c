@@ -21,13 +21,13 @@
 #include "app.h"
 
 #define SPACING 1.15
-#define M_O 16.0
-#define M_H 1.0
-#define K_OH 500.0 /* O-H spring */
-#define R_OH 0.33
-#define K_HH 100.0 /* H-H spring (keeps the angle) */
-#define R_HH 0.5222 /* 2 * 0.33 * sin(52.25 deg) */
-#define TEMP 0.5
+#define M_O     16.0
+#define M_H     1.0
+#define K_OH    500.0 /* O-H spring */
+#define R_OH    0.33
+#define K_HH    100.0  /* H-H spring (keeps the angle) */
+#define R_HH    0.5222 /* 2 * 0.33 * sin(52.25 deg) */
+#define TEMP    0.5
 
 static const double mass[3] = {M_O, M_H, M_H};
 /* Lennard-Jones 4*eps and sigma^2 per atom-type pair: [O/H][O/H] */
@@ -214,8 +214,8 @@ void water_seq_run(const water_prob *p, double *pos, double *frc, double *energy
     free(vel);
 }
 
-void water_report(const char *version, int procs, int threads, const water_prob *p,
-                  const double *energy, double secs)
+void water_report(const char *version, int procs, int threads, const water_prob *p, const double *energy,
+                  double secs)
 {
     int steps = p->steps;
     if (threads > 0)
@@ -223,9 +223,8 @@ void water_report(const char *version, int procs, int threads, const water_prob 
     else
         app_header("water", version, procs, "n=%d steps=%d", p->n, steps);
     app_time(secs);
-    app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)",
-               energy[2 * steps], energy[2 * steps + 1], energy[2 * steps] + energy[2 * steps + 1],
-               energy[0] + energy[1]);
+    app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)", energy[2 * steps],
+               energy[2 * steps + 1], energy[2 * steps] + energy[2 * steps + 1], energy[0] + energy[1]);
 }
 
 int water_check(const water_prob *p, double *pos, const double *frc, const double *energy, int fail)
@@ -257,8 +256,8 @@ out:
     return status;
 }
 
-int water_check_blocks(const water_prob *p, double *const *pos, double *const *frc, const long *lo,
-                       int np, const double *energy, int fail)
+int water_check_blocks(const water_prob *p, double *const *pos, double *const *frc, const long *lo, int np,
+                       const double *energy, int fail)
 {
     size_t nv = (size_t)p->n * WATER_NV;
     double *ppos = malloc(sizeof(double) * nv), *pfrc = malloc(sizeof(double) * nv);

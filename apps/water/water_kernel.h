@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 typedef struct {
-    int      n, steps;
-    double   dt, box, cutoff, cutoff2;
-    int      side; /* molecules start on a side^3 lattice */
+    int n, steps;
+    double dt, box, cutoff, cutoff2;
+    int side; /* molecules start on a side^3 lattice */
     uint64_t seed;
 } water_prob;
 
@@ -35,10 +35,7 @@ void water_init_mol(const water_prob *p, int i, double *pos, double *vel);
 double water_intra(const double *pos, double *f);
 
 /* Number of partners of molecule i: they are (i + k) % n for k = 1..count. */
-static inline int water_npartners(int n, int i)
-{
-    return (n - 1) / 2 + ((n % 2 == 0 && i < n / 2) ? 1 : 0);
-}
+static inline int water_npartners(int n, int i) { return (n - 1) / 2 + ((n % 2 == 0 && i < n / 2) ? 1 : 0); }
 
 /* Interaction of molecules i and j: adds the forces to fi and fj and returns
  * the energy (0 beyond the cutoff). */
@@ -72,10 +69,10 @@ void water_seq_run(const water_prob *p, double *pos, double *frc, double *energy
  */
 #define WATER_TOL 1e-9 /* the sums' order differs from the sequential run's */
 
-void water_report(const char *version, int procs, int threads, const water_prob *p,
-                  const double *energy, double secs);
-int  water_check(const water_prob *p, double *pos, const double *frc, const double *energy, int fail);
-int  water_check_blocks(const water_prob *p, double *const *pos, double *const *frc, const long *lo,
-                        int np, const double *energy, int fail);
+void water_report(const char *version, int procs, int threads, const water_prob *p, const double *energy,
+                  double secs);
+int water_check(const water_prob *p, double *pos, const double *frc, const double *energy, int fail);
+int water_check_blocks(const water_prob *p, double *const *pos, double *const *frc, const long *lo, int np,
+                       const double *energy, int fail);
 
 #endif

@@ -13,7 +13,6 @@
 #include "app.h"
 #include "water_kernel.h"
 
-
 int main(int argc, char **argv)
 {
     int n = (int)app_pick(argc, argv, "n", 343, 4096, 1728);

@@ -34,7 +34,7 @@
 #include "water_kernel.h"
 
 #define LOCK_ENERGY 1
-#define LOCK_BLOCK 16 /* + owner rank */
+#define LOCK_BLOCK  16 /* + owner rank */
 
 int main(int argc, char **argv)
 {
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     double *x = pos[me], *f = frc[me];
     double *vel = malloc(sizeof(double) * WATER_NV * (size_t)(nown > 0 ? nown : 1));
     double *acc = calloc((size_t)n * WATER_NV, sizeof(double)); /* private partial forces */
-    int *owner = malloc(sizeof(int) * (size_t)n);                 /* rank owning molecule j */
+    int *owner = malloc(sizeof(int) * (size_t)n);               /* rank owning molecule j */
     if (!vel || !acc || !owner)
         sdsm_abort(1, "water: out of memory");
     for (int r = 0; r < np; r++)
@@ -101,8 +101,8 @@ int main(int argc, char **argv)
             for (int k = 1; k <= cnt; k++) {
                 long j = (i + k) % n;
                 int o = owner[j];
-                pe += water_pair(&p, xi, pos[o] + (size_t)(j - lo[o]) * WATER_NV,
-                                 acc + (size_t)i * WATER_NV, acc + (size_t)j * WATER_NV);
+                pe += water_pair(&p, xi, pos[o] + (size_t)(j - lo[o]) * WATER_NV, acc + (size_t)i * WATER_NV,
+                                 acc + (size_t)j * WATER_NV);
             }
         }
         /* merge into the shared forces, one owner block at a time */

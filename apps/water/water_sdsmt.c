@@ -34,20 +34,20 @@
 #include "water_kernel.h"
 
 #define LOCK_ENERGY 1
-#define LOCK_BLOCK 16 /* + owner rank */
+#define LOCK_BLOCK  16 /* + owner rank */
 
 /* What the threads of a rank share (set by the main thread). */
 static struct {
     water_prob p;
-    int        n, steps, np;
-    long      *lo;        /* rank r's molecules: [lo[r], lo[r+1]) */
-    int       *owner;     /* rank owning molecule j */
-    double   **pos, **frc; /* per rank, shared */
-    double    *energy;    /* shared */
-    double     t0, t1;
-    int        T;         /* compute threads per rank */
-    double   **acc;       /* per thread of this rank: its private force accumulator */
-    double    *pe, *ke;   /* per thread of this rank: its energies of the step */
+    int n, steps, np;
+    long *lo;            /* rank r's molecules: [lo[r], lo[r+1]) */
+    int *owner;          /* rank owning molecule j */
+    double **pos, **frc; /* per rank, shared */
+    double *energy;      /* shared */
+    double t0, t1;
+    int T;           /* compute threads per rank */
+    double **acc;    /* per thread of this rank: its private force accumulator */
+    double *pe, *ke; /* per thread of this rank: its energies of the step */
 } G;
 
 /* The molecules the pairs of rank me's threads reach: [*rlo, *rlo + return)
@@ -139,8 +139,7 @@ static void *water_thread(void *arg)
     G.acc[lt] = acc; /* the rank's other threads read it after the barrier below */
 
     for (long i = mlo; i < mhi; i++)
-        water_init_mol(&G.p, (int)i, x + (size_t)(i - mlo) * WATER_NV,
-                       vel + (size_t)(i - mlo) * WATER_NV);
+        water_init_mol(&G.p, (int)i, x + (size_t)(i - mlo) * WATER_NV, vel + (size_t)(i - mlo) * WATER_NV);
     sdsm_barrier();
     if (id == 0)
         G.t0 = sdsm_wtime();

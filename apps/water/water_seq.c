@@ -24,8 +24,8 @@ int main(int argc, char **argv)
     double t0 = app_now();
     water_seq_run(&p, pos, frc, en);
     app_time(app_now() - t0);
-    app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)",
-               en[2 * steps], en[2 * steps + 1], en[2 * steps] + en[2 * steps + 1], en[0] + en[1]);
+    app_result("energy: potential %.12e kinetic %.12e total %.12e (initial total %.12e)", en[2 * steps],
+               en[2 * steps + 1], en[2 * steps] + en[2 * steps + 1], en[0] + en[1]);
     free(pos);
     free(frc);
     free(en);

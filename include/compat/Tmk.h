@@ -25,25 +25,25 @@ extern unsigned Tmk_proc_id;
 extern unsigned Tmk_nprocs;
 
 /* Start (sdsm_init) and check that every process has the program at the same addresses. */
-void  Tmk_startup(int argc, char **argv);
+void Tmk_startup(int argc, char **argv);
 /* Final barrier, shut down, exit(status). */
-void  Tmk_exit(int status) __attribute__((noreturn));
+void Tmk_exit(int status) __attribute__((noreturn));
 /* Shared memory from this process alone; other processes use it once they have the pointer. */
 void *Tmk_malloc(size_t size);
 /* Free a block of Tmk_malloc (on the process that allocated it). */
-void  Tmk_free(void *ptr);
+void Tmk_free(void *ptr);
 /*
  * Copy this process's private bytes [ptr, ptr + size) (typically a global
  * holding a Tmk_malloc pointer) to the same address in every other
  * process; they arrive there by the next Tmk_barrier.  Called by one
  * process, usually 0 right after Tmk_malloc.  At most 4096 per run.
  */
-void  Tmk_distribute(const void *ptr, size_t size);
+void Tmk_distribute(const void *ptr, size_t size);
 /* Barrier of all processes (the id is accepted and ignored: one barrier at a time). */
-void  Tmk_barrier(unsigned id);
+void Tmk_barrier(unsigned id);
 /* Locks: any id below 2^31; the release makes this process's writes visible to the next acquirer. */
-void  Tmk_lock_acquire(unsigned id);
-void  Tmk_lock_release(unsigned id);
+void Tmk_lock_acquire(unsigned id);
+void Tmk_lock_release(unsigned id);
 
 #ifdef __cplusplus
 }

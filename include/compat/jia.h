@@ -94,24 +94,29 @@ void jia_config(int what, int on);
  */
 #ifndef LOCKDEC
 extern int jia_lock_index;
-#define LOCKDEC(x)        int x;
-#define LOCKINIT(x)       (x) = jia_lock_index++;
-#define LOCK(x)           jia_lock(x);
-#define UNLOCK(x)         jia_unlock(x);
-#define ALOCKDEC(x, y)    int x[y];
-#define ALOCKINIT(x, y)   { int jia_i_; for (jia_i_ = 0; jia_i_ < (y); jia_i_++) (x)[jia_i_] = jia_lock_index++; }
-#define ALOCK(x, y)       jia_lock((x)[y]);
-#define AULOCK(x, y)      jia_unlock((x)[y]);
-#define BARDEC(x)         int x;
+#define LOCKDEC(x)     int x;
+#define LOCKINIT(x)    (x) = jia_lock_index++;
+#define LOCK(x)        jia_lock(x);
+#define UNLOCK(x)      jia_unlock(x);
+#define ALOCKDEC(x, y) int x[y];
+#define ALOCKINIT(x, y)                                                                                      \
+    {                                                                                                        \
+        int jia_i_;                                                                                          \
+        for (jia_i_ = 0; jia_i_ < (y); jia_i_++)                                                             \
+            (x)[jia_i_] = jia_lock_index++;                                                                  \
+    }
+#define ALOCK(x, y)  jia_lock((x)[y]);
+#define AULOCK(x, y) jia_unlock((x)[y]);
+#define BARDEC(x)    int x;
 #define BARINIT(x)
-#define BARRIER(x, y)     jia_barrier();
+#define BARRIER(x, y) jia_barrier();
 #define EXTERN_ENV
 #define MAIN_ENV
 #define MAIN_INITENV(x, y)
 #define MAIN_END
-#define WAIT_FOR_END(x)   jia_barrier();
-#define G_MALLOC(x)       jia_alloc1((x));
-#define CLOCK(x)          (x) = jia_clock();
+#define WAIT_FOR_END(x) jia_barrier();
+#define G_MALLOC(x)     jia_alloc1((x));
+#define CLOCK(x)        (x) = jia_clock();
 #endif
 
 /* Print the message naming this process and stop every process of the job. */

@@ -28,26 +28,36 @@
 extern "C" {
 #endif
 
-typedef struct { int id; } sdsm_pm_lock_t;
-typedef struct { int id, cond; volatile int flag; } sdsm_pm_pause_t;
-typedef struct { sdsm_pm_lock_t lock; volatile long sub, done; } sdsm_pm_gs_t;
-typedef struct { int unused; } sdsm_pm_bar_t;
+typedef struct {
+    int id;
+} sdsm_pm_lock_t;
+typedef struct {
+    int id, cond;
+    volatile int flag;
+} sdsm_pm_pause_t;
+typedef struct {
+    sdsm_pm_lock_t lock;
+    volatile long sub, done;
+} sdsm_pm_gs_t;
+typedef struct {
+    int unused;
+} sdsm_pm_bar_t;
 
-void  sdsm_pm_quiet(void);
-void  sdsm_pm_init(int argc, char **argv);
-void  sdsm_pm_create(void (*fn)(void), int count);
-void  sdsm_pm_wait_for_end(int n);
-void  sdsm_pm_main_end(int status) __attribute__((noreturn));
+void sdsm_pm_quiet(void);
+void sdsm_pm_init(int argc, char **argv);
+void sdsm_pm_create(void (*fn)(void), int count);
+void sdsm_pm_wait_for_end(int n);
+void sdsm_pm_main_end(int status) __attribute__((noreturn));
 void *sdsm_pm_malloc(size_t size);
-void  sdsm_pm_free(void *p);
-void  sdsm_pm_lock_init(sdsm_pm_lock_t *l, int n);
-void  sdsm_pm_lock(sdsm_pm_lock_t *l);
-void  sdsm_pm_unlock(sdsm_pm_lock_t *l);
-void  sdsm_pm_barrier(sdsm_pm_bar_t *b, int n);
-void  sdsm_pm_pause_init(sdsm_pm_pause_t *p);
-void  sdsm_pm_pause_set(sdsm_pm_pause_t *p);
-void  sdsm_pm_pause_clear(sdsm_pm_pause_t *p);
-void  sdsm_pm_pause_wait(sdsm_pm_pause_t *p);
+void sdsm_pm_free(void *p);
+void sdsm_pm_lock_init(sdsm_pm_lock_t *l, int n);
+void sdsm_pm_lock(sdsm_pm_lock_t *l);
+void sdsm_pm_unlock(sdsm_pm_lock_t *l);
+void sdsm_pm_barrier(sdsm_pm_bar_t *b, int n);
+void sdsm_pm_pause_init(sdsm_pm_pause_t *p);
+void sdsm_pm_pause_set(sdsm_pm_pause_t *p);
+void sdsm_pm_pause_clear(sdsm_pm_pause_t *p);
+void sdsm_pm_pause_wait(sdsm_pm_pause_t *p);
 unsigned long sdsm_pm_clock(void);
 
 #ifdef __cplusplus

@@ -23,25 +23,25 @@ extern "C" {
 extern int sms_nproc;
 extern int sms_proc_id;
 
-void  sms_startup(int argc, char **argv);
+void sms_startup(int argc, char **argv);
 /* Final barrier and shut down (the process goes on: return from main after it). */
-void  sms_shutdown(void);
+void sms_shutdown(void);
 /* Print "errmsg" naming this process and stop every process of the job. */
-void  sms_error(char *errmsg) __attribute__((noreturn));
+void sms_error(char *errmsg) __attribute__((noreturn));
 /* Collective: size bytes of shared memory whose pages are managed (homed) by PageM_pid. */
 void *sms_alloc(int size, int PageM_pid);
 /* Collective: num items of itemsize bytes, zeroed; changes travel in whole items. */
 void *sms_calloc(int num, int itemsize, int PageM_pid);
 /* The pages of [adr, adr + size) move to page manager PageM_pid at the next barrier. */
-void  sms_change_page_manager(void *adr, int size, int PageM_pid);
+void sms_change_page_manager(void *adr, int size, int PageM_pid);
 /* Collective barrier managed by process BarrierM_pid (every process names the same one). */
-void  sms_barrier(int BarrierM_pid);
-void  sms_lock(int Lock_id);
-void  sms_unlock(int Lock_id);
+void sms_barrier(int BarrierM_pid);
+void sms_lock(int Lock_id);
+void sms_unlock(int Lock_id);
 /* Release Lock_id, wait for a signal of cond_id, re-acquire Lock_id (re-check in a loop). */
-void  sms_cond_wait(int cond_id, int Lock_id);
-void  sms_cond_signal(int cond_id);
-void  sms_cond_broadcast(int cond_id);
+void sms_cond_wait(int cond_id, int Lock_id);
+void sms_cond_signal(int cond_id);
+void sms_cond_broadcast(int cond_id);
 
 #ifdef __cplusplus
 }

@@ -41,12 +41,12 @@
 extern char **environ;
 
 enum { ST_NEW, ST_RUNNING, ST_DONE };
-static int         state = ST_NEW;
+static int state = ST_NEW;
 static sdsm_boot_t boot;
 
 /* Statistics gathered at rank 0 during finalize (service thread writes). */
 static sdsm_stats_snap_t *snaps;
-static _Atomic uint32_t   snaps_in;
+static _Atomic uint32_t snaps_in;
 
 void sdsm_abort(int code, const char *fmt, ...)
 {
@@ -93,10 +93,10 @@ static void resume_at_return(int *unused)
 }
 #define RESUME_AT_RETURN int resume_guard_ __attribute__((cleanup(resume_at_return), unused)) = 0
 
-#define REQUIRE_RUNNING(call)                                                          \
-    if (state != ST_RUNNING)                                                           \
-        return report(call, SDSM_ENOINIT, "called %s sdsm_init",                       \
-                      state == ST_NEW ? "before" : "after sdsm_finalize, not within"); \
+#define REQUIRE_RUNNING(call)                                                                                \
+    if (state != ST_RUNNING)                                                                                 \
+        return report(call, SDSM_ENOINIT, "called %s sdsm_init",                                             \
+                      state == ST_NEW ? "before" : "after sdsm_finalize, not within");                       \
     RESUME_AT_RETURN
 
 static void warn_cb(const char *m) { sdsm_warn("%s", m); }
@@ -152,7 +152,7 @@ int sdsm_init(int *argc, char ***argv)
     char err[256];
     if (state != ST_NEW)
         return report("sdsm_init", SDSM_ESTATE, "called twice");
-    sdsm_fatal_notify(sdsm_boot_abort, sdsm_boot_lost); /* the launcher hears why a rank stops */
+    sdsm_fatal_notify(sdsm_boot_abort, sdsm_boot_lost);  /* the launcher hears why a rank stops */
     sdsm_log_rank = (int)sdsm_config_peek_rank(environ); /* so even a bad variable names the rank */
     if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
         return report("sdsm_init", SDSM_EINVAL, "%s", err);
@@ -164,7 +164,8 @@ int sdsm_init(int *argc, char ***argv)
     uintptr_t base = sdsm_cfg.heap_base;
     if (sdsm_region_adopt.len) { /* an OpenMP program's data opens the region (omp.c) */
         if (sdsm_cfg.page_size != 4096)
-            return report("sdsm_init", SDSM_EINVAL, "SDSM_PAGE_SIZE=%zu: an OpenMP program's "
+            return report("sdsm_init", SDSM_EINVAL,
+                          "SDSM_PAGE_SIZE=%zu: an OpenMP program's "
                           "globals share pages of 4096 bytes, the page size it needs",
                           sdsm_cfg.page_size);
         base = sdsm_region_adopt.start;
@@ -179,9 +180,13 @@ int sdsm_init(int *argc, char ***argv)
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime (%d)", rc);
     if (sdsm_cfg.home_hot < 0) /* auto: hot home pages where the kernel tells which were written */
         sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
-    sdsm_net_setup_t ns = {.rank = boot.rank, .nprocs = boot.nprocs, .peer_fds = boot.peer_fds,
-                           .listen_fd = boot.listen_fd, .ctrl_fd = boot.ctrl_fd,
-                           .page_size = sdsm_cfg.page_size, .local_nprocs = boot.local_nprocs,
+    sdsm_net_setup_t ns = {.rank = boot.rank,
+                           .nprocs = boot.nprocs,
+                           .peer_fds = boot.peer_fds,
+                           .listen_fd = boot.listen_fd,
+                           .ctrl_fd = boot.ctrl_fd,
+                           .page_size = sdsm_cfg.page_size,
+                           .local_nprocs = boot.local_nprocs,
                            .cpu_sharers = boot.cpu_sharers};
     if (sdsm_cfg.trace_dir) /* before the service thread, so it is traced from its start */
         sdsm_trace_init(sdsm_cfg.trace_dir, boot.rank, boot.nprocs, sdsm_cfg.trace_interval_ms,
@@ -236,7 +241,8 @@ static int check_locks_at_finalize(void)
     int n = sdsm_lock_held_list(ids, sizeof ids);
     if (!n)
         return 0;
-    int rc = report("sdsm_finalize", SDSM_ESTATE, "lock%s %s still held by this rank: release %s "
+    int rc = report("sdsm_finalize", SDSM_ESTATE,
+                    "lock%s %s still held by this rank: release %s "
                     "before sdsm_finalize (another rank waiting for %s would wait forever)",
                     n > 1 ? "s" : "", ids, n > 1 ? "them" : "it", n > 1 ? "them" : "it");
     sdsm_lock_release_all();
@@ -248,7 +254,8 @@ int sdsm_finalize(void)
     REQUIRE_RUNNING("sdsm_finalize");
     char terr[512];
     if (sdsm_thread_is_compute())
-        return report("sdsm_finalize", SDSM_ESTATE, "called from a compute thread: call it from "
+        return report("sdsm_finalize", SDSM_ESTATE,
+                      "called from a compute thread: call it from "
                       "the thread that called sdsm_init, after joining the compute threads");
     int rc = sdsm_thread_check_finalize(terr, sizeof terr);
     if (rc)
@@ -413,7 +420,8 @@ int sdsm_barrier(void)
     }
     int alive = sdsm_thread_alive();
     if (alive > 0)
-        return report("sdsm_barrier", SDSM_ESTATE, "called from a thread that is not a compute "
+        return report("sdsm_barrier", SDSM_ESTATE,
+                      "called from a thread that is not a compute "
                       "thread while %d compute thread%s of rank %d run%s: with compute threads, "
                       "every compute thread calls sdsm_barrier and no other thread does",
                       alive, alive == 1 ? "" : "s", boot.rank, alive == 1 ? "s" : "");
@@ -568,8 +576,7 @@ int sdsm_set_home(void *addr, size_t len, int rank)
     REQUIRE_RUNNING("sdsm_set_home");
     uint32_t first, count;
     if (range_pages(addr, len, &first, &count))
-        return report("sdsm_set_home", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks",
-                      addr, len);
+        return report("sdsm_set_home", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks", addr, len);
     if (rank < 0 || rank >= boot.nprocs)
         return report("sdsm_set_home", SDSM_EINVAL, "rank %d is not in [0, %d)", rank, boot.nprocs);
     return sdsm_barrier_add_move(first, count, rank) ? report("sdsm_set_home", SDSM_ENOMEM, "no memory") : 0;

@@ -95,10 +95,7 @@ SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t v
  * into the master's TLS (a threadprivate variable, copyin) then hears that
  * it is rank 0's private memory, not just an unmapped address.
  */
-SDSM_API int sdsm__omp_my_tls(uintptr_t *lo, uintptr_t *hi)
-{
-    return sdsm_crash_my_tls(lo, hi);
-}
+SDSM_API int sdsm__omp_my_tls(uintptr_t *lo, uintptr_t *hi) { return sdsm_crash_my_tls(lo, hi); }
 
 SDSM_API void sdsm__omp_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi)
 {

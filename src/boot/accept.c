@@ -34,27 +34,27 @@
 #include "net/net.h"
 #include "sdsm.h"
 
-#define HANDSHAKE_MS 2000 /* a peer of the job answers within microseconds */
-#define PENDING_MAX  256  /* handshakes in flight; beyond, the oldest stranger goes */
-#define EVICT_AFTER_MS 200 /* ...but only one that has had this long to answer */
-#define RETRY_MS     50   /* out of descriptors: accept again after this */
+#define HANDSHAKE_MS   2000 /* a peer of the job answers within microseconds */
+#define PENDING_MAX    256  /* handshakes in flight; beyond, the oldest stranger goes */
+#define EVICT_AFTER_MS 200  /* ...but only one that has had this long to answer */
+#define RETRY_MS       50   /* out of descriptors: accept again after this */
 
 typedef struct pending {
-    int                fd;
-    int64_t            deadline;
+    int fd;
+    int64_t deadline;
     struct sockaddr_in from;
-    uint8_t            nonce_a[16];
-    size_t             have;
-    uint8_t            in[SDSM_AUTH_HELLO_C_LEN];
+    uint8_t nonce_a[16];
+    size_t have;
+    uint8_t in[SDSM_AUTH_HELLO_C_LEN];
 } pending_t;
 
 typedef struct acceptor {
     const uint8_t *key;
-    int            rank, nprocs, missing;
-    int           *peer_fds;
-    pending_t     *p;
-    int            np;
-    int64_t        accept_retry; /* 0 unless accept() ran out of descriptors */
+    int rank, nprocs, missing;
+    int *peer_fds;
+    pending_t *p;
+    int np;
+    int64_t accept_retry; /* 0 unless accept() ran out of descriptors */
 } acceptor_t;
 
 static void drop(acceptor_t *a, int i, const char *why)
@@ -204,11 +204,11 @@ static int round_once(acceptor_t *a, int lfd, int64_t deadline, struct pollfd *p
     return 0;
 }
 
-int sdsm_boot_accept(int lfd, const uint8_t key[SDSM_KEY_BYTES], int rank, int nprocs,
-                     int *peer_fds, int64_t deadline)
+int sdsm_boot_accept(int lfd, const uint8_t key[SDSM_KEY_BYTES], int rank, int nprocs, int *peer_fds,
+                     int64_t deadline)
 {
-    acceptor_t a = {.key = key, .rank = rank, .nprocs = nprocs, .peer_fds = peer_fds,
-                    .missing = nprocs - 1 - rank};
+    acceptor_t a = {
+        .key = key, .rank = rank, .nprocs = nprocs, .peer_fds = peer_fds, .missing = nprocs - 1 - rank};
     int rc = 0;
     if (a.missing <= 0)
         return 0;

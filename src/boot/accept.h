@@ -16,7 +16,7 @@
  * expected.  0, or SDSM_ETIMEDOUT at deadline (CLOCK_MONOTONIC ms), or
  * SDSM_ENOMEM; the reason is logged.
  */
-int sdsm_boot_accept(int lfd, const uint8_t key[SDSM_KEY_BYTES], int rank, int nprocs,
-                     int *peer_fds, int64_t deadline);
+int sdsm_boot_accept(int lfd, const uint8_t key[SDSM_KEY_BYTES], int rank, int nprocs, int *peer_fds,
+                     int64_t deadline);
 
 #endif

@@ -32,7 +32,7 @@
 #include "net/wire.h"
 #include "sdsm.h"
 
-static int     ctrl_fd = -1;
+static int ctrl_fd = -1;
 /* Writers of the control link after set-up: abort, done, and state answers
  * from the service thread. */
 static pthread_mutex_t ctrl_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -107,10 +107,7 @@ static const char *ip_str(uint32_t ip, char *buf)
     return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN) ? buf : "?";
 }
 
-static const char *host_name(void)
-{
-    return sdsm_cfg.host ? sdsm_cfg.host : "this host";
-}
+static const char *host_name(void) { return sdsm_cfg.host ? sdsm_cfg.host : "this host"; }
 
 /* SDSM_IFACE, when set, says where to listen. */
 static int iface_addr(struct in_addr *out)
@@ -121,8 +118,7 @@ static int iface_addr(struct in_addr *out)
         return SDSM_EINVAL;
     }
     if (sdsm_ifaddr_default(sdsm_cfg.iface, &out->s_addr)) {
-        sdsm_error_log("SDSM_IFACE=%s matches no interface that is up on %s", sdsm_cfg.iface,
-                       host_name());
+        sdsm_error_log("SDSM_IFACE=%s matches no interface that is up on %s", sdsm_cfg.iface, host_name());
         return SDSM_EINVAL;
     }
     return 0;
@@ -183,8 +179,7 @@ static int launcher_connect(sdsm_boot_t *b, const struct sockaddr_in *la, int64_
 }
 
 /* Register with the launcher and receive everyone's address. */
-static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr_t *table,
-                      int64_t deadline)
+static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr_t *table, int64_t deadline)
 {
     int e;
     sdsm_ctrl_register_t reg = {.rank = (uint32_t)b->rank, .pid = (uint32_t)getpid(), .addr = *me};
@@ -194,7 +189,8 @@ static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr
         (e = sdsm_io_read_full(ctrl_fd, &h, sizeof h, deadline))) {
         if (e == -ETIMEDOUT) /* the launcher names the ranks that are missing */
             sdsm_error_log("timed out after %ld s waiting for every rank to call sdsm_init "
-                           "(SDSM_TIMEOUT)", sdsm_cfg.timeout);
+                           "(SDSM_TIMEOUT)",
+                           sdsm_cfg.timeout);
         else
             sdsm_error_log("launcher link failed during registration: %s", strerror(-e));
         return e == -ETIMEDOUT ? SDSM_ETIMEDOUT : SDSM_EPEER;
@@ -385,7 +381,8 @@ static int launcher_without_pmi(void)
         log_rank_from("SLURM_PROCID");
         sdsm_error_log("started by srun as one of %ld tasks without PMIx or PMI-2 "
                        "(SLURM_STEP_NUM_TASKS=%ld, no PMIX_RANK or PMI_FD): use srun --mpi=pmix or "
-                       "--mpi=pmi2 (see srun --mpi=list) or sdsmrun", n, n);
+                       "--mpi=pmi2 (see srun --mpi=list) or sdsmrun",
+                       n, n);
         return SDSM_ENOTSUP;
     }
     return 0;
@@ -427,7 +424,8 @@ int sdsm_boot_start(sdsm_boot_t *b)
     int64_t deadline = sdsm_io_now_ms() + sdsm_cfg.timeout * 1000;
     struct sockaddr_in la;
     if (parse_addr(sdsm_cfg.rendezvous, &la)) {
-        sdsm_error_log("SDSM_RENDEZVOUS=%s: expected ip:port", sdsm_cfg.rendezvous ? sdsm_cfg.rendezvous : "");
+        sdsm_error_log("SDSM_RENDEZVOUS=%s: expected ip:port",
+                       sdsm_cfg.rendezvous ? sdsm_cfg.rendezvous : "");
         return SDSM_EINVAL;
     }
     sdsm_ctrl_addr_t me, *table;

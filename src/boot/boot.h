@@ -18,18 +18,18 @@
 #include <stdint.h>
 
 typedef struct sdsm_boot {
-    int  rank, nprocs;
-    int  local_nprocs; /* ranks on this host (same listening address), this one included */
-    int  cpu_sharers;  /* of those, the ones that run on this rank's CPUs (link_peers) */
-    int *peer_fds;   /* nprocs entries, -1 at rank; NULL for a job of one */
+    int rank, nprocs;
+    int local_nprocs;   /* ranks on this host (same listening address), this one included */
+    int cpu_sharers;    /* of those, the ones that run on this rank's CPUs (link_peers) */
+    int *peer_fds;      /* nprocs entries, -1 at rank; NULL for a job of one */
     uint8_t *same_host; /* nprocs entries: 1 where that rank listens on this rank's address
                            (so runs on this host); NULL for a job of one */
-    int  listen_fd;  /* -1 for a job of one */
-    int  ctrl_fd;    /* launcher link, -1 for a job of one */
+    int listen_fd;      /* -1 for a job of one */
+    int ctrl_fd;        /* launcher link, -1 for a job of one */
 } sdsm_boot_t;
 
 /* 0 or a negative SDSM_E* code (the reason is logged). */
-int  sdsm_boot_start(sdsm_boot_t *b);
+int sdsm_boot_start(sdsm_boot_t *b);
 
 /* "3, 5, 6" (at most 8, then "and N more"): ranks in [from, to) whose fds[r] < 0. */
 void sdsm_boot_missing(const int *fds, int from, int to, char *out, size_t len);

@@ -38,24 +38,21 @@
 #include "core/log.h"
 #include "sdsm.h"
 
-#define MSG_MAX   4096 /* the protocol's values are at most 1024 bytes */
-#define MAX_PAIRS 32
-#define MAX_RANKS (1L << 20)
+#define MSG_MAX    4096 /* the protocol's values are at most 1024 bytes */
+#define MAX_PAIRS  32
+#define MAX_RANKS  (1L << 20)
 #define KEY_JOBKEY "sdsm-key"
 
 static int pmi_fd = -1;
 static int my_rank, job_size;
 
 typedef struct reply {
-    char  buf[MSG_MAX + 1];
+    char buf[MSG_MAX + 1];
     char *key[MAX_PAIRS], *val[MAX_PAIRS];
-    int   n;
+    int n;
 } reply_t;
 
-int sdsm_pmi2_present(void)
-{
-    return getenv("PMI_FD") && getenv("PMI_RANK") && getenv("PMI_SIZE");
-}
+int sdsm_pmi2_present(void) { return getenv("PMI_FD") && getenv("PMI_RANK") && getenv("PMI_SIZE"); }
 
 /* What the launcher sent, fit for a log line: printable, cut short. */
 static const char *shown(const char *s, char *out, size_t n)
@@ -83,8 +80,8 @@ static int io_error(int e, const char *what, long timeout_s)
     if (e == -ETIMEDOUT) {
         /* The fence, and hydra's kvs-get, wait for every rank's put. */
         int all = !strncmp(what, "kvs-", 4);
-        sdsm_error_log("PMI-2 %s: no answer from the launcher within %ld s (SDSM_TIMEOUT)%s", what,
-                       timeout_s, all ? ": did every rank reach sdsm_init?" : "");
+        sdsm_error_log("PMI-2 %s: no answer from the launcher within %ld s (SDSM_TIMEOUT)%s", what, timeout_s,
+                       all ? ": did every rank reach sdsm_init?" : "");
         return SDSM_ETIMEDOUT;
     }
     if (e == -ECONNRESET)
@@ -220,7 +217,8 @@ static int greet(int64_t deadline, long timeout_s)
     if (!strstr(line, " pmi_version=2 ") || !strstr(line, " rc=0 ")) {
         sdsm_error_log("started by a PMI launcher that does not speak PMI-2 (it answered '%s'): "
                        "sdsm speaks PMIx and PMI-2 only; use sdsmrun, srun --mpi=pmi2 or pmix, "
-                       "or a PMIx launcher", shown(line, buf, sizeof buf));
+                       "or a PMIx launcher",
+                       shown(line, buf, sizeof buf));
         return SDSM_ENOTSUP;
     }
     return 0;
@@ -284,7 +282,8 @@ int sdsm_pmi2_start(int *rank, int *nprocs, int *one_host, long timeout_s)
     struct stat st;
     if (fstat((int)fd, &st) || !S_ISSOCK(st.st_mode)) {
         sdsm_error_log("PMI_FD=%ld is not a socket open in this process: started by a PMI launcher "
-                       "whose socket was closed, or PMI_FD was inherited from elsewhere", fd);
+                       "whose socket was closed, or PMI_FD was inherited from elsewhere",
+                       fd);
         return SDSM_EPROTO;
     }
     pmi_fd = (int)fd;
@@ -319,7 +318,8 @@ int sdsm_pmi2_start(int *rank, int *nprocs, int *one_host, long timeout_s)
         goto out;
     if (frank != rk || fsize != sz) {
         sdsm_error_log("PMI-2 fullinit: the launcher says rank %ld of %ld, the environment rank %ld "
-                       "of %ld (PMI_RANK, PMI_SIZE)", frank, fsize, rk, sz);
+                       "of %ld (PMI_RANK, PMI_SIZE)",
+                       frank, fsize, rk, sz);
         rc = SDSM_EPROTO;
         goto out;
     }

@@ -16,7 +16,7 @@
 #include "net/wire.h"
 
 /* Whether the environment shows a PMI launcher's socket (PMI_FD, PMI_RANK, PMI_SIZE). */
-int  sdsm_pmi2_present(void);
+int sdsm_pmi2_present(void);
 
 /*
  * Greet the launcher (PMI-2 init and fullinit) within timeout_s.  Stores
@@ -24,15 +24,15 @@ int  sdsm_pmi2_present(void);
  * 0 no, -1 the launcher did not say (no usable PMI_process_mapping).
  * 0 or a negative SDSM_E* code; the reason is logged.
  */
-int  sdsm_pmi2_start(int *rank, int *nprocs, int *one_host, long timeout_s);
+int sdsm_pmi2_start(int *rank, int *nprocs, int *one_host, long timeout_s);
 
 /*
  * Put this rank's listening address (and, at rank 0, a fresh job key), fence
  * (bounded by timeout_s), then read every rank's address into table[nprocs]
  * and the key into key.  0 or SDSM_E*.
  */
-int  sdsm_pmi2_exchange(const sdsm_ctrl_addr_t *me, long timeout_s, sdsm_ctrl_addr_t *table,
-                        uint8_t key[SDSM_KEY_BYTES]);
+int sdsm_pmi2_exchange(const sdsm_ctrl_addr_t *me, long timeout_s, sdsm_ctrl_addr_t *table,
+                       uint8_t key[SDSM_KEY_BYTES]);
 
 /* Ask the launcher to stop the whole job (best effort, bounded; returns at once if not launched so). */
 void sdsm_pmi2_abort(int code, const char *reason);

@@ -17,10 +17,7 @@
 #include "core/log.h"
 #include "sdsm.h"
 
-int sdsm_pmix_present(void)
-{
-    return getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK");
-}
+int sdsm_pmix_present(void) { return getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK"); }
 
 #ifndef SDSM_HAVE_PMIX
 
@@ -53,12 +50,12 @@ void sdsm_pmix_fini(void) {}
 #include <stdbool.h>
 #include <string.h>
 
-#define KEY_ADDR "sdsm.addr"
+#define KEY_ADDR   "sdsm.addr"
 #define KEY_JOBKEY "sdsm.key"
 
 static pmix_proc_t self;
-static int         active; /* PMIx_Init succeeded and PMIx_Finalize has not run */
-static uint32_t    job_size;
+static int active; /* PMIx_Init succeeded and PMIx_Finalize has not run */
+static uint32_t job_size;
 
 /* A job-level uint32 attribute (PMIX_JOB_SIZE, PMIX_LOCAL_SIZE). */
 static int get_job_u32(const char *attr, uint32_t *out)
@@ -153,8 +150,8 @@ static int fence(long timeout_s)
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
     if (st != PMIX_SUCCESS) {
-        sdsm_error_log("PMIx_Fence over %u ranks failed: %s (waited at most %ld s: SDSM_TIMEOUT)",
-                       job_size, PMIx_Error_string(st), timeout_s);
+        sdsm_error_log("PMIx_Fence over %u ranks failed: %s (waited at most %ld s: SDSM_TIMEOUT)", job_size,
+                       PMIx_Error_string(st), timeout_s);
         return st == PMIX_ERR_TIMEOUT ? SDSM_ETIMEDOUT : SDSM_EPEER;
     }
     return 0;

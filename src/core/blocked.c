@@ -22,20 +22,20 @@
 
 typedef struct slot {
     _Atomic uint32_t kind;
-    _Atomic int64_t  id;
+    _Atomic int64_t id;
     _Atomic uint64_t since;
     _Atomic uint32_t calls;
-    _Atomic int      app;     /* registered (sdsm_wait_register) */
-    int              label, tid;
-    clockid_t        cpu;     /* its CPU-time clock */
+    _Atomic int app; /* registered (sdsm_wait_register) */
+    int label, tid;
+    clockid_t cpu; /* its CPU-time clock */
     /* the watchdog's last look (sdsm_wait_look) */
     _Atomic uint32_t seen;
     _Atomic uint64_t seen_ns; /* when it first saw that count; 0: never looked */
 } __attribute__((aligned(64))) slot_t;
 
-static slot_t          slots[SLOTS];
-static _Atomic int     nslots;
-static __thread int    my_slot __attribute__((tls_model("initial-exec"))) = -1;
+static slot_t slots[SLOTS];
+static _Atomic int nslots;
+static __thread int my_slot __attribute__((tls_model("initial-exec"))) = -1;
 __thread _Atomic uint32_t *sdsm_wait_my_calls __attribute__((tls_model("initial-exec")));
 
 static slot_t *mine(void)
@@ -92,8 +92,8 @@ void sdsm_wait_leave(const sdsm_wait_save_t *save)
     atomic_store_explicit(&s->since, save->since, memory_order_relaxed);
 }
 
-int sdsm_wait_each(void (*fn)(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns),
-                   void *arg, uint64_t now)
+int sdsm_wait_each(void (*fn)(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns), void *arg,
+                   uint64_t now)
 {
     int n = atomic_load(&nslots);
     if (n > SLOTS)

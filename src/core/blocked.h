@@ -31,7 +31,7 @@ typedef enum sdsm_wait_kind {
 
 typedef struct sdsm_wait_save {
     uint32_t kind;
-    int64_t  id;
+    int64_t id;
     uint64_t since;
 } sdsm_wait_save_t;
 
@@ -56,8 +56,7 @@ static inline void sdsm_wait_called(void)
 {
     _Atomic uint32_t *c = sdsm_wait_my_calls;
     if (c)
-        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 /* The state letter of thread tid of this process in /proc (R running or
  * runnable, S asleep, ...); 0 if it cannot be read. */
@@ -75,8 +74,8 @@ uint64_t sdsm_wait_longest_ns(uint64_t now);
  * Visit every waiting thread: fn(arg, thread number, kind, id, waited ns).
  * Returns how many threads have ever waited (the slots in use).
  */
-int sdsm_wait_each(void (*fn)(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns),
-                   void *arg, uint64_t now);
+int sdsm_wait_each(void (*fn)(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns), void *arg,
+                   uint64_t now);
 
 /*
  * The hang watchdog looks at every registered thread each tick: since when

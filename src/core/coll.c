@@ -16,14 +16,14 @@
 
 #define RING 16
 
-static sdsm_coll_t     cur;
-static uint32_t        next_seq;
+static sdsm_coll_t cur;
+static uint32_t next_seq;
 static pthread_mutex_t cur_mtx = PTHREAD_MUTEX_INITIALIZER; /* cur vs. reporters' snapshots */
 
 static struct {
     sdsm_coll_t rec;
-    int         rank;
-    int         valid;
+    int rank;
+    int valid;
 } ref[RING];
 
 void sdsm_coll_reset(void)
@@ -110,5 +110,6 @@ int sdsm_coll_check(int src, const sdsm_coll_t *c)
     sdsm_coll_describe(&r->rec, a, sizeof a);
     sdsm_coll_describe(c, b, sizeof b);
     sdsm_fatal("collective mismatch: rank %d is in %s, rank %d in %s; every rank must make the "
-               "same collective calls in the same order", r->rank, a, src, b);
+               "same collective calls in the same order",
+               r->rank, a, src, b);
 }

@@ -22,12 +22,12 @@
 
 typedef enum sdsm_coll_kind {
     SDSM_COLL_NONE = 0,
-    SDSM_COLL_BARRIER,  /* arg0 manager, arg1 1 for sdsm_barrier_at (not compared) */
-    SDSM_COLL_ALLOC,    /* arg0 size, arg1 element size, arg2 home (checked by the allocator) */
-    SDSM_COLL_FREE,     /* arg0 address (checked by the allocator) */
-    SDSM_COLL_BCAST,    /* arg0 address, arg1 length, arg2 root */
+    SDSM_COLL_BARRIER, /* arg0 manager, arg1 1 for sdsm_barrier_at (not compared) */
+    SDSM_COLL_ALLOC,   /* arg0 size, arg1 element size, arg2 home (checked by the allocator) */
+    SDSM_COLL_FREE,    /* arg0 address (checked by the allocator) */
+    SDSM_COLL_BCAST,   /* arg0 address, arg1 length, arg2 root */
     SDSM_COLL_FINALIZE,
-    SDSM_COLL_INIT,     /* the address check at the end of sdsm_init (checked by the allocator) */
+    SDSM_COLL_INIT, /* the address check at the end of sdsm_init (checked by the allocator) */
     SDSM_COLL_NKINDS
 } sdsm_coll_kind_t;
 

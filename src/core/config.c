@@ -26,20 +26,21 @@ static const char *const barrier_names[] = {"auto", "central", "tree", NULL};
 typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR, T_MS } vtype_t;
 
 typedef struct var {
-    const char        *name;
-    vtype_t            type;
-    size_t             offset;
-    const char        *def;
-    long               lo, hi;     /* T_LONG bounds; T_MS bounds in ms */
-    const char *const *choices;    /* T_ENUM */
-    const char        *doc;
+    const char *name;
+    vtype_t type;
+    size_t offset;
+    const char *def;
+    long lo, hi;                /* T_LONG bounds; T_MS bounds in ms */
+    const char *const *choices; /* T_ENUM */
+    const char *doc;
 } var_t;
 
 #define OFF(f) offsetof(sdsm_config_t, f)
 static const var_t vars[] = {
     {"SDSM_RANK", T_LONG, OFF(rank), "-1", -1, 1 << 20, NULL, "rank of this process (set by sdsmrun)"},
     {"SDSM_NPROCS", T_LONG, OFF(nprocs), "1", 1, 1 << 20, NULL, "number of ranks (set by sdsmrun)"},
-    {"SDSM_RENDEZVOUS", T_STR, OFF(rendezvous), NULL, 0, 0, NULL, "launcher address ip:port (set by sdsmrun)"},
+    {"SDSM_RENDEZVOUS", T_STR, OFF(rendezvous), NULL, 0, 0, NULL,
+     "launcher address ip:port (set by sdsmrun)"},
     {"SDSM_JOB_KEY", T_STR, OFF(job_key), NULL, 0, 0, NULL, "per-job secret, 64 hex digits (set by sdsmrun)"},
     {"SDSM_HOST", T_STR, OFF(host), NULL, 0, 0, NULL, "host the rank was placed on (set by sdsmrun)"},
     {"SDSM_IFACE", T_STR, OFF(iface), NULL, 0, 0, NULL,
@@ -75,7 +76,8 @@ static const var_t vars[] = {
      "coherence protocol: hlrc (home-based release consistency, invalidate), update (SCASH: "
      "barriers push new contents to copy holders), ibec (SMS: lock-bound diffs, barrier updates)"},
     {"SDSM_LOG", T_ENUM, OFF(log_level), "warn", 0, 0, log_names, "log level: error, warn, info, debug"},
-    {"SDSM_BARRIER_MANAGER", T_LONG, OFF(barrier_manager), "0", 0, 1 << 20, NULL, "rank that manages barriers"},
+    {"SDSM_BARRIER_MANAGER", T_LONG, OFF(barrier_manager), "0", 0, 1 << 20, NULL,
+     "rank that manages barriers"},
     {"SDSM_BARRIER", T_ENUM, OFF(barrier_kind), "auto", 0, 0, barrier_names,
      "barrier algorithm: central (every rank to the manager and back), tree (notices merged up a "
      "tree rooted at the manager, released down it), auto (central: the tree lost on one host)"},
@@ -219,10 +221,26 @@ int sdsm_config_parse_size(const char *s, size_t *out)
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        end++;
+        break;
     default: return -EINVAL;
     }
     if (*end == 'i' || *end == 'I')
@@ -250,11 +268,10 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
         snprintf(err, errlen, "%s=%s: expected a size such as 4096, 64K, 2M or 64G", v->name, s);
         return -EINVAL;
     case T_MS:
-        if (sdsm_config_parse_ms(s, (long *)field) == 0 && *(long *)field >= v->lo &&
-            *(long *)field <= v->hi)
+        if (sdsm_config_parse_ms(s, (long *)field) == 0 && *(long *)field >= v->lo && *(long *)field <= v->hi)
             return 0;
-        snprintf(err, errlen, "%s=%s: expected a time such as 10, 2.5 or 500ms, from %gs to %lds",
-                 v->name, s, (double)v->lo / 1000.0, v->hi / 1000);
+        snprintf(err, errlen, "%s=%s: expected a time such as 10, 2.5 or 500ms, from %gs to %lds", v->name, s,
+                 (double)v->lo / 1000.0, v->hi / 1000);
         return -EINVAL;
     case T_ADDR: {
         char *end;
@@ -267,9 +284,7 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
         snprintf(err, errlen, "%s=%s: expected an address such as 0x200000000000", v->name, s);
         return -EINVAL;
     }
-    case T_STR:
-        *(const char **)field = s;
-        return 0;
+    case T_STR: *(const char **)field = s; return 0;
     case T_ENUM:
         for (long i = 0; v->choices[i]; i++)
             if (strcasecmp(s, v->choices[i]) == 0) {
@@ -322,15 +337,17 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
     /* Low addresses stay unmapped so a NULL dereference still crashes (and
      * address 0 would read as "no region" everywhere). */
     if (cfg->heap_base < SDSM_HEAP_BASE_MIN) {
-        snprintf(err, errlen, "SDSM_HEAP_BASE=%#lx: must be at least %#lx (the lowest addresses "
-                 "are kept unmapped so NULL dereferences crash)", (unsigned long)cfg->heap_base,
-                 (unsigned long)SDSM_HEAP_BASE_MIN);
+        snprintf(err, errlen,
+                 "SDSM_HEAP_BASE=%#lx: must be at least %#lx (the lowest addresses "
+                 "are kept unmapped so NULL dereferences crash)",
+                 (unsigned long)cfg->heap_base, (unsigned long)SDSM_HEAP_BASE_MIN);
         return -EINVAL;
     }
     if (cfg->heap_base > SDSM_HEAP_END_MAX || cfg->heap_size > SDSM_HEAP_END_MAX - cfg->heap_base) {
-        snprintf(err, errlen, "SDSM_HEAP_BASE=%#lx + SDSM_HEAP_SIZE=%zu ends past %#lx, the end of "
-                 "the user address space", (unsigned long)cfg->heap_base, cfg->heap_size,
-                 (unsigned long)SDSM_HEAP_END_MAX);
+        snprintf(err, errlen,
+                 "SDSM_HEAP_BASE=%#lx + SDSM_HEAP_SIZE=%zu ends past %#lx, the end of "
+                 "the user address space",
+                 (unsigned long)cfg->heap_base, cfg->heap_size, (unsigned long)SDSM_HEAP_END_MAX);
         return -EINVAL;
     }
     if (cfg->rank >= cfg->nprocs) {

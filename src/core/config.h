@@ -17,7 +17,7 @@
 #define SDSM_DEFAULT_HEAP_BASE 0x200000000000
 #endif
 #define SDSM_STR_(x) #x
-#define SDSM_STR(x) SDSM_STR_(x)
+#define SDSM_STR(x)  SDSM_STR_(x)
 
 typedef enum { SDSM_ERRMODE_ABORT, SDSM_ERRMODE_RETURN } sdsm_errmode_t;
 typedef enum { SDSM_PROTO_HLRC, SDSM_PROTO_UPDATE, SDSM_PROTO_IBEC, SDSM_PROTO_COUNT } sdsm_proto_id_t;
@@ -27,52 +27,55 @@ typedef enum { SDSM_BARRIER_AUTO, SDSM_BARRIER_CENTRAL, SDSM_BARRIER_TREE } sdsm
 typedef enum { SDSM_LOG_ERROR, SDSM_LOG_WARN, SDSM_LOG_INFO, SDSM_LOG_DEBUG } sdsm_loglevel_t;
 
 typedef struct sdsm_config {
-    long        rank;            /* -1: not started by a launcher */
-    long        nprocs;
-    const char *rendezvous;      /* "ip:port" of the launcher, or NULL */
-    const char *job_key;         /* 64 hex characters, or NULL */
-    const char *host;            /* host name the launcher placed this rank on, or NULL */
-    const char *iface;           /* SDSM_IFACE: interfaces/networks to listen on, or NULL */
-    const char *rsh;             /* sdsmrun's remote shell command, or NULL (unused by ranks) */
-    size_t      heap_size;       /* bytes of shared address space reserved */
-    size_t      page_size;       /* coherence unit, multiple of the OS page */
-    uintptr_t   heap_base;       /* fixed virtual address of the shared region */
-    long        aslr;            /* sdsmrun keeps address randomization for the ranks */
-    const char *omp_home;        /* OpenMP programs (libsdsm-omp reads these itself) */
+    long rank; /* -1: not started by a launcher */
+    long nprocs;
+    const char *rendezvous; /* "ip:port" of the launcher, or NULL */
+    const char *job_key;    /* 64 hex characters, or NULL */
+    const char *host;       /* host name the launcher placed this rank on, or NULL */
+    const char *iface;      /* SDSM_IFACE: interfaces/networks to listen on, or NULL */
+    const char *rsh;        /* sdsmrun's remote shell command, or NULL (unused by ranks) */
+    size_t heap_size;       /* bytes of shared address space reserved */
+    size_t page_size;       /* coherence unit, multiple of the OS page */
+    uintptr_t heap_base;    /* fixed virtual address of the shared region */
+    long aslr;              /* sdsmrun keeps address randomization for the ranks */
+    const char *omp_home;   /* OpenMP programs (libsdsm-omp reads these itself) */
     const char *omp_heap;
     const char *omp_verbose;
     const char *omp_stack;
-    long        stats;           /* print the statistics table at finalize */
-    long        errors;          /* sdsm_errmode_t */
-    long        protocol;        /* sdsm_proto_id_t */
-    long        log_level;       /* sdsm_loglevel_t */
-    long        barrier_manager; /* rank that runs the barrier */
-    long        barrier_kind;    /* sdsm_barrier_kind_t */
-    long        timeout;         /* seconds allowed for set-up */
-    long        spin_us;         /* microseconds a waiter spins before sleeping */
-    long        hide_spin_us;    /* the same where a rank has more compute threads than run slots */
-    long        service_aside;   /* batches a leading waiter served before the service thread steps aside (-1: never) */
-    long        req_pin;         /* a requester takes its peer's socket from the service thread until its wait ends */
-    long        prefetch;        /* most pages fetched ahead of read faults along a stream */
-    long        write_ahead;     /* most home pages opened ahead of write faults along a stream */
-    long        home_hot;        /* intervals in a row a home page is written before it stays open */
-    long        wp_track;        /* let the kernel tell which hot home pages were written (mem/wptrack.h) */
-    long        write_buffer;    /* pages written here, homed elsewhere, whose diffs may wait for the release (0: all) */
-    long        zerocopy;        /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
-    long        home_twins;      /* a home twins the pages others hold that it writes (-1: OpenMP programs) */
-    long        quiet_us;        /* a rank quiet this long publishes its pending writes (0: never) */
-    long        unmap_barriers;  /* ibec: drop copies unused for this many barriers (0: never) */
-    long        ibec_check;      /* ibec: report data written outside a critical section and read before a barrier */
-    long        ibec_sections;   /* ibec: threads in critical sections at once (0: as the keys allow) */
-    long        threads;         /* compute threads per rank (SDSM_THREADS) */
-    long        run_threads;     /* run slots per rank; 0: CPUs / ranks on the host */
-    long        run_slice_ms;    /* a slot holder computing this long without a runtime call lends its slot (0: never) */
-    long        hang_report;     /* seconds a wait may last before every rank's waits are reported (0: never) */
-    long        heartbeat_ms;    /* idle links carry a heartbeat this often */
-    long        peer_timeout_ms; /* a peer silent this long is lost (0: never) */
-    const char *trace_dir;       /* SDSM_TRACE: write timelines there, or NULL */
-    long        trace_interval_ms; /* counters sampled this often in a trace */
-    size_t      trace_buffer;    /* bytes of trace buffer per thread */
+    long stats;           /* print the statistics table at finalize */
+    long errors;          /* sdsm_errmode_t */
+    long protocol;        /* sdsm_proto_id_t */
+    long log_level;       /* sdsm_loglevel_t */
+    long barrier_manager; /* rank that runs the barrier */
+    long barrier_kind;    /* sdsm_barrier_kind_t */
+    long timeout;         /* seconds allowed for set-up */
+    long spin_us;         /* microseconds a waiter spins before sleeping */
+    long hide_spin_us;    /* the same where a rank has more compute threads than run slots */
+    long
+        service_aside; /* batches a leading waiter served before the service thread steps aside (-1: never) */
+    long req_pin;      /* a requester takes its peer's socket from the service thread until its wait ends */
+    long prefetch;     /* most pages fetched ahead of read faults along a stream */
+    long write_ahead;  /* most home pages opened ahead of write faults along a stream */
+    long home_hot;     /* intervals in a row a home page is written before it stays open */
+    long wp_track;     /* let the kernel tell which hot home pages were written (mem/wptrack.h) */
+    long
+        write_buffer; /* pages written here, homed elsewhere, whose diffs may wait for the release (0: all) */
+    long zerocopy;    /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
+    long home_twins;  /* a home twins the pages others hold that it writes (-1: OpenMP programs) */
+    long quiet_us;    /* a rank quiet this long publishes its pending writes (0: never) */
+    long unmap_barriers; /* ibec: drop copies unused for this many barriers (0: never) */
+    long ibec_check;     /* ibec: report data written outside a critical section and read before a barrier */
+    long ibec_sections;  /* ibec: threads in critical sections at once (0: as the keys allow) */
+    long threads;        /* compute threads per rank (SDSM_THREADS) */
+    long run_threads;    /* run slots per rank; 0: CPUs / ranks on the host */
+    long
+        run_slice_ms; /* a slot holder computing this long without a runtime call lends its slot (0: never) */
+    long hang_report; /* seconds a wait may last before every rank's waits are reported (0: never) */
+    long heartbeat_ms;      /* idle links carry a heartbeat this often */
+    long peer_timeout_ms;   /* a peer silent this long is lost (0: never) */
+    const char *trace_dir;  /* SDSM_TRACE: write timelines there, or NULL */
+    long trace_interval_ms; /* counters sampled this often in a trace */
+    size_t trace_buffer;    /* bytes of trace buffer per thread */
 } sdsm_config_t;
 
 extern sdsm_config_t sdsm_cfg;
@@ -93,9 +96,9 @@ int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t er
 long sdsm_config_peek_rank(char *const *envp);
 
 /* Parsers, exposed for the unit tests.  0 or -EINVAL. */
-int sdsm_config_parse_size(const char *s, size_t *out);   /* "4096", "64K", "2M", "64G" */
+int sdsm_config_parse_size(const char *s, size_t *out); /* "4096", "64K", "2M", "64G" */
 int sdsm_config_parse_long(const char *s, long lo, long hi, long *out);
-int sdsm_config_parse_ms(const char *s, long *out);       /* "10", "2.5", "2s", "500ms" -> ms */
+int sdsm_config_parse_ms(const char *s, long *out); /* "10", "2.5", "2s", "500ms" -> ms */
 
 /* Print every variable, its current value and its documentation. */
 void sdsm_config_print(const sdsm_config_t *cfg, FILE *out);

@@ -50,18 +50,15 @@ static __attribute__((noreturn)) void lost(int rank, const char *why, uint32_t s
     if (silent_ms)
         sdsm_log(SDSM_LOG_ERROR, "rank %d stopped responding: %s", rank, why);
     else
-        sdsm_log(SDSM_LOG_ERROR, "lost connection to rank %d (%s): rank %d failed or was stopped",
-                 rank, why, rank);
+        sdsm_log(SDSM_LOG_ERROR, "lost connection to rank %d (%s): rank %d failed or was stopped", rank, why,
+                 rank);
     if (notify_lost)
         notify_lost(rank, silent_ms);
     usleep(500000);
     _exit(1);
 }
 
-void sdsm_fatal_lost(int rank, const char *why)
-{
-    lost(rank, why, 0);
-}
+void sdsm_fatal_lost(int rank, const char *why) { lost(rank, why, 0); }
 
 void sdsm_fatal_silent(int rank, const char *why, uint32_t silent_ms)
 {

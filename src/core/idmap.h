@@ -13,14 +13,14 @@
 
 typedef struct {
     uint32_t key;
-    void    *val; /* NULL: a free slot */
+    void *val; /* NULL: a free slot */
 } sdsm_idmap_slot_t;
 
 typedef struct {
     sdsm_idmap_slot_t *slots; /* key and object side by side: one cache line per probe */
-    size_t             cap;   /* 1 << bits, or 0 before the first put */
-    unsigned           bits;
-    size_t             n;
+    size_t cap;               /* 1 << bits, or 0 before the first put */
+    unsigned bits;
+    size_t n;
 } sdsm_idmap_t;
 
 /* The object of id, or NULL. */

@@ -30,7 +30,7 @@ void sdsm_stats_snapshot(sdsm_stats_snap_t *out)
 
 static const struct {
     const char *name;
-    int         is_time; /* 1: nanoseconds, shown in ms; 2: a maximum (total: the largest) */
+    int is_time; /* 1: nanoseconds, shown in ms; 2: a maximum (total: the largest) */
 } rows[SDSM_ST_COUNT] = {
     [SDSM_ST_READ_FAULTS] = {"read faults", 0},
     [SDSM_ST_WRITE_FAULTS] = {"write faults", 0},
@@ -96,10 +96,7 @@ static const struct {
     [SDSM_ST_FLAGS_ON] = {"flag support (quiet publisher)", 0},
 };
 
-const char *sdsm_stats_name(int stat)
-{
-    return stat >= 0 && stat < SDSM_ST_COUNT ? rows[stat].name : NULL;
-}
+const char *sdsm_stats_name(int stat) { return stat >= 0 && stat < SDSM_ST_COUNT ? rows[stat].name : NULL; }
 
 static void row(FILE *out, const char *name, const uint64_t *vals, size_t stride, int n, int is_time)
 {

@@ -30,8 +30,8 @@ typedef enum sdsm_stat {
     SDSM_ST_INVALIDATIONS,
     SDSM_ST_LOCK_ACQUIRES,
     SDSM_ST_LOCK_WAIT_NS,
-    SDSM_ST_LOCK_HANDOFFS,  /* locks passed between threads of this rank, no message */
-    SDSM_ST_LOCK_CACHED,    /* locks taken again where they stayed since this rank's unlock, no message */
+    SDSM_ST_LOCK_HANDOFFS, /* locks passed between threads of this rank, no message */
+    SDSM_ST_LOCK_CACHED,   /* locks taken again where they stayed since this rank's unlock, no message */
     SDSM_ST_BARRIERS,
     SDSM_ST_BARRIER_WAIT_NS,
     SDSM_ST_BARRIER_ROUNDS, /* arrivals of this rank (a barrier takes 1 to 3 rounds) */
@@ -57,24 +57,24 @@ typedef enum sdsm_stat {
     SDSM_ST_HOT_KEPT,       /* home pages announced at a release without a write fault (SDSM_HOME_HOT) */
     SDSM_ST_HOT_CLEAN,      /* ...not announced: the kernel saw no write (mem/wptrack.h) */
     SDSM_ST_WPT_ON,         /* 1: the kernel tracks written pages here (mem/wptrack.h) */
-    SDSM_ST_LEAD_WAITS,     /* waits slept in the event loop's epoll_wait (net/progress.c, sdsm_net_lead_wait) */
-    SDSM_ST_LEAD_KICKS,     /* ...woken by another thread's kick, not by their reply */
-    SDSM_ST_SERVICE_WAKES,  /* the service thread woke with events to handle */
-    SDSM_ST_SERVICE_ASIDE,  /* ...and stepped aside for a leader that serves (net/progress.c) */
-    SDSM_ST_REQ_PINS,       /* requests whose peer's socket the sender took from the service thread (net/pin.c) */
-    SDSM_ST_IBEC_KEYED,     /* ibec: sections a rank runs at once with memory protection keys (0: one at a time) */
-    SDSM_ST_SPIN_WON,       /* waits whose polling saw the answer (core/wait.h) */
-    SDSM_ST_SPIN_LOST,      /* ...polled SDSM_SPIN_US in vain, then slept */
-    SDSM_ST_SPIN_SKIPPED,   /* ...slept at once: polling that word had not been paying */
-    SDSM_ST_SPIN_STOLEN,    /* polls that lost their CPU to another job (core/wait.h) */
-    SDSM_ST_READY_SLEEPS,   /* compute threads that slept waiting for a run slot (sched.c, take) */
-    SDSM_ST_RUN_LENT,       /* run slots lent beyond SDSM_RUN_THREADS: a holder computed SDSM_RUN_SLICE without a runtime call */
+    SDSM_ST_LEAD_WAITS, /* waits slept in the event loop's epoll_wait (net/progress.c, sdsm_net_lead_wait) */
+    SDSM_ST_LEAD_KICKS, /* ...woken by another thread's kick, not by their reply */
+    SDSM_ST_SERVICE_WAKES, /* the service thread woke with events to handle */
+    SDSM_ST_SERVICE_ASIDE, /* ...and stepped aside for a leader that serves (net/progress.c) */
+    SDSM_ST_REQ_PINS,   /* requests whose peer's socket the sender took from the service thread (net/pin.c) */
+    SDSM_ST_IBEC_KEYED, /* ibec: sections a rank runs at once with memory protection keys (0: one at a time) */
+    SDSM_ST_SPIN_WON,   /* waits whose polling saw the answer (core/wait.h) */
+    SDSM_ST_SPIN_LOST,  /* ...polled SDSM_SPIN_US in vain, then slept */
+    SDSM_ST_SPIN_SKIPPED, /* ...slept at once: polling that word had not been paying */
+    SDSM_ST_SPIN_STOLEN,  /* polls that lost their CPU to another job (core/wait.h) */
+    SDSM_ST_READY_SLEEPS, /* compute threads that slept waiting for a run slot (sched.c, take) */
+    SDSM_ST_RUN_LENT, /* run slots lent beyond SDSM_RUN_THREADS: a holder computed SDSM_RUN_SLICE without a runtime call */
     SDSM_ST_QUIET_PUBLISHES, /* releases of a quiet rank's pending writes (sync/quiet.c) */
-    SDSM_ST_QUIET_PAGES,    /* ...pages they announced */
-    SDSM_ST_ZC_DECLINED,    /* pages asked for zero-copy, sent as bytes: one of the run was being written at its home (serve.c) */
-    SDSM_ST_TWIN_GUARDS,    /* invalidations sent ahead of a page served with unreleased home writes (inval.c) */
-    SDSM_ST_DIFFS_EARLY,    /* batches of diffs sent eagerly because an invalidation met a written page (copies.c) */
-    SDSM_ST_FLAGS_ON,       /* 1: the quiet-rank publisher runs here (sync/quiet.c: plain flags with flush) */
+    SDSM_ST_QUIET_PAGES,     /* ...pages they announced */
+    SDSM_ST_ZC_DECLINED, /* pages asked for zero-copy, sent as bytes: one of the run was being written at its home (serve.c) */
+    SDSM_ST_TWIN_GUARDS, /* invalidations sent ahead of a page served with unreleased home writes (inval.c) */
+    SDSM_ST_DIFFS_EARLY, /* batches of diffs sent eagerly because an invalidation met a written page (copies.c) */
+    SDSM_ST_FLAGS_ON, /* 1: the quiet-rank publisher runs here (sync/quiet.c: plain flags with flush) */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 
@@ -103,8 +103,7 @@ static inline void sdsm_stat_add(sdsm_stat_t s, uint64_t n)
 static inline void sdsm_stat_max(sdsm_stat_t s, uint64_t v)
 {
     uint64_t cur = atomic_load_explicit(&sdsm_stats.v[s], memory_order_relaxed);
-    while (v > cur && !atomic_compare_exchange_weak_explicit(&sdsm_stats.v[s], &cur, v,
-                                                             memory_order_relaxed,
+    while (v > cur && !atomic_compare_exchange_weak_explicit(&sdsm_stats.v[s], &cur, v, memory_order_relaxed,
                                                              memory_order_relaxed))
         ;
 }

@@ -41,12 +41,23 @@ int sdsm_status_public(int rc)
         return rc;
     switch (-rc) {
     case ENOMEM: return SDSM_ENOMEM;
-    case EINVAL: case ERANGE: case EFAULT: case EOVERFLOW: return SDSM_EINVAL;
+    case EINVAL:
+    case ERANGE:
+    case EFAULT:
+    case EOVERFLOW: return SDSM_EINVAL;
     case ETIMEDOUT: return SDSM_ETIMEDOUT;
-    case EPROTO: case EBADMSG: return SDSM_EPROTO;
-    case ECONNRESET: case ECONNREFUSED: case ECONNABORTED: case EPIPE: case ENOTCONN:
-    case ESHUTDOWN: case EHOSTUNREACH: case ENETUNREACH: return SDSM_EPEER;
-    case ENOTSUP: case ENOSYS: return SDSM_ENOTSUP;
+    case EPROTO:
+    case EBADMSG: return SDSM_EPROTO;
+    case ECONNRESET:
+    case ECONNREFUSED:
+    case ECONNABORTED:
+    case EPIPE:
+    case ENOTCONN:
+    case ESHUTDOWN:
+    case EHOSTUNREACH:
+    case ENETUNREACH: return SDSM_EPEER;
+    case ENOTSUP:
+    case ENOSYS: return SDSM_ENOTSUP;
     default: return SDSM_ESYS;
     }
 }

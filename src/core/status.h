@@ -18,10 +18,7 @@
 #define SDSM_E_LAST  SDSM_EAUTH
 
 /* Nonzero if rc is one of the SDSM_E* codes. */
-static inline int sdsm_status_is_code(int rc)
-{
-    return rc <= SDSM_E_FIRST && rc >= SDSM_E_LAST;
-}
+static inline int sdsm_status_is_code(int rc) { return rc <= SDSM_E_FIRST && rc >= SDSM_E_LAST; }
 
 /* The SDSM_E* code a call returns for rc: rc itself if it is 0, positive
  * or an SDSM_E* code; a negated errno value mapped to the code that says

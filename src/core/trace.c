@@ -29,53 +29,53 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#define SLOTS 256
+#define SLOTS             256
 #define MAGIC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
-#define M_SPAN MAGIC('S', 'P', 'A', 'N')
-#define M_SMPL MAGIC('S', 'M', 'P', 'L')
-#define M_NAME MAGIC('N', 'A', 'M', 'E')
-#define M_TEND MAGIC('T', 'E', 'N', 'D')
-#define SAMPLE_VALS (SDSM_ST_COUNT + 4 * SDSM_STATS_MAX_TYPES)
+#define M_SPAN            MAGIC('S', 'P', 'A', 'N')
+#define M_SMPL            MAGIC('S', 'M', 'P', 'L')
+#define M_NAME            MAGIC('N', 'A', 'M', 'E')
+#define M_TEND            MAGIC('T', 'E', 'N', 'D')
+#define SAMPLE_VALS       (SDSM_ST_COUNT + 4 * SDSM_STATS_MAX_TYPES)
 #define SAMPLES_PER_CHUNK 256
 
 _Atomic int sdsm_trace_on;
 
 typedef struct slot {
-    uint32_t          n;       /* records in buf (owner only, until fini) */
-    uint32_t          os_tid;
+    uint32_t n; /* records in buf (owner only, until fini) */
+    uint32_t os_tid;
     sdsm_trace_rec_t *buf;
 } slot_t;
 
 static struct {
-    int              fd;
-    size_t           cap;      /* records per slot */
-    slot_t           slots[SLOTS];
-    _Atomic int      nslots;
+    int fd;
+    size_t cap; /* records per slot */
+    slot_t slots[SLOTS];
+    _Atomic int nslots;
     _Atomic uint64_t dropped;  /* records lost to failed writes */
     _Atomic uint64_t untraced; /* threads past the last slot */
-    _Atomic int      broken;   /* a write failed: write no more */
-    void            *pool;
-    size_t           pool_len;
-    uint64_t         interval_ns;
-    pthread_t        sampler;
-    int              sampler_on;
-    int              stopped;  /* the last sample is taken */
-    pthread_mutex_t  mtx;
-    pthread_cond_t   cv;
-    int              stopping;
-    uint64_t         samples[SAMPLES_PER_CHUNK][1 + SAMPLE_VALS];
-    int              nsamples;
+    _Atomic int broken;        /* a write failed: write no more */
+    void *pool;
+    size_t pool_len;
+    uint64_t interval_ns;
+    pthread_t sampler;
+    int sampler_on;
+    int stopped; /* the last sample is taken */
+    pthread_mutex_t mtx;
+    pthread_cond_t cv;
+    int stopping;
+    uint64_t samples[SAMPLES_PER_CHUNK][1 + SAMPLE_VALS];
+    int nsamples;
 } TR = {.fd = -1, .mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread slot_t *my __attribute__((tls_model("initial-exec")));
-static __thread int     my_none __attribute__((tls_model("initial-exec")));
+static __thread int my_none __attribute__((tls_model("initial-exec")));
 
 static const char *const kind_names[SDSM_TR_COUNT] = {
-    [SDSM_TR_FAULT_READ] = "read fault",   [SDSM_TR_FAULT_WRITE] = "write fault",
-    [SDSM_TR_DIFF_MADE] = "diff made",     [SDSM_TR_DIFF_APPLIED] = "diff applied",
-    [SDSM_TR_LOCK_WAIT] = "lock wait",     [SDSM_TR_LOCK_HOLD] = "lock hold",
-    [SDSM_TR_BARRIER] = "barrier",         [SDSM_TR_COND_WAIT] = "cond wait",
-    [SDSM_TR_ALLOC] = "alloc",             [SDSM_TR_FLUSH] = "trace flush",
+    [SDSM_TR_FAULT_READ] = "read fault", [SDSM_TR_FAULT_WRITE] = "write fault",
+    [SDSM_TR_DIFF_MADE] = "diff made",   [SDSM_TR_DIFF_APPLIED] = "diff applied",
+    [SDSM_TR_LOCK_WAIT] = "lock wait",   [SDSM_TR_LOCK_HOLD] = "lock hold",
+    [SDSM_TR_BARRIER] = "barrier",       [SDSM_TR_COND_WAIT] = "cond wait",
+    [SDSM_TR_ALLOC] = "alloc",           [SDSM_TR_FLUSH] = "trace flush",
 };
 
 /*
@@ -83,8 +83,8 @@ static const char *const kind_names[SDSM_TR_COUNT] = {
  * not interleave it with another thread's write.  A short write (disk full)
  * loses the chunk, and nothing more is written so the file stays readable.
  */
-static void write_chunk(uint32_t magic, uint32_t x, uint32_t y, uint32_t count, const void *body,
-                        size_t len, uint64_t nrecs)
+static void write_chunk(uint32_t magic, uint32_t x, uint32_t y, uint32_t count, const void *body, size_t len,
+                        uint64_t nrecs)
 {
     uint32_t h[4] = {magic, x, y, count};
     struct iovec iov[2] = {{h, sizeof h}, {(void *)body, len}};
@@ -131,8 +131,7 @@ void sdsm_trace_rec(sdsm_trace_kind_t kind, uint64_t t0, uint32_t a, uint64_t b,
     slot_t *s = my ? my : claim();
     if (!s || !t0) /* t0 0: the span began before tracing started */
         return;
-    s->buf[s->n++] = (sdsm_trace_rec_t){.t0 = t0, .t1 = sdsm_now_ns(), .kind = kind, .a = a,
-                                        .b = b, .c = c};
+    s->buf[s->n++] = (sdsm_trace_rec_t){.t0 = t0, .t1 = sdsm_now_ns(), .kind = kind, .a = a, .b = b, .c = c};
     if (s->n < TR.cap)
         return;
     /* Full: this thread writes it now, and the record of that write goes
@@ -140,8 +139,7 @@ void sdsm_trace_rec(sdsm_trace_kind_t kind, uint64_t t0, uint32_t a, uint64_t b,
     uint64_t f0 = sdsm_now_ns();
     size_t bytes = (size_t)s->n * sizeof *s->buf;
     flush_slot(s, (uint32_t)(s - TR.slots));
-    s->buf[s->n++] = (sdsm_trace_rec_t){.t0 = f0, .t1 = sdsm_now_ns(), .kind = SDSM_TR_FLUSH,
-                                        .b = bytes};
+    s->buf[s->n++] = (sdsm_trace_rec_t){.t0 = f0, .t1 = sdsm_now_ns(), .kind = SDSM_TR_FLUSH, .b = bytes};
 }
 
 void sdsm_trace_thread_name(const char *name, int idx)
@@ -169,12 +167,14 @@ static void sample_now(void)
     for (int t = 0; t < SDSM_STATS_MAX_TYPES; t++) {
         m[t] = atomic_load_explicit(&sdsm_stats.msgs_sent[t], memory_order_relaxed);
         m[SDSM_STATS_MAX_TYPES + t] = atomic_load_explicit(&sdsm_stats.bytes_sent[t], memory_order_relaxed);
-        m[2 * SDSM_STATS_MAX_TYPES + t] = atomic_load_explicit(&sdsm_stats.msgs_recv[t], memory_order_relaxed);
-        m[3 * SDSM_STATS_MAX_TYPES + t] = atomic_load_explicit(&sdsm_stats.bytes_recv[t], memory_order_relaxed);
+        m[2 * SDSM_STATS_MAX_TYPES + t] =
+            atomic_load_explicit(&sdsm_stats.msgs_recv[t], memory_order_relaxed);
+        m[3 * SDSM_STATS_MAX_TYPES + t] =
+            atomic_load_explicit(&sdsm_stats.bytes_recv[t], memory_order_relaxed);
     }
     if (++TR.nsamples == SAMPLES_PER_CHUNK) {
-        write_chunk(M_SMPL, SAMPLE_VALS, (uint32_t)TR.nsamples, 0, TR.samples,
-                    sizeof TR.samples, (uint64_t)TR.nsamples);
+        write_chunk(M_SMPL, SAMPLE_VALS, (uint32_t)TR.nsamples, 0, TR.samples, sizeof TR.samples,
+                    (uint64_t)TR.nsamples);
         TR.nsamples = 0;
     }
 }
@@ -221,10 +221,11 @@ static int write_header(int rank, int nprocs, const char *(*type_name)(unsigned)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return -ENOMEM;
-    fprintf(f, "{\"format\":\"sdsm-trace\",\"version\":1,\"rank\":%d,\"nprocs\":%d,\"pid\":%d,"
+    fprintf(f,
+            "{\"format\":\"sdsm-trace\",\"version\":1,\"rank\":%d,\"nprocs\":%d,\"pid\":%d,"
             "\"page_size\":%zu,\"heap_base\":%lu,\"interval_ns\":%llu,\"rec_size\":%zu,"
-            "\"realtime_ns\":%llu,\"monotonic_ns\":%llu,\"host\":", rank, nprocs, (int)getpid(),
-            sdsm_cfg.page_size, (unsigned long)sdsm_cfg.heap_base,
+            "\"realtime_ns\":%llu,\"monotonic_ns\":%llu,\"host\":",
+            rank, nprocs, (int)getpid(), sdsm_cfg.page_size, (unsigned long)sdsm_cfg.heap_base,
             (unsigned long long)TR.interval_ns, sizeof(sdsm_trace_rec_t),
             (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
             (unsigned long long)mo.tv_sec * 1000000000ull + (unsigned long long)mo.tv_nsec);
@@ -280,12 +281,12 @@ int sdsm_trace_init(const char *dir, int rank, int nprocs, long interval_ms, siz
     }
     /* Address space only: pages are used as threads fill their buffers. */
     TR.pool_len = (size_t)SLOTS * TR.cap * sizeof(sdsm_trace_rec_t);
-    TR.pool = mmap(NULL, TR.pool_len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    TR.pool =
+        mmap(NULL, TR.pool_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     int rc = TR.pool == MAP_FAILED ? -errno : write_header(rank, nprocs, type_name);
     if (rc) {
-        sdsm_error_log("SDSM_TRACE: cannot set up the trace %s: %s (the run goes on untraced)",
-                       path, strerror(-rc));
+        sdsm_error_log("SDSM_TRACE: cannot set up the trace %s: %s (the run goes on untraced)", path,
+                       strerror(-rc));
         if (TR.pool != MAP_FAILED)
             munmap(TR.pool, TR.pool_len);
         TR.pool = NULL;
@@ -298,7 +299,7 @@ int sdsm_trace_init(const char *dir, int rank, int nprocs, long interval_ms, siz
     TR.stopping = 0;
     TR.stopped = 0;
     TR.nsamples = 0;
-    sample_now(); /* the counters' starting point */
+    sample_now();          /* the counters' starting point */
     pthread_condattr_t ca; /* the sampler's deadlines are on the monotonic clock */
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -344,12 +345,11 @@ void sdsm_trace_fini(void)
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mo);
     uint64_t end[4] = {(uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec,
-                       (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec,
-                       atomic_load(&TR.dropped), atomic_load(&TR.untraced)};
+                       (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec, atomic_load(&TR.dropped),
+                       atomic_load(&TR.untraced)};
     write_chunk(M_TEND, 0, 0, 4, end, sizeof end, 0);
     if (end[2])
-        sdsm_warn("SDSM_TRACE: %llu records lost (writing the trace failed)",
-                  (unsigned long long)end[2]);
+        sdsm_warn("SDSM_TRACE: %llu records lost (writing the trace failed)", (unsigned long long)end[2]);
     if (close(TR.fd))
         sdsm_error_log("SDSM_TRACE: closing the trace: %m");
     TR.fd = -1;

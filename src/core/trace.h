@@ -59,10 +59,10 @@ static inline uint64_t sdsm_trace_t0(void) { return sdsm_trace_enabled() ? sdsm_
 void sdsm_trace_rec(sdsm_trace_kind_t kind, uint64_t t0, uint32_t a, uint64_t b, uint64_t c);
 
 /* One span from t0 to now.  The trace point's whole cost when off. */
-#define SDSM_TRACE(kind, t0, a, b, c)                                       \
-    do {                                                                    \
-        if (sdsm_trace_enabled())                                           \
-            sdsm_trace_rec((kind), (t0), (uint32_t)(a), (uint64_t)(b), (uint64_t)(c)); \
+#define SDSM_TRACE(kind, t0, a, b, c)                                                                        \
+    do {                                                                                                     \
+        if (sdsm_trace_enabled())                                                                            \
+            sdsm_trace_rec((kind), (t0), (uint32_t)(a), (uint64_t)(b), (uint64_t)(c));                       \
     } while (0)
 
 /* Name the calling thread in the trace ("service", "compute 3"); idx < 0: no number. */

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <unistd.h>
 
-_Atomic int  sdsm_sleepers[SDSM_SLEEP_BUCKETS];
-_Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
+_Atomic int sdsm_sleepers[SDSM_SLEEP_BUCKETS];
+_Atomic int sdsm_spin_score[SDSM_SLEEP_BUCKETS];
 _Atomic unsigned sdsm_spin_probes;
 _Atomic uint64_t sdsm_spin_held_until;
-_Atomic int      sdsm_spin_hold_level;
-_Atomic int      sdsm_spin_sleepy;
+_Atomic int sdsm_spin_hold_level;
+_Atomic int sdsm_spin_sleepy;
 static _Atomic uint64_t spin_last_stolen;
 
 _Atomic int sdsm_wait_local_threads;
@@ -23,7 +23,7 @@ _Atomic int sdsm_wait_local_threads;
 static int foreign_load(uint64_t now)
 {
     static _Atomic uint64_t checked;
-    static _Atomic int      last;
+    static _Atomic int last;
     uint64_t at = atomic_load_explicit(&checked, memory_order_relaxed);
     if (at && now - at < 10000000ull)
         return atomic_load_explicit(&last, memory_order_relaxed);
@@ -69,8 +69,7 @@ void sdsm_spin_hold(uint64_t now)
         k++;
     atomic_store_explicit(&sdsm_spin_hold_level, k, memory_order_relaxed);
     atomic_store_explicit(&spin_last_stolen, now, memory_order_relaxed);
-    atomic_store_explicit(&sdsm_spin_held_until, now + (SDSM_SPIN_HOLD_NS << k),
-                          memory_order_relaxed);
+    atomic_store_explicit(&sdsm_spin_held_until, now + (SDSM_SPIN_HOLD_NS << k), memory_order_relaxed);
     sdsm_stat_add(SDSM_ST_SPIN_STOLEN, 1);
 }
 

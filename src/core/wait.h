@@ -44,10 +44,7 @@ static inline unsigned sdsm_sleep_bucket(const void *w)
     return (unsigned)((a >> 2 ^ a >> 8) % SDSM_SLEEP_BUCKETS);
 }
 
-static inline _Atomic int *sdsm_sleepers_of(const void *w)
-{
-    return &sdsm_sleepers[sdsm_sleep_bucket(w)];
-}
+static inline _Atomic int *sdsm_sleepers_of(const void *w) { return &sdsm_sleepers[sdsm_sleep_bucket(w)]; }
 /*
  * What the layers above core plug into a wait, in one table (a NULL entry
  * is skipped).  The transport fills in progress, lead, kick and unpin when
@@ -182,18 +179,18 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
  * there (the emulated cluster's delay readers made the hold take cg_sdsmt's
  * 4-thread gain at P=2 from +40-67 % to +19-56 %).
  */
-#define SDSM_SPIN_LOST  16
-#define SDSM_SPIN_WON   8
-#define SDSM_SPIN_OFF   48
-#define SDSM_SPIN_TOP   (SDSM_SPIN_OFF + SDSM_SPIN_WON - 1)
-#define SDSM_SPIN_PROBE 16
-#define SDSM_SPIN_STOLEN_NS 250000ull /* a poll round this long lost its CPU */
+#define SDSM_SPIN_LOST      16
+#define SDSM_SPIN_WON       8
+#define SDSM_SPIN_OFF       48
+#define SDSM_SPIN_TOP       (SDSM_SPIN_OFF + SDSM_SPIN_WON - 1)
+#define SDSM_SPIN_PROBE     16
+#define SDSM_SPIN_STOLEN_NS 250000ull  /* a poll round this long lost its CPU */
 #define SDSM_SPIN_HOLD_NS   5000000ull /* then nobody polls for this long, */
 #define SDSM_SPIN_HOLD_MAX  8          /* ... up to 2^8 times as long (1.28 s) */
-extern _Atomic int      sdsm_spin_score[SDSM_SLEEP_BUCKETS];
+extern _Atomic int sdsm_spin_score[SDSM_SLEEP_BUCKETS];
 extern _Atomic unsigned sdsm_spin_probes;
 extern _Atomic uint64_t sdsm_spin_held_until;
-extern _Atomic int      sdsm_spin_hold_level;
+extern _Atomic int sdsm_spin_hold_level;
 /* A poll lost its CPU at now: hold polls off (see above) if another job
  * took it (sdsm_wait_ops.spin_foreign).  sdsm_spin_hold: hold them off. */
 void sdsm_spin_stolen(uint64_t now);
@@ -238,8 +235,8 @@ static inline int sdsm_spin_pays(_Atomic int *score, uint64_t now)
         return sdsm_spin_decided(0);
     if (atomic_load_explicit(score, memory_order_relaxed) < SDSM_SPIN_OFF)
         return sdsm_spin_decided(1);
-    return sdsm_spin_decided(atomic_fetch_add_explicit(&sdsm_spin_probes, 1, memory_order_relaxed) %
-                                 SDSM_SPIN_PROBE == 0);
+    return sdsm_spin_decided(
+        atomic_fetch_add_explicit(&sdsm_spin_probes, 1, memory_order_relaxed) % SDSM_SPIN_PROBE == 0);
 }
 
 /* Lost or won; updates race harmlessly (a lost update is one poll's score). */
@@ -320,8 +317,7 @@ static inline uint32_t sdsm_wait_change(_Atomic uint32_t *w, uint32_t old)
  * that waits for the network meanwhile (the last arrival, in the rank
  * barrier) can, and its frames wake it rather than this thread.  It sleeps
  * at most *nap at a time (NULL: no limit); the caller loops. */
-static inline uint32_t sdsm_wait_change_local(_Atomic uint32_t *w, uint32_t old,
-                                              const struct timespec *nap)
+static inline uint32_t sdsm_wait_change_local(_Atomic uint32_t *w, uint32_t old, const struct timespec *nap)
 {
     return sdsm_wait_change_as(w, old, 0, nap);
 }

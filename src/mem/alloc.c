@@ -53,7 +53,7 @@ enum { OP_ALLOC = 1, OP_FREE = 2, OP_ADDRS = 3 };
 
 typedef struct req {
     uint64_t call, size, elem;
-    int32_t  home;
+    int32_t home;
     uint32_t op;
 } req_t;
 _Static_assert(sizeof(req_t) == 32, "ALLOC_REQ payload");
@@ -61,38 +61,38 @@ _Static_assert(sizeof(req_t) == 32, "ALLOC_REQ payload");
 /* ALLOC_REQ: the collective call (checked against every other rank's) and the request. */
 typedef struct wire_req {
     sdsm_coll_t call;
-    req_t       req;
+    req_t req;
 } wire_req_t;
 _Static_assert(sizeof(wire_req_t) == 64, "ALLOC_REQ payload");
 
-static sdsm_alloc_rec_t *recs;     /* MAX_ALLOCS slots */
-static _Atomic uint32_t  nslots;   /* slots ever used: [0, nslots) */
-static uint32_t         *free_slots, nfree_slots;
-static _Atomic uint32_t *order;    /* live slots by first page */
-static _Atomic uint32_t  nlive;
-static _Atomic uint32_t  seq;      /* odd while order/recs change */
-static sdsm_spans_t      spans;
-static uint32_t          coll_pages; /* the collective heap: pages [0, coll_pages) */
+static sdsm_alloc_rec_t *recs;  /* MAX_ALLOCS slots */
+static _Atomic uint32_t nslots; /* slots ever used: [0, nslots) */
+static uint32_t *free_slots, nfree_slots;
+static _Atomic uint32_t *order; /* live slots by first page */
+static _Atomic uint32_t nlive;
+static _Atomic uint32_t seq; /* odd while order/recs change */
+static sdsm_spans_t spans;
+static uint32_t coll_pages; /* the collective heap: pages [0, coll_pages) */
 
 /* Local arenas: pages [arenas.first, arenas.first + nprocs * arenas.per), rank
  * r's at arenas.first + r * arenas.per. */
 static struct {
-    uint32_t          first, per;
-    sdsm_alloc_rec_t *recs;   /* one per rank: the whole arena, home r */
-    pthread_mutex_t   mu;     /* the owner's threads allocate concurrently */
-    sdsm_spans_t      spans;  /* this rank's arena, pages relative to its start */
-    uint32_t          used;   /* relative pages below this were handed out before */
-    uint32_t         *blocks; /* live local blocks: first page, page count (pairs) */
-    uint32_t          nblocks, cap;
+    uint32_t first, per;
+    sdsm_alloc_rec_t *recs; /* one per rank: the whole arena, home r */
+    pthread_mutex_t mu;     /* the owner's threads allocate concurrently */
+    sdsm_spans_t spans;     /* this rank's arena, pages relative to its start */
+    uint32_t used;          /* relative pages below this were handed out before */
+    uint32_t *blocks;       /* live local blocks: first page, page count (pairs) */
+    uint32_t nblocks, cap;
 } arenas = {.mu = PTHREAD_MUTEX_INITIALIZER};
 void (*sdsm_alloc_on_free)(uint32_t first, uint32_t n);
 
 /* Manager (rank 0, service thread): the requests of the current call. */
 static struct {
-    req_t   *reqs;
+    req_t *reqs;
     uint32_t *seqs;
     uint8_t *have;
-    int      count;
+    int count;
 } mgr;
 
 static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p);
@@ -114,9 +114,11 @@ static int local_init(int n)
         return -ENOMEM;
     for (int r = 0; r < n; r++)
         arenas.recs[r] = (sdsm_alloc_rec_t){.first = arenas.first + (uint32_t)r * arenas.per,
-                                           .npages = arenas.per,
-                                           .size = (size_t)arenas.per << sdsm_region.shift,
-                                           .elem = 1, .home = r, .live = 1};
+                                            .npages = arenas.per,
+                                            .size = (size_t)arenas.per << sdsm_region.shift,
+                                            .elem = 1,
+                                            .home = r,
+                                            .live = 1};
     return arenas.per ? sdsm_spans_init(&arenas.spans, arenas.per, MAX_ALLOCS + 1) : 0;
 }
 
@@ -158,7 +160,8 @@ static int adopt_pages(void)
     if (sdsm_spans_take(&spans, np, &first) || first != 0 ||
         (nhole && (sdsm_spans_take(&spans, nhole, &hole) || hole != np))) {
         sdsm_error_log("the shared region is too small for the program's data (%zu bytes) and the "
-                       "brk hole: raise SDSM_HEAP_SIZE", A->len);
+                       "brk hole: raise SDSM_HEAP_SIZE",
+                       A->len);
         return -1;
     }
     publish(0, np, A->len, 1, 0);
@@ -375,8 +378,8 @@ static void describe(const req_t *r, char *buf, size_t len)
     if (r->op == OP_FREE)
         snprintf(buf, len, "sdsm_free(block at offset %llu)", (unsigned long long)r->size);
     else if (r->op == OP_ADDRS)
-        snprintf(buf, len, "sdsm_init(program at %#llx, stdout at %#llx, libsdsm/region %#x)", (unsigned long long)r->size,
-                 (unsigned long long)r->elem, (unsigned)r->home);
+        snprintf(buf, len, "sdsm_init(program at %#llx, stdout at %#llx, libsdsm/region %#x)",
+                 (unsigned long long)r->size, (unsigned long long)r->elem, (unsigned)r->home);
     else
         snprintf(buf, len, "alloc(size %llu, element %llu, home %d)", (unsigned long long)r->size,
                  (unsigned long long)r->elem, r->home);
@@ -394,13 +397,17 @@ static void decide(void)
             describe(&mgr.reqs[0], a, sizeof a);
             describe(&mgr.reqs[r], b, sizeof b);
             if (mgr.reqs[0].op == OP_ADDRS)
-                snprintf(text, sizeof text, "ranks have the program or its libraries at different "
+                snprintf(text, sizeof text,
+                         "ranks have the program or its libraries at different "
                          "addresses: rank 0 is in %s, rank %d in %s (start the job with sdsmrun, "
                          "which turns address randomization off unless SDSM_ASLR=1, or under "
-                         "setarch -R)", a, r, b);
+                         "setarch -R)",
+                         a, r, b);
             else
-                snprintf(text, sizeof text, "ranks disagree on collective call %llu: rank 0 called %s, "
-                         "rank %d called %s", (unsigned long long)mgr.reqs[0].call, a, r, b);
+                snprintf(text, sizeof text,
+                         "ranks disagree on collective call %llu: rank 0 called %s, "
+                         "rank %d called %s",
+                         (unsigned long long)mgr.reqs[0].call, a, r, b);
             status = SDSM_EMISMATCH;
         }
     }
@@ -463,8 +470,10 @@ static int check_args(size_t size, int home, char *why, size_t whylen)
 {
     size_t heap = (size_t)coll_pages << sdsm_region.shift;
     if (home < SDSM_HOME_FIRST_TOUCH || home >= sdsm_region.nprocs) {
-        snprintf(why, whylen, "home %d is neither a rank below %d nor SDSM_HOME_BLOCK/CYCLIC/"
-                 "FIRST_TOUCH", home, sdsm_region.nprocs);
+        snprintf(why, whylen,
+                 "home %d is neither a rank below %d nor SDSM_HOME_BLOCK/CYCLIC/"
+                 "FIRST_TOUCH",
+                 home, sdsm_region.nprocs);
         return SDSM_EINVAL;
     }
     if (size == 0) {
@@ -472,13 +481,17 @@ static int check_args(size_t size, int home, char *why, size_t whylen)
         return SDSM_EINVAL;
     }
     if (size > (size_t)PTRDIFF_MAX) {
-        snprintf(why, whylen, "size %zu is not a valid size (a negative number, %td, converted "
-                 "to size_t?)", size, (ptrdiff_t)size);
+        snprintf(why, whylen,
+                 "size %zu is not a valid size (a negative number, %td, converted "
+                 "to size_t?)",
+                 size, (ptrdiff_t)size);
         return SDSM_EINVAL;
     }
     if (size > heap) {
-        snprintf(why, whylen, "size %zu is larger than the whole shared address space (%zu bytes; "
-                 "raise SDSM_HEAP_SIZE)", size, heap);
+        snprintf(why, whylen,
+                 "size %zu is larger than the whole shared address space (%zu bytes; "
+                 "raise SDSM_HEAP_SIZE)",
+                 size, heap);
         return SDSM_ENOMEM;
     }
     return 0;
@@ -505,9 +518,10 @@ void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *
         return NULL;
     }
     if (sdsm_spans_take(&spans, np, &first)) {
-        snprintf(why, whylen, "out of shared address space: %zu bytes asked, the largest free range "
-                 "holds %zu of %zu free (raise SDSM_HEAP_SIZE)", size,
-                 (size_t)sdsm_spans_largest(&spans) << sdsm_region.shift,
+        snprintf(why, whylen,
+                 "out of shared address space: %zu bytes asked, the largest free range "
+                 "holds %zu of %zu free (raise SDSM_HEAP_SIZE)",
+                 size, (size_t)sdsm_spans_largest(&spans) << sdsm_region.shift,
                  (size_t)spans.free_pages << sdsm_region.shift);
         *err = SDSM_ENOMEM;
         return NULL;
@@ -528,8 +542,10 @@ int sdsm_free_collective(void *ptr, char *why, size_t whylen)
     if (rc)
         return rc;
     if (bad && a && sdsm_alloc_is_arena(a)) {
-        snprintf(why, whylen, "%p is in rank %d's local arena: free blocks of sdsm_alloc_local "
-                 "with sdsm_free_local on that rank", ptr, a->home);
+        snprintf(why, whylen,
+                 "%p is in rank %d's local arena: free blocks of sdsm_alloc_local "
+                 "with sdsm_free_local on that rank",
+                 ptr, a->home);
         return SDSM_EINVAL;
     }
     if (bad) {
@@ -582,10 +598,11 @@ static int local_take(size_t size, uint32_t np, uint32_t *rel, uint32_t *dirty, 
     int rc = 0;
     pthread_mutex_lock(&arenas.mu);
     if (sdsm_spans_take(&arenas.spans, np, rel)) {
-        snprintf(why, whylen, "out of local arena: %zu bytes asked, the largest free range of this "
+        snprintf(why, whylen,
+                 "out of local arena: %zu bytes asked, the largest free range of this "
                  "rank's arena holds %zu of %zu (each rank's arena is half of SDSM_HEAP_SIZE divided "
-                 "by the ranks: raise SDSM_HEAP_SIZE)", size,
-                 (size_t)sdsm_spans_largest(&arenas.spans) << sdsm_region.shift,
+                 "by the ranks: raise SDSM_HEAP_SIZE)",
+                 size, (size_t)sdsm_spans_largest(&arenas.spans) << sdsm_region.shift,
                  (size_t)arenas.per << sdsm_region.shift);
         rc = SDSM_ENOMEM;
     } else if (local_remember(*rel, np)) {
@@ -607,8 +624,10 @@ void *sdsm_alloc_local_block(size_t size, int *err, char *why, size_t whylen)
         return NULL;
     size_t arena = (size_t)arenas.per << sdsm_region.shift;
     if (size > arena) {
-        snprintf(why, whylen, "size %zu is larger than this rank's whole local arena (%zu bytes: half "
-                 "of SDSM_HEAP_SIZE divided by the ranks; raise SDSM_HEAP_SIZE)", size, arena);
+        snprintf(why, whylen,
+                 "size %zu is larger than this rank's whole local arena (%zu bytes: half "
+                 "of SDSM_HEAP_SIZE divided by the ranks; raise SDSM_HEAP_SIZE)",
+                 size, arena);
         *err = SDSM_ENOMEM;
         return NULL;
     }
@@ -632,8 +651,8 @@ int sdsm_free_local_block(void *ptr, char *why, size_t whylen)
         return SDSM_EINVAL;
     }
     if (a->home != sdsm_region.rank) {
-        snprintf(why, whylen, "%p was allocated by rank %d: only the allocating rank may free it",
-                 ptr, a->home);
+        snprintf(why, whylen, "%p was allocated by rank %d: only the allocating rank may free it", ptr,
+                 a->home);
         return SDSM_EINVAL;
     }
     uint32_t rel = pg - a->first;
@@ -659,7 +678,10 @@ int sdsm_free_local_block(void *ptr, char *why, size_t whylen)
 
 int sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen)
 {
-    req_t q = {.call = sdsm_coll_current()->seq, .size = prog, .elem = libc, .home = (int32_t)digest,
+    req_t q = {.call = sdsm_coll_current()->seq,
+               .size = prog,
+               .elem = libc,
+               .home = (int32_t)digest,
                .op = OP_ADDRS};
     return agree(&q, why, whylen);
 }

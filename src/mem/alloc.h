@@ -16,10 +16,10 @@
 
 typedef struct sdsm_alloc_rec {
     uint32_t first, npages;
-    size_t   size, elem;
-    int      home;  /* rank or SDSM_HOME_* */
-    int      live;
-    int      announce; /* home pages never write-protected: announced at every release (an
+    size_t size, elem;
+    int home; /* rank or SDSM_HOME_* */
+    int live;
+    int announce; /* home pages never write-protected: announced at every release (an
                           OpenMP master's stack: see sdsm_alloc_set_announce); its pages'
                           bits in sdsm_region.announce are set while it lives */
 } sdsm_alloc_rec_t;
@@ -32,31 +32,31 @@ typedef struct sdsm_alloc_rec {
  * stack, written by the C library with its locks held), at the price of
  * refetches by the readers.
  */
-int   sdsm_alloc_set_announce(uint32_t pg);
+int sdsm_alloc_set_announce(uint32_t pg);
 /* (Is pg in such a block: sdsm_page_announced, page.h.) */
 
-int   sdsm_alloc_init(void);
+int sdsm_alloc_init(void);
 /* Drop every block (finalize). */
-void  sdsm_alloc_fini(void);
+void sdsm_alloc_fini(void);
 /* Collective.  Returns the address or NULL with *err set (message logged by the caller). */
 void *sdsm_alloc_collective(size_t size, size_t elem, int home, int *err, char *why, size_t whylen);
-int   sdsm_free_collective(void *p, char *why, size_t whylen);
+int sdsm_free_collective(void *p, char *why, size_t whylen);
 
 /*
  * Non-collective: a block of this rank's local arena (home: this rank), or
  * NULL with *err and why set.  Any thread.  Freed only by this rank.
  */
 void *sdsm_alloc_local_block(size_t size, int *err, char *why, size_t whylen);
-int   sdsm_free_local_block(void *p, char *why, size_t whylen);
+int sdsm_free_local_block(void *p, char *why, size_t whylen);
 /* Is a (from sdsm_alloc_find) a whole local arena rather than a collective block? */
-int   sdsm_alloc_is_arena(const sdsm_alloc_rec_t *a);
+int sdsm_alloc_is_arena(const sdsm_alloc_rec_t *a);
 
 /*
  * Collective (sdsm_init, as SDSM_COLL_INIT): do all ranks have the program
  * and the libraries at the same addresses?  0, or SDSM_EMISMATCH with why
  * naming the first rank that differs from rank 0 and both sets.
  */
-int   sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen);
+int sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen);
 
 /* Record slots [0, count), live or free (check ->live); the allocating thread only. */
 uint32_t sdsm_alloc_count(void);
@@ -64,7 +64,7 @@ const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);
 /* The live allocation holding pg, or NULL.  Safe in the fault handler. */
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg);
 /* Home of pg: a rank, or -1 for a first-touch page whose home is not known here. */
-int   sdsm_page_home(uint32_t pg);
+int sdsm_page_home(uint32_t pg);
 /*
  * Manager of a first-touch page (arbitrates the claim): runs of
  * SDSM_MGR_CHUNK pages, dealt out round robin.  One manager for a run lets a

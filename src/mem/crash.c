@@ -48,28 +48,28 @@ enum { TID_NONE = -2, TID_MAIN = -1 };
 typedef struct {
     _Atomic int kind;
     _Atomic int ended;
-    int         rank; /* whose thread: this rank's, or another's (sdsm_crash_note_tls) */
-    int         tid;  /* job-wide compute thread id, or TID_MAIN */
-    uintptr_t   lo, hi;
+    int rank; /* whose thread: this rank's, or another's (sdsm_crash_note_tls) */
+    int tid;  /* job-wide compute thread id, or TID_MAIN */
+    uintptr_t lo, hi;
 } range_t;
 
-static range_t          ranges[MAX_RANGES];
+static range_t ranges[MAX_RANGES];
 static _Atomic unsigned nranges;
-static pthread_mutex_t  ranges_mtx = PTHREAD_MUTEX_INITIALIZER;
-static size_t           tls_static; /* the initial modules' static TLS blocks, summed */
+static pthread_mutex_t ranges_mtx = PTHREAD_MUTEX_INITIALIZER;
+static size_t tls_static; /* the initial modules' static TLS blocks, summed */
 
-static __thread int   my_tid __attribute__((tls_model("initial-exec"))) = TID_NONE;
+static __thread int my_tid __attribute__((tls_model("initial-exec"))) = TID_NONE;
 static __thread void *my_alt __attribute__((tls_model("initial-exec")));
 
-static const int        other_sigs[] = {SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static const int other_sigs[] = {SIGBUS, SIGFPE, SIGILL, SIGABRT};
 #define NOTHER ((int)(sizeof other_sigs / sizeof *other_sigs))
 static struct sigaction old_other[NOTHER];
-static int              other_set[NOTHER];
+static int other_set[NOTHER];
 
 /* ---- a formatter for the signal path ---- */
 
 typedef struct {
-    char   s[1024];
+    char s[1024];
     size_t n;
 } line_t;
 
@@ -215,15 +215,19 @@ static void what_other(line_t *l, int sig, const siginfo_t *si)
 {
     int c = si->si_code;
     if (sig == SIGFPE)
-        put(l, c == FPE_INTDIV ? "integer divide by zero" : c == FPE_INTOVF ? "integer overflow"
-               : c == FPE_FLTDIV ? "floating-point divide by zero" : "arithmetic exception");
+        put(l, c == FPE_INTDIV   ? "integer divide by zero"
+               : c == FPE_INTOVF ? "integer overflow"
+               : c == FPE_FLTDIV ? "floating-point divide by zero"
+                                 : "arithmetic exception");
     else if (sig == SIGILL)
-        put(l, c == ILL_ILLOPC ? "illegal instruction (invalid opcode)"
+        put(l, c == ILL_ILLOPC   ? "illegal instruction (invalid opcode)"
                : c == ILL_ILLOPN ? "illegal instruction (invalid operand, or a trap)"
-               : c == ILL_PRVOPC ? "illegal instruction (privileged)" : "illegal instruction");
+               : c == ILL_PRVOPC ? "illegal instruction (privileged)"
+                                 : "illegal instruction");
     else if (sig == SIGBUS)
-        put(l, c == BUS_ADRERR ? "past the end of a mapped file (or no such physical address)"
-               : c == BUS_ADRALN ? "misaligned access" : "bus error (hardware)");
+        put(l, c == BUS_ADRERR   ? "past the end of a mapped file (or no such physical address)"
+               : c == BUS_ADRALN ? "misaligned access"
+                                 : "bus error (hardware)");
     else
         put(l, "abort");
 }
@@ -341,10 +345,7 @@ void sdsm_crash_report(int sig, const siginfo_t *si, const void *ctx)
     errno = saved;
 }
 
-static void on_crash(int sig, siginfo_t *si, void *ctx)
-{
-    sdsm_crash_report(sig, si, ctx);
-}
+static void on_crash(int sig, siginfo_t *si, void *ctx) { sdsm_crash_report(sig, si, ctx); }
 
 /* ---- the ranges of threads, and their alternate stacks ---- */
 
@@ -478,8 +479,8 @@ int sdsm_crash_my_tls(uintptr_t *lo, uintptr_t *hi)
     unsigned n = atomic_load_explicit(&nranges, memory_order_relaxed);
     for (unsigned i = 0; i < n && rc; i++) {
         const range_t *r = &ranges[i];
-        if (atomic_load_explicit(&r->kind, memory_order_relaxed) == R_TLS &&
-            r->rank == sdsm_log_rank && r->tid == my_tid && my_tid != TID_NONE) {
+        if (atomic_load_explicit(&r->kind, memory_order_relaxed) == R_TLS && r->rank == sdsm_log_rank &&
+            r->tid == my_tid && my_tid != TID_NONE) {
             *lo = r->lo;
             *hi = r->hi;
             rc = 0;
@@ -522,8 +523,7 @@ int sdsm_crash_install(void)
     sdsm_crash_thread_enter(TID_MAIN);
     /* A program that handles one of these itself keeps it. */
     for (int i = 0; i < NOTHER; i++) {
-        if (sigaction(other_sigs[i], NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
-            old.sa_handler != SIG_DFL)
+        if (sigaction(other_sigs[i], NULL, &old) || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue;
         if (sigaction(other_sigs[i], &sa, &old_other[i])) {
             sdsm_error_log("sigaction(%s): %m", sig_name(other_sigs[i]));

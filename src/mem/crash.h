@@ -27,7 +27,7 @@ void sdsm_crash_report(int sig, const siginfo_t *si, const void *ctx);
 /* The same for SIGBUS, SIGFPE, SIGILL and SIGABRT where their action is the
  * default one; an alternate signal stack and the ranges of the calling
  * thread (which runs main).  Returns 0 or -1 (logged). */
-int  sdsm_crash_install(void);
+int sdsm_crash_install(void);
 void sdsm_crash_uninstall(void);
 
 /*
@@ -41,7 +41,7 @@ void sdsm_crash_thread_enter(int tid);
 void sdsm_crash_thread_leave(void);
 
 /* The calling thread's thread-local storage as recorded: 0, or -1 (none). */
-int  sdsm_crash_my_tls(uintptr_t *lo, uintptr_t *hi);
+int sdsm_crash_my_tls(uintptr_t *lo, uintptr_t *hi);
 
 /*
  * Thread tid of another rank has its thread-local storage at [lo, hi)

@@ -44,7 +44,7 @@ static inline uint64_t load64(const uint8_t *p)
 
 typedef struct enc {
     uint8_t *out, *p;
-    size_t   last_end, nruns, ndata;
+    size_t last_end, nruns, ndata;
     const uint8_t *cur;
 } enc_t;
 
@@ -80,8 +80,7 @@ static void encode_bytes(enc_t *e, const uint8_t *twin, const uint8_t *cur, size
     }
 }
 
-static void encode_elems(enc_t *e, const uint8_t *twin, const uint8_t *cur, size_t ps, size_t g,
-                         size_t phase)
+static void encode_elems(enc_t *e, const uint8_t *twin, const uint8_t *cur, size_t ps, size_t g, size_t phase)
 {
     size_t run = 0;
     int in_run = 0;
@@ -104,8 +103,8 @@ static void encode_elems(enc_t *e, const uint8_t *twin, const uint8_t *cur, size
         emit(e, run, ps);
 }
 
-size_t sdsm_diff_encode(const uint8_t *twin, const uint8_t *cur, size_t ps, size_t gran,
-                        size_t phase, uint8_t *out, size_t *nruns, size_t *ndata)
+size_t sdsm_diff_encode(const uint8_t *twin, const uint8_t *cur, size_t ps, size_t gran, size_t phase,
+                        uint8_t *out, size_t *nruns, size_t *ndata)
 {
     enc_t e = {.out = out, .p = out, .cur = cur};
     if (gran <= 1)

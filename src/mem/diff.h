@@ -20,9 +20,11 @@
 
 #define SDSM_DIFF_EAGER 1u /* DIFF flag: the home invalidates other copies before acking */
 #define SDSM_DIFF_NOACK 2u /* DIFF flag: no acknowledgement wanted */
-#define SDSM_DIFF_LOCK 8u /* DIFF flag: ibec diffL; the home keeps it to forward at the barrier */
-#define SDSM_DIFF_FORWARD 4u /* DIFF flag: the home forwards it to the other copies (update, not invalidate) */
-#define SDSM_DIFF_HOLD 16u /* DIFF flag: the pages stay held - nobody reads them here, fetches wait -
+#define SDSM_DIFF_LOCK  8u /* DIFF flag: ibec diffL; the home keeps it to forward at the barrier */
+#define SDSM_DIFF_FORWARD                                                                                    \
+    4u /* DIFF flag: the home forwards it to the other copies (update, not invalidate) */
+#define SDSM_DIFF_HOLD                                                                                       \
+    16u /* DIFF flag: the pages stay held - nobody reads them here, fetches wait -
                               until the writer's LIFT of the hold's generation, flags >> 8 (a
                               publish to several homes, release.c); without EAGER (a barrier
                               arrival over several homes) also until this home's barrier completes */
@@ -36,8 +38,8 @@ static inline size_t sdsm_diff_bound(size_t page_size) { return page_size + page
  * within its element (page offset in the allocation, modulo gran).
  * Returns the encoded length; *nruns and *ndata get run and byte counts.
  */
-size_t sdsm_diff_encode(const uint8_t *twin, const uint8_t *cur, size_t page_size, size_t gran,
-                        size_t phase, uint8_t *out, size_t *nruns, size_t *ndata);
+size_t sdsm_diff_encode(const uint8_t *twin, const uint8_t *cur, size_t page_size, size_t gran, size_t phase,
+                        uint8_t *out, size_t *nruns, size_t *ndata);
 
 /* Check that runs[len] stays inside a page of page_size bytes.  0 or -EPROTO. */
 int sdsm_diff_check(const uint8_t *runs, size_t len, size_t page_size);

@@ -31,11 +31,11 @@
 #include "mem/page.h"
 
 static struct sigaction old_segv;
-static sdsm_fault_fn    handler;
-static int              installed;
+static sdsm_fault_fn handler;
+static int installed;
 static struct {
     uint32_t first, n;
-    char     what[512];
+    char what[512];
 } guard;
 
 void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what)

@@ -12,12 +12,12 @@
 typedef int (*sdsm_fault_fn)(uint32_t pg, int is_write);
 
 /* Also installs the crash report (crash.h) for the other signals. */
-int  sdsm_fault_install(sdsm_fault_fn fn);
+int sdsm_fault_install(sdsm_fault_fn fn);
 void sdsm_fault_uninstall(void);
 
 /* From an SA_SIGINFO handler's context: 1 the access was a write, 0 a
  * read, -1 this CPU does not say. */
-int  sdsm_fault_is_write(const void *ctx);
+int sdsm_fault_is_write(const void *ctx);
 
 /*
  * Pages [first, first + n) are a guard below a stack in shared memory (an

@@ -18,14 +18,14 @@
 #include "core/log.h"
 #include "core/wait.h"
 
-sdsm_region_t    sdsm_region;
-pthread_mutex_t  sdsm_page_stripes[SDSM_PAGE_STRIPES];
+sdsm_region_t sdsm_region;
+pthread_mutex_t sdsm_page_stripes[SDSM_PAGE_STRIPES];
 _Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
-_Atomic int      sdsm_page_waiters[SDSM_PAGE_WAKE_BUCKETS];
+_Atomic int sdsm_page_waiters[SDSM_PAGE_WAKE_BUCKETS];
 
 static const struct {
     const char *name;
-    int         prot;
+    int prot;
 } states[SDSM_PG_NSTATES] = {
     [SDSM_PG_INVALID] = {"INVALID", PROT_NONE},
     [SDSM_PG_FETCHING] = {"FETCHING", PROT_NONE},
@@ -35,17 +35,13 @@ static const struct {
 
 /* legal[from][to]: 1 for every rank, 2 only at the home, 3 only elsewhere. */
 static const uint8_t legal[SDSM_PG_NSTATES][SDSM_PG_NSTATES] = {
-    [SDSM_PG_INVALID] = {[SDSM_PG_FETCHING] = 3,
-                         [SDSM_PG_READ_ONLY] = 2, [SDSM_PG_READ_WRITE] = 2},
+    [SDSM_PG_INVALID] = {[SDSM_PG_FETCHING] = 3, [SDSM_PG_READ_ONLY] = 2, [SDSM_PG_READ_WRITE] = 2},
     [SDSM_PG_FETCHING] = {[SDSM_PG_INVALID] = 1, [SDSM_PG_READ_ONLY] = 1},
     [SDSM_PG_READ_ONLY] = {[SDSM_PG_INVALID] = 3, [SDSM_PG_FETCHING] = 3, [SDSM_PG_READ_WRITE] = 1},
     [SDSM_PG_READ_WRITE] = {[SDSM_PG_INVALID] = 3, [SDSM_PG_READ_ONLY] = 1},
 };
 
-const char *sdsm_pstate_name(unsigned s)
-{
-    return s < SDSM_PG_NSTATES ? states[s].name : "?";
-}
+const char *sdsm_pstate_name(unsigned s) { return s < SDSM_PG_NSTATES ? states[s].name : "?"; }
 
 int sdsm_page_transition_ok(unsigned from, unsigned to, int is_home)
 {
@@ -167,7 +163,10 @@ void sdsm_copyset_clear(uint32_t pg)
         memset(p->copyset, 0, sdsm_region.copyset_words * sizeof(uint64_t));
 }
 
-static size_t announce_bytes(const sdsm_region_t *R) { return ((size_t)R->npages + 63) / 64 * sizeof(uint64_t); }
+static size_t announce_bytes(const sdsm_region_t *R)
+{
+    return ((size_t)R->npages + 63) / 64 * sizeof(uint64_t);
+}
 
 void sdsm_page_set_announce(uint32_t first, uint32_t n, int on)
 {
@@ -234,7 +233,8 @@ static int map_app(sdsm_region_t *R, uintptr_t base, size_t size)
     if (!at) {
         int e = errno ? errno : ENOMEM; /* never report success for a failed map */
         sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
-                       "or SDSM_HEAP_SIZE", (unsigned long)(base + skip), size - skip);
+                       "or SDSM_HEAP_SIZE",
+                       (unsigned long)(base + skip), size - skip);
         errno = e;
         return -1;
     }

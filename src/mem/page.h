@@ -48,40 +48,40 @@ typedef enum sdsm_pstate {
 } sdsm_pstate_t;
 
 enum {
-    SDSM_PGF_DIRTY   = 1 << 0, /* on this rank's dirty list */
-    SDSM_PGF_FLUSHED = 1 << 1, /* written this interval, diff already sent (invalidated while dirty) */
-    SDSM_PGF_STALE   = 1 << 2, /* FETCHING across a barrier that saw others write it: drop the reply */
-    SDSM_PGF_PENDING = 1 << 3, /* its diff is in a release batch not sent yet: no fetch may overtake it */
-    SDSM_PGF_TWIN    = 1 << 4, /* the twin holds the page as of the last release */
-    SDSM_PGF_TWINL   = 1 << 5, /* ibec: written in the current critical section (twinL made) */
-    SDSM_PGF_IDLE    = 1 << 6, /* ibec: protected to see whether it is still used (unmap time-out) */
+    SDSM_PGF_DIRTY = 1 << 0,      /* on this rank's dirty list */
+    SDSM_PGF_FLUSHED = 1 << 1,    /* written this interval, diff already sent (invalidated while dirty) */
+    SDSM_PGF_STALE = 1 << 2,      /* FETCHING across a barrier that saw others write it: drop the reply */
+    SDSM_PGF_PENDING = 1 << 3,    /* its diff is in a release batch not sent yet: no fetch may overtake it */
+    SDSM_PGF_TWIN = 1 << 4,       /* the twin holds the page as of the last release */
+    SDSM_PGF_TWINL = 1 << 5,      /* ibec: written in the current critical section (twinL made) */
+    SDSM_PGF_IDLE = 1 << 6,       /* ibec: protected to see whether it is still used (unmap time-out) */
     SDSM_PGF_AWAIT_PUSH = 1 << 7, /* update: FETCHING until the home pushes the new contents */
 };
 
 typedef struct sdsm_page {
-    uint8_t   state;
-    uint8_t   flags;
-    uint16_t  pushes;  /* update: home pushes still due (FETCHING with AWAIT_PUSH) */
-    int32_t   home1;   /* home rank + 1; 0 = not known yet */
+    uint8_t state;
+    uint8_t flags;
+    uint16_t pushes;   /* update: home pushes still due (FETCHING with AWAIT_PUSH) */
+    int32_t home1;     /* home rank + 1; 0 = not known yet */
     uint64_t *copyset; /* at the home: ranks holding a copy (service thread only) */
 } sdsm_page_t;
 
 typedef struct sdsm_region {
-    uint8_t     *app;       /* application view, fixed address */
-    uint8_t     *rt;        /* runtime view */
-    uint8_t     *twin;      /* twin of page i at twin + i * page_size */
+    uint8_t *app;  /* application view, fixed address */
+    uint8_t *rt;   /* runtime view */
+    uint8_t *twin; /* twin of page i at twin + i * page_size */
     sdsm_page_t *pages;
-    uint32_t    *dirty;     /* pages written since the last release */
+    uint32_t *dirty;            /* pages written since the last release */
     _Atomic uint64_t *announce; /* a bit per page: in a block whose home never write-protects it
                                    (alloc.h, sdsm_alloc_set_announce) */
-    uint32_t     ndirty;
+    uint32_t ndirty;
     pthread_mutex_t dirty_mtx;
-    size_t       size, page_size;
-    unsigned     shift;
-    uint32_t     npages;
-    int          memfd;
-    int          nprocs, rank;
-    size_t       copyset_words;
+    size_t size, page_size;
+    unsigned shift;
+    uint32_t npages;
+    int memfd;
+    int nprocs, rank;
+    size_t copyset_words;
 } sdsm_region_t;
 
 extern sdsm_region_t sdsm_region;
@@ -98,8 +98,8 @@ extern sdsm_region_t sdsm_region;
  */
 typedef struct sdsm_region_adopt {
     uintptr_t start;
-    size_t    len, gap;
-    int       fences;
+    size_t len, gap;
+    int fences;
 } sdsm_region_adopt_t;
 extern sdsm_region_adopt_t sdsm_region_adopt;
 
@@ -129,17 +129,35 @@ extern _Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
  * a futex call for nobody. */
 extern _Atomic int sdsm_page_waiters[SDSM_PAGE_WAKE_BUCKETS];
 
-int  sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs);
+int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs);
 void sdsm_region_fini(void);
 
 static inline sdsm_page_t *sdsm_page(uint32_t pg) { return &sdsm_region.pages[pg]; }
-static inline uint8_t *sdsm_page_app(uint32_t pg) { return sdsm_region.app + ((size_t)pg << sdsm_region.shift); }
-static inline uint8_t *sdsm_page_rt(uint32_t pg) { return sdsm_region.rt + ((size_t)pg << sdsm_region.shift); }
-static inline uint8_t *sdsm_page_twin(uint32_t pg) { return sdsm_region.twin + ((size_t)pg << sdsm_region.shift); }
-static inline void sdsm_page_lock(uint32_t pg) { pthread_mutex_lock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
-static inline void sdsm_page_unlock(uint32_t pg) { pthread_mutex_unlock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
+static inline uint8_t *sdsm_page_app(uint32_t pg)
+{
+    return sdsm_region.app + ((size_t)pg << sdsm_region.shift);
+}
+static inline uint8_t *sdsm_page_rt(uint32_t pg)
+{
+    return sdsm_region.rt + ((size_t)pg << sdsm_region.shift);
+}
+static inline uint8_t *sdsm_page_twin(uint32_t pg)
+{
+    return sdsm_region.twin + ((size_t)pg << sdsm_region.shift);
+}
+static inline void sdsm_page_lock(uint32_t pg)
+{
+    pthread_mutex_lock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]);
+}
+static inline void sdsm_page_unlock(uint32_t pg)
+{
+    pthread_mutex_unlock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]);
+}
 /* 0 if taken; for a thread that holds another page's lock (stripes wrap). */
-static inline int sdsm_page_trylock(uint32_t pg) { return pthread_mutex_trylock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]); }
+static inline int sdsm_page_trylock(uint32_t pg)
+{
+    return pthread_mutex_trylock(&sdsm_page_stripes[pg % SDSM_PAGE_STRIPES]);
+}
 
 /*
  * Is pg in a block whose home never write-protects it (alloc.h)?  A bit per
@@ -148,7 +166,8 @@ static inline int sdsm_page_trylock(uint32_t pg) { return pthread_mutex_trylock(
  */
 static inline int sdsm_page_announced(uint32_t pg)
 {
-    return (int)((atomic_load_explicit(&sdsm_region.announce[pg / 64], memory_order_acquire) >> (pg % 64)) & 1);
+    return (int)((atomic_load_explicit(&sdsm_region.announce[pg / 64], memory_order_acquire) >> (pg % 64)) &
+                 1);
 }
 /* Set (on = 1) or clear the bits of [first, first + n). */
 void sdsm_page_set_announce(uint32_t first, uint32_t n, int on);
@@ -165,7 +184,7 @@ static inline int sdsm_region_page_of(const void *addr, uint32_t *pg)
 
 const char *sdsm_pstate_name(unsigned s);
 /* Is from -> to a legal transition?  (Exposed for the unit tests.) */
-int  sdsm_page_transition_ok(unsigned from, unsigned to, int is_home);
+int sdsm_page_transition_ok(unsigned from, unsigned to, int is_home);
 /*
  * Change the state of pg (stripe lock held).  protect: also set the
  * application view's protection for the new state (callers batching
@@ -175,7 +194,7 @@ int  sdsm_page_transition_ok(unsigned from, unsigned to, int is_home);
 void sdsm_page_set(uint32_t pg, sdsm_pstate_t to, int is_home, int protect);
 void sdsm_page_protect(uint32_t first, uint32_t n, sdsm_pstate_t st);
 /* Re-apply the protection the state calls for (repairs a stale mapping). */
-int  sdsm_page_prot(sdsm_pstate_t st);
+int sdsm_page_prot(sdsm_pstate_t st);
 
 /* Page lock of pg held, its state one to wait out (FETCHING, a pending
  * diff): sleep until a page of pg's bucket changes (sdsm_page_wake), then
@@ -195,8 +214,8 @@ uint32_t sdsm_page_dirty_copy(uint32_t *out, uint32_t cap);
 uint32_t sdsm_page_take_dirty(uint32_t *out);
 
 /* Copyset helpers (home side, service thread). */
-int  sdsm_copyset_add(uint32_t pg, int rank);
+int sdsm_copyset_add(uint32_t pg, int rank);
 void sdsm_copyset_clear(uint32_t pg);
-int  sdsm_copyset_has(uint32_t pg, int rank);
+int sdsm_copyset_has(uint32_t pg, int rank);
 
 #endif

@@ -18,22 +18,22 @@ typedef struct sdsm_span {
 } sdsm_span_t;
 
 typedef struct sdsm_spans {
-    sdsm_span_t *v;     /* free ranges, sorted, never adjacent nor empty */
-    uint32_t     count, cap;
-    uint64_t     free_pages;
+    sdsm_span_t *v; /* free ranges, sorted, never adjacent nor empty */
+    uint32_t count, cap;
+    uint64_t free_pages;
 } sdsm_spans_t;
 
 /* All of [0, npages) free, room for up to cap ranges.  0 or -ENOMEM. */
-int  sdsm_spans_init(sdsm_spans_t *s, uint32_t npages, uint32_t cap);
+int sdsm_spans_init(sdsm_spans_t *s, uint32_t npages, uint32_t cap);
 void sdsm_spans_fini(sdsm_spans_t *s);
 /* Take n > 0 pages from the lowest range that holds them: 0 and *first, or -ENOSPC. */
-int  sdsm_spans_take(sdsm_spans_t *s, uint32_t n, uint32_t *first);
+int sdsm_spans_take(sdsm_spans_t *s, uint32_t n, uint32_t *first);
 /*
  * Give [first, first + n) back, merged with free neighbours.  Returns 0, or
  * -EINVAL if any of it is already free (the caller's bookkeeping is wrong),
  * or -ENOSPC if the table of ranges is full; s is unchanged on error.
  */
-int  sdsm_spans_give(sdsm_spans_t *s, uint32_t first, uint32_t n);
+int sdsm_spans_give(sdsm_spans_t *s, uint32_t first, uint32_t n);
 /* Pages in the largest free range. */
 uint32_t sdsm_spans_largest(const sdsm_spans_t *s);
 

@@ -60,8 +60,8 @@ typedef struct {
 #define WPT_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED | UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
 
 static struct {
-    int          uffd, pagemap;
-    _Atomic int  on;
+    int uffd, pagemap;
+    _Atomic int on;
 } wpt = {-1, -1, 0};
 
 int sdsm_wpt_on(void) { return atomic_load_explicit(&wpt.on, memory_order_relaxed); }
@@ -146,7 +146,8 @@ int sdsm_wpt_scan(uint32_t first, uint32_t n, uint8_t *written)
     if (got < 0) {
         if (sdsm_wpt_on())
             sdsm_warn("written-page tracking stops (PAGEMAP_SCAN of %u pages: %s); hot home pages are "
-                      "announced at every release from now on", n, strerror(errno));
+                      "announced at every release from now on",
+                      n, strerror(errno));
         atomic_store(&wpt.on, 0); /* the descriptors stay: another thread may be scanning */
         memset(written, 1, n);
         return -1;

@@ -19,10 +19,10 @@
 
 /* After the region is mapped: set the tracking up if SDSM_WP_TRACK allows it
  * and the kernel can; 0 either way (unavailable is not an error). */
-int  sdsm_wpt_init(void);
+int sdsm_wpt_init(void);
 void sdsm_wpt_shutdown(void);
 /* Is the tracking in use? */
-int  sdsm_wpt_on(void);
+int sdsm_wpt_on(void);
 /*
  * Pages [first, first + n) (n <= 64): set written[i] to 1 for each page
  * written since it was last protected (or never protected), 0 otherwise,
@@ -30,6 +30,6 @@ int  sdsm_wpt_on(void);
  * then every written[i] is 1 and the tracking is off from now on (a warning
  * says why).
  */
-int  sdsm_wpt_scan(uint32_t first, uint32_t n, uint8_t *written);
+int sdsm_wpt_scan(uint32_t first, uint32_t n, uint8_t *written);
 
 #endif

@@ -170,8 +170,7 @@ void sdsm_auth_hello_a(uint8_t out[SDSM_AUTH_HELLO_A_LEN], const uint8_t nonce_a
 }
 
 int sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
-                            const uint8_t in[SDSM_AUTH_HELLO_C_LEN], uint32_t *rank,
-                            uint8_t nonce_c[16])
+                            const uint8_t in[SDSM_AUTH_HELLO_C_LEN], uint32_t *rank, uint8_t nonce_c[16])
 {
     static const uint8_t zero[4];
     uint8_t want[32];
@@ -193,8 +192,8 @@ int sdsm_auth_hello_c_plausible(const uint8_t *in, size_t len)
     return memcmp(in, MAGIC_C, len < 8 ? len : 8) == 0;
 }
 
-void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTES],
-                  const uint8_t nonce_a[16], const uint8_t nonce_c[16], uint32_t rank)
+void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
+                  const uint8_t nonce_c[16], uint32_t rank)
 {
     memcpy(out, MAGIC_OK, 8);
     proof(key, "sdsm-s", nonce_a, nonce_c, rank, out + 8);

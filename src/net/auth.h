@@ -18,28 +18,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SDSM_KEY_BYTES 32
+#define SDSM_KEY_BYTES        32
 #define SDSM_AUTH_HELLO_A_LEN 24
 #define SDSM_AUTH_HELLO_C_LEN 64
-#define SDSM_AUTH_OK_LEN 40
+#define SDSM_AUTH_OK_LEN      40
 
 /* Random key as 64 hex characters plus NUL.  0 or -errno. */
-int  sdsm_auth_key_generate(char hex[2 * SDSM_KEY_BYTES + 1]);
+int sdsm_auth_key_generate(char hex[2 * SDSM_KEY_BYTES + 1]);
 /* Parse 64 hex characters.  0 or -EINVAL. */
-int  sdsm_auth_key_parse(const char *hex, uint8_t key[SDSM_KEY_BYTES]);
+int sdsm_auth_key_parse(const char *hex, uint8_t key[SDSM_KEY_BYTES]);
 void sdsm_auth_nonce(uint8_t nonce[16]);
 
 /* Pure message builders/checkers, for event-driven acceptors (the launcher). */
 void sdsm_auth_hello_a(uint8_t out[SDSM_AUTH_HELLO_A_LEN], const uint8_t nonce_a[16]);
 /* Checks a connector's hello; on success stores its rank and its nonce. 0 or -EACCES. */
-int  sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
-                             const uint8_t in[SDSM_AUTH_HELLO_C_LEN], uint32_t *rank,
-                             uint8_t nonce_c[16]);
+int sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
+                            const uint8_t in[SDSM_AUTH_HELLO_C_LEN], uint32_t *rank, uint8_t nonce_c[16]);
 /* Whether the first len bytes received could begin a connector's hello, so an
  * event-driven acceptor can drop junk at its first wrong byte. */
-int  sdsm_auth_hello_c_plausible(const uint8_t *in, size_t len);
-void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTES],
-                  const uint8_t nonce_a[16], const uint8_t nonce_c[16], uint32_t rank);
+int sdsm_auth_hello_c_plausible(const uint8_t *in, size_t len);
+void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
+                  const uint8_t nonce_c[16], uint32_t rank);
 
 /*
  * Blocking helpers on a connected socket (blocking or not), each bounded by

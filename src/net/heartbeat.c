@@ -48,8 +48,7 @@ void sdsm_net_tick(void)
     int64_t now = sdsm_io_now_ms();
     if (now < atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed))
         return;
-    atomic_store_explicit(&sdsm_net_state.next_tick, now + sdsm_net_state.hb_ms,
-                          memory_order_relaxed);
+    atomic_store_explicit(&sdsm_net_state.next_tick, now + sdsm_net_state.hb_ms, memory_order_relaxed);
     int quiet = atomic_load(&sdsm_net_state.bye_sent);
     for (int r = 0; r < sdsm_net_state.nprocs; r++) {
         peer_t *p = &sdsm_net_state.peers[r];
@@ -77,7 +76,6 @@ int sdsm_net_tick_wait_ms(void)
 {
     if (!sdsm_net_state.hb_ms)
         return -1;
-    int64_t left =
-        atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed) - sdsm_io_now_ms();
+    int64_t left = atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed) - sdsm_io_now_ms();
     return left < 0 ? 0 : left > sdsm_net_state.hb_ms ? (int)sdsm_net_state.hb_ms : (int)left;
 }

@@ -18,9 +18,9 @@
 
 /* One item of a spec: an interface name, or a network (mask != 0 or a /0). */
 typedef struct {
-    char     name[IFNAMSIZ];
+    char name[IFNAMSIZ];
     uint32_t net, mask; /* host byte order */
-    int      is_net;
+    int is_net;
 } item_t;
 
 static int parse_item(const char *s, size_t len, item_t *it)
@@ -71,14 +71,16 @@ int sdsm_ifaddr_check(const char *spec, char *err, size_t errlen)
 {
     if (spec && each_item(spec, NULL, NULL) == 0)
         return 0;
-    snprintf(err, errlen, "SDSM_IFACE=%s: expected interface names or networks (a.b.c.d/n), "
-             "separated by commas", spec ? spec : "");
+    snprintf(err, errlen,
+             "SDSM_IFACE=%s: expected interface names or networks (a.b.c.d/n), "
+             "separated by commas",
+             spec ? spec : "");
     return -EINVAL;
 }
 
 typedef struct {
     const struct ifaddrs *ifa;
-    uint32_t              addr; /* host byte order */
+    uint32_t addr; /* host byte order */
 } match_t;
 
 static int item_matches(const item_t *it, void *arg)
@@ -180,8 +182,7 @@ int sdsm_ifaddr_default(const char *spec, uint32_t *out)
     struct in_addr probe; /* TEST-NET-1: only its route is looked at */
     inet_pton(AF_INET, "192.0.2.1", &probe);
     uint32_t src;
-    if (route_source(probe.s_addr, &src) == 0 && src != 0 &&
-        (ntohl(src) >> 24) != 127) {
+    if (route_source(probe.s_addr, &src) == 0 && src != 0 && (ntohl(src) >> 24) != 127) {
         *out = src;
         return 0;
     }

@@ -26,15 +26,15 @@
 
 typedef enum sdsm_msg_type {
     SDSM_MSG_NONE = 0,
-    SDSM_MSG_FETCH,       /* u32 page, u32 count[, i32 stride] -> FETCH_RUN/REP/REPZ, seq echoed */
-    SDSM_MSG_FETCH_REP,   /* u32 page, u32 0, page bytes */
-    SDSM_MSG_HOME_REQ,    /* u32 page, u32 pages to claim   -> HOME_REP (first touch) */
-    SDSM_MSG_HOME_REP,    /* u32 page, i32 home, i16 homes of the next pages */
-    SDSM_MSG_DIFF,        /* diff batch (mem/diff.h), flags: SDSM_DIFF_EAGER -> DIFF_ACK */
-    SDSM_MSG_DIFF_ACK,    /* empty */
-    SDSM_MSG_INVAL,       /* u32 pages[]                    -> INVAL_ACK */
-    SDSM_MSG_INVAL_ACK,   /* empty */
-    SDSM_MSG_BAR_ARRIVE,  /* u32 flags, sdsm_coll_t, u32 n, u32 pages[n] written, {u32 first, u32 count, i32 home}[] moves */
+    SDSM_MSG_FETCH,     /* u32 page, u32 count[, i32 stride] -> FETCH_RUN/REP/REPZ, seq echoed */
+    SDSM_MSG_FETCH_REP, /* u32 page, u32 0, page bytes */
+    SDSM_MSG_HOME_REQ,  /* u32 page, u32 pages to claim   -> HOME_REP (first touch) */
+    SDSM_MSG_HOME_REP,  /* u32 page, i32 home, i16 homes of the next pages */
+    SDSM_MSG_DIFF,      /* diff batch (mem/diff.h), flags: SDSM_DIFF_EAGER -> DIFF_ACK */
+    SDSM_MSG_DIFF_ACK,  /* empty */
+    SDSM_MSG_INVAL,     /* u32 pages[]                    -> INVAL_ACK */
+    SDSM_MSG_INVAL_ACK, /* empty */
+    SDSM_MSG_BAR_ARRIVE, /* u32 flags, sdsm_coll_t, u32 n, u32 pages[n] written, {u32 first, u32 count, i32 home}[] moves */
     SDSM_MSG_BAR_RELEASE, /* u32 n, {u32 page, i32 writer}[n] merged notices, moves[] */
     SDSM_MSG_LOCK_REQ,    /* u32 lock, u32 stamp (ibec) */
     SDSM_MSG_LOCK_GRANT,  /* u32 lock, then ibec's {u32 stamp, u32 len, diff batch}[] */
@@ -62,13 +62,13 @@ typedef enum sdsm_msg_type {
     SDSM_MSG_ZC_HELLO,    /* u32 pid, i32 heap fd, token: my heap may be opened (proto/zcopy.c) */
     SDSM_MSG_ATOMIC,      /* u32 page, u16 offset, u8 size, u8 op, u64 value, u64 expected -> ATOMIC_REP */
     SDSM_MSG_ATOMIC_REP,  /* u64 old, i32 status (1 done, 0 compare failed, < 0 refused) */
-    SDSM_MSG_BAR_UP,      /* u32 flags, sdsm_coll_t, u32 root, u32 n, {u32 page, i32 writer}[n], moves[]: a subtree arrived */
-    SDSM_MSG_SOFT_PROBE,  /* u32 first, u32 count: a manager asks the rank that claimed them ahead -> SOFT_REP */
-    SDSM_MSG_SOFT_REP,    /* u32 first, u32 count, u64 kept (bit i: page first + i touched, kept; else given up) */
+    SDSM_MSG_BAR_UP, /* u32 flags, sdsm_coll_t, u32 root, u32 n, {u32 page, i32 writer}[n], moves[]: a subtree arrived */
+    SDSM_MSG_SOFT_PROBE, /* u32 first, u32 count: a manager asks the rank that claimed them ahead -> SOFT_REP */
+    SDSM_MSG_SOFT_REP, /* u32 first, u32 count, u64 kept (bit i: page first + i touched, kept; else given up) */
     SDSM_MSG_SOFT_CONFIRM, /* u32 first, u32 count: pages the sender claimed ahead and has touched */
-    SDSM_MSG_LOCK_FWD,    /* u32 lock, i32 rank: after you, pass the lock to rank (sync/lock.c) */
-    SDSM_MSG_LOCK_PASSED, /* u32 lock, i32 rank: I passed the lock to rank (to its manager) */
-    SDSM_MSG_LIFT,        /* u32 gen: the pages the sender's DIFF_HOLD batches of generations up to gen hold here are free */
+    SDSM_MSG_LOCK_FWD,     /* u32 lock, i32 rank: after you, pass the lock to rank (sync/lock.c) */
+    SDSM_MSG_LOCK_PASSED,  /* u32 lock, i32 rank: I passed the lock to rank (to its manager) */
+    SDSM_MSG_LIFT, /* u32 gen: the pages the sender's DIFF_HOLD batches of generations up to gen hold here are free */
     SDSM_MSG_PUBLISH_ASK, /* empty: a thread waits for pages the receiver's barrier arrival holds at the sender: publish
                              now; u32 page, to itself only: ask the ranks whose arrival holds it here */
     SDSM_MSG_NTYPES
@@ -79,16 +79,16 @@ typedef enum sdsm_msg_type {
 typedef int (*sdsm_msg_handler_t)(int src, const sdsm_hdr_t *h, const uint8_t *payload);
 
 typedef struct sdsm_msg_info {
-    const char        *name;
-    uint32_t           min_len;
-    uint32_t           max_len;   /* SDSM_MAX_PAYLOAD for arrays; 0 for empty messages */
-    uint32_t           multiple;  /* payload length must be min_len + k * multiple (0: any) */
+    const char *name;
+    uint32_t min_len;
+    uint32_t max_len;  /* SDSM_MAX_PAYLOAD for arrays; 0 for empty messages */
+    uint32_t multiple; /* payload length must be min_len + k * multiple (0: any) */
     sdsm_msg_handler_t handler;
 } sdsm_msg_info_t;
 
 extern sdsm_msg_info_t sdsm_msg_table[SDSM_MSG_NTYPES];
 
-void        sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h);
+void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h);
 const char *sdsm_msg_name(unsigned type);
 
 /*

@@ -33,10 +33,7 @@ _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every messa
 
 sdsm_net_state_t sdsm_net_state;
 
-uint32_t sdsm_net_epoch(void)
-{
-    return atomic_load_explicit(&sdsm_net_state.epoch, memory_order_acquire);
-}
+uint32_t sdsm_net_epoch(void) { return atomic_load_explicit(&sdsm_net_state.epoch, memory_order_acquire); }
 int sdsm_net_rank(void) { return sdsm_net_state.rank; }
 int sdsm_net_nprocs(void) { return sdsm_net_state.nprocs; }
 int sdsm_net_in_service(void) { return sdsm_net_is_service_thread; }
@@ -51,8 +48,7 @@ int sdsm_net_listen_port(void)
 {
     struct sockaddr_in a;
     socklen_t l = sizeof a;
-    if (sdsm_net_state.listen_fd < 0 ||
-        getsockname(sdsm_net_state.listen_fd, (struct sockaddr *)&a, &l))
+    if (sdsm_net_state.listen_fd < 0 || getsockname(sdsm_net_state.listen_fd, (struct sockaddr *)&a, &l))
         return -1;
     return ntohs(a.sin_port);
 }
@@ -72,8 +68,7 @@ static void take_setup(const sdsm_net_setup_t *s)
     sdsm_net_state.nprocs = s->nprocs;
     long threads = sdsm_cfg.threads > 1 ? sdsm_cfg.threads : 1;
     sdsm_wait_yields = s->cpu_sharers <= 0 || (long)s->cpu_sharers * threads > sdsm_cpus_here();
-    atomic_store(&sdsm_wait_local_threads,
-                 s->local_nprocs > 0 ? (int)((long)s->local_nprocs * threads) : 0);
+    atomic_store(&sdsm_wait_local_threads, s->local_nprocs > 0 ? (int)((long)s->local_nprocs * threads) : 0);
     sdsm_net_state.page_size = s->page_size;
     sdsm_net_state.listen_fd = s->listen_fd;
     sdsm_net_state.ctrl_fd = s->ctrl_fd;

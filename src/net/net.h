@@ -19,16 +19,16 @@
 #include "net/msg.h"
 
 typedef struct sdsm_net_setup {
-    int        rank, nprocs;
-    const int *peer_fds;  /* nprocs entries, connected and authenticated; -1 at rank */
-    int        listen_fd; /* refused after set-up; -1 if none */
-    int        ctrl_fd;   /* launcher link (EOF = launcher gone); -1 if none */
-    size_t     page_size;
-    int        local_nprocs; /* ranks on this host, this one included (0: unknown) */
-    int        cpu_sharers;  /* of those, the ones that run on this rank's CPUs (0: unknown) */
+    int rank, nprocs;
+    const int *peer_fds; /* nprocs entries, connected and authenticated; -1 at rank */
+    int listen_fd;       /* refused after set-up; -1 if none */
+    int ctrl_fd;         /* launcher link (EOF = launcher gone); -1 if none */
+    size_t page_size;
+    int local_nprocs; /* ranks on this host, this one included (0: unknown) */
+    int cpu_sharers;  /* of those, the ones that run on this rank's CPUs (0: unknown) */
 } sdsm_net_setup_t;
 
-int  sdsm_net_start(const sdsm_net_setup_t *s);
+int sdsm_net_start(const sdsm_net_setup_t *s);
 /* Announce an orderly close to every peer, wait until every peer did too,
  * then stop the service thread and close the sockets. */
 void sdsm_net_shutdown(void);
@@ -38,8 +38,8 @@ void sdsm_net_shutdown(void);
  * service thread like any other).  The payload is a then b.  Never blocks on
  * the network; never fails except for a dead peer, which stops the job.
  */
-void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
-                   size_t alen, const void *b, size_t blen);
+void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,
+                   const void *b, size_t blen);
 /* Before sending a request whose reply this thread will wait for: take
  * dst's socket out of the service thread's epoll instance until the wait
  * ends (pin.c, "Request pins").  Application threads only; no-op elsewhere. */
@@ -60,12 +60,12 @@ void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void
 /* Barrier count completed by this rank (see above). */
 uint32_t sdsm_net_epoch(void);
 /* Service thread only: this rank completed a barrier. */
-void     sdsm_net_epoch_advance(void);
+void sdsm_net_epoch_advance(void);
 
-int  sdsm_net_rank(void);
-int  sdsm_net_nprocs(void);
+int sdsm_net_rank(void);
+int sdsm_net_nprocs(void);
 /* True in the service thread. */
-int  sdsm_net_in_service(void);
+int sdsm_net_in_service(void);
 
 /*
  * A connection from outside the job was refused: logged with a rate limit
@@ -83,6 +83,6 @@ void sdsm_net_strangers_flush(void);
 extern void (*sdsm_net_on_ctrl_query)(void);
 
 /* The address this rank's peers connected to, for tests ("ip:port"). */
-int  sdsm_net_listen_port(void);
+int sdsm_net_listen_port(void);
 
 #endif

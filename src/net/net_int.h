@@ -27,58 +27,58 @@
 #define TAG_LISTEN (-2)
 #define TAG_CTRL   (-3)
 #define TAG_KICK   (-4)
-#define TAG_EP     (-5)  /* the service thread's instance, in the leader's while it steps aside */
-#define TAG_OUT    (1 << 24)  /* + rank: that peer's socket can take more (EPOLLOUT) */
+#define TAG_EP     (-5)      /* the service thread's instance, in the leader's while it steps aside */
+#define TAG_OUT    (1 << 24) /* + rank: that peer's socket can take more (EPOLLOUT) */
 
 typedef struct peer {
-    int             fd;
-    int             ofd;        /* dup of fd: its EPOLLOUT item (send.c), -1 until needed */
-    pthread_mutex_t smtx;       /* guards the output buffer and writes */
-    uint8_t        *obuf;
-    size_t          olen, ooff, ocap;
-    int             want_out;
-    uint8_t        *rbuf;       /* service thread only */
-    size_t          rlen, roff, rcap;
-    int             stalled;    /* next frame is from a later epoch */
-    int             bye;        /* peer announced an orderly close */
-    int             closed;
-    _Atomic int     sent;       /* a frame went out since the last tick */
-    int             heard;      /* bytes came in since the last tick (progress lock) */
-    int64_t         heard_ms;   /* when bytes last came in, as of a tick (progress lock) */
-    pthread_mutex_t pin_mtx;    /* guards pins and the item in the service thread's instance */
-    int             pins;       /* requesters that took this socket out of it (sdsm_net_pin) */
-    _Atomic int     unpinned;   /* requesters that chose not to, waiting for a reply */
+    int fd;
+    int ofd;              /* dup of fd: its EPOLLOUT item (send.c), -1 until needed */
+    pthread_mutex_t smtx; /* guards the output buffer and writes */
+    uint8_t *obuf;
+    size_t olen, ooff, ocap;
+    int want_out;
+    uint8_t *rbuf; /* service thread only */
+    size_t rlen, roff, rcap;
+    int stalled; /* next frame is from a later epoch */
+    int bye;     /* peer announced an orderly close */
+    int closed;
+    _Atomic int sent;        /* a frame went out since the last tick */
+    int heard;               /* bytes came in since the last tick (progress lock) */
+    int64_t heard_ms;        /* when bytes last came in, as of a tick (progress lock) */
+    pthread_mutex_t pin_mtx; /* guards pins and the item in the service thread's instance */
+    int pins;                /* requesters that took this socket out of it (sdsm_net_pin) */
+    _Atomic int unpinned;    /* requesters that chose not to, waiting for a reply */
 } peer_t;
 
 typedef struct selfmsg {
     struct selfmsg *next;
-    sdsm_hdr_t      h;
-    uint8_t         payload[];
+    sdsm_hdr_t h;
+    uint8_t payload[];
 } selfmsg_t;
 
 typedef struct sdsm_net_state {
-    int               rank, nprocs;
-    size_t            page_size;
-    peer_t           *peers;
-    int               ep, wake_fd, listen_fd, ctrl_fd;
-    int               lep;         /* the leader's epoll instance (sdsm_net_lead_wait) */
-    int               kick_fd;     /* wakes the leader out of epoll_wait (sdsm_net_lead_wait) */
-    _Atomic int       led;         /* a thread is leading (sdsm_net_lead_wait) */
-    _Atomic int       lead_serves; /* batches the current leader woke for and served */
-    _Atomic uint32_t  aside;       /* the service thread stepped aside (service_aside) */
-    int               aside_deferred; /* handle_aside let a report go (progress lock) */
-    pthread_t         thread;
-    pthread_mutex_t   qmtx;
-    selfmsg_t        *qhead, *qtail;
-    _Atomic uint32_t  epoch;
-    _Atomic int       stopping;
-    _Atomic uint32_t  byes;        /* peers that said BYE (service thread writes) */
-    int               epoch_moved; /* rescan stalled peers (progress lock held) */
-    pthread_mutex_t   progress;
-    int               started;
-    int64_t           hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
-    _Atomic int64_t   next_tick;  /* written under the progress lock, read without */
-    _Atomic int       bye_sent;   /* our BYEs are out: peers no longer watch us */
+    int rank, nprocs;
+    size_t page_size;
+    peer_t *peers;
+    int ep, wake_fd, listen_fd, ctrl_fd;
+    int lep;                 /* the leader's epoll instance (sdsm_net_lead_wait) */
+    int kick_fd;             /* wakes the leader out of epoll_wait (sdsm_net_lead_wait) */
+    _Atomic int led;         /* a thread is leading (sdsm_net_lead_wait) */
+    _Atomic int lead_serves; /* batches the current leader woke for and served */
+    _Atomic uint32_t aside;  /* the service thread stepped aside (service_aside) */
+    int aside_deferred;      /* handle_aside let a report go (progress lock) */
+    pthread_t thread;
+    pthread_mutex_t qmtx;
+    selfmsg_t *qhead, *qtail;
+    _Atomic uint32_t epoch;
+    _Atomic int stopping;
+    _Atomic uint32_t byes; /* peers that said BYE (service thread writes) */
+    int epoch_moved;       /* rescan stalled peers (progress lock held) */
+    pthread_mutex_t progress;
+    int started;
+    int64_t hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
+    _Atomic int64_t next_tick; /* written under the progress lock, read without */
+    _Atomic int bye_sent;      /* our BYEs are out: peers no longer watch us */
 } sdsm_net_state_t;
 
 /* The transport's state (one transport per process; net.c). */
@@ -124,10 +124,10 @@ void sdsm_net_peer_lost(int r, const char *why);
 void sdsm_net_flush_out(int r);
 
 /* recv.c */
-void sdsm_net_read_peer(int r);    /* read all r's socket has, run its frames */
-void sdsm_net_parse(int r);        /* run r's buffered frames not from a later epoch */
-void sdsm_net_drain_queue(void);   /* run the self-messages (progress lock held) */
-void sdsm_net_drain_self(void);    /* wake_fd reported: the same */
+void sdsm_net_read_peer(int r);  /* read all r's socket has, run its frames */
+void sdsm_net_parse(int r);      /* run r's buffered frames not from a later epoch */
+void sdsm_net_drain_queue(void); /* run the self-messages (progress lock held) */
+void sdsm_net_drain_self(void);  /* wake_fd reported: the same */
 
 /* outside.c: the listening socket and the launcher's link reported. */
 void sdsm_net_refuse_stranger(void);
@@ -135,19 +135,19 @@ void sdsm_net_ctrl_event(void);
 
 /* heartbeat.c: the timer (progress lock held) and the time until it is due. */
 void sdsm_net_tick(void);
-int  sdsm_net_tick_wait_ms(void);
+int sdsm_net_tick_wait_ms(void);
 
 /* progress.c: letting go of the progress lock, the hooks of wait.h, the
  * service thread. */
-void  sdsm_net_release_progress(void);
-void  sdsm_net_kick_leader(void);
-int   sdsm_net_poll_progress(void);
-int   sdsm_net_lead_wait(_Atomic uint32_t *w, uint32_t old);
+void sdsm_net_release_progress(void);
+void sdsm_net_kick_leader(void);
+int sdsm_net_poll_progress(void);
+int sdsm_net_lead_wait(_Atomic uint32_t *w, uint32_t old);
 void *sdsm_net_service_main(void *arg);
 
 /* pin.c: the service thread read a frame from p (scores the pins); whether
  * this thread holds pins. */
 void sdsm_net_pin_note_read(const peer_t *p);
-int  sdsm_net_pins_held(void);
+int sdsm_net_pins_held(void);
 
 #endif

@@ -24,7 +24,7 @@
 
 /* Set-up (boot) and the service thread both refuse strangers: one record. */
 static sdsm_strangers_t strangers;
-static pthread_mutex_t  strangers_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t strangers_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 void sdsm_net_stranger(const struct sockaddr_in *from, const char *why)
 {
@@ -35,8 +35,8 @@ void sdsm_net_stranger(const struct sockaddr_in *from, const char *why)
     int say = sdsm_stranger_note(&strangers, from->sin_addr.s_addr, why, sdsm_io_now_ms(), &quiet);
     pthread_mutex_unlock(&strangers_mtx);
     if (say && quiet)
-        sdsm_warn("refused connection from %s:%d (%s), and %u more from %s since the last report",
-                  ip, ntohs(from->sin_port), why, quiet, ip);
+        sdsm_warn("refused connection from %s:%d (%s), and %u more from %s since the last report", ip,
+                  ntohs(from->sin_port), why, quiet, ip);
     else if (say)
         sdsm_warn("refused connection from %s:%d (%s)", ip, ntohs(from->sin_port), why);
 }

@@ -22,13 +22,13 @@
 #define PIN_MAX 8
 static __thread int pinned[PIN_MAX], npinned;
 /* Whether request pins pay (SDSM_REQ_PIN=1, see sdsm_net_pin). */
-#define PIN_WOKE  8   /* a frame from a peer this rank waits for, read by the service thread */
-#define PIN_ON    8   /* pins from this score on... */
+#define PIN_WOKE  8 /* a frame from a peer this rank waits for, read by the service thread */
+#define PIN_ON    8 /* pins from this score on... */
 #define PIN_TOP   64
-#define PIN_PROBE 16  /* ...except one request in this many, which measures */
-static _Atomic int      pin_score;
+#define PIN_PROBE 16 /* ...except one request in this many, which measures */
+static _Atomic int pin_score;
 static _Atomic unsigned pin_probes;
-static __thread int     unpinned_to = -1; /* the peer of this thread's unpinned request */
+static __thread int unpinned_to = -1; /* the peer of this thread's unpinned request */
 
 /* The service thread woke for a peer that a thread of this rank sent an
  * unpinned request to and waits for: most likely its reply, which a pin
@@ -36,8 +36,7 @@ static __thread int     unpinned_to = -1; /* the peer of this thread's unpinned 
  * peer's socket (sdsm_net_read_peer). */
 void sdsm_net_pin_note_read(const peer_t *p)
 {
-    if (sdsm_net_is_service_thread &&
-        atomic_load_explicit(&p->unpinned, memory_order_relaxed) > 0) {
+    if (sdsm_net_is_service_thread && atomic_load_explicit(&p->unpinned, memory_order_relaxed) > 0) {
         int sc = atomic_load_explicit(&pin_score, memory_order_relaxed);
         atomic_store_explicit(&pin_score, sc + PIN_WOKE < PIN_TOP ? sc + PIN_WOKE : PIN_TOP,
                               memory_order_relaxed);
@@ -83,8 +82,7 @@ static int pin_pays(int dst)
         !atomic_load_explicit(&sdsm_spin_sleepy, memory_order_relaxed))
         return 0;
     int sc = atomic_load_explicit(&pin_score, memory_order_relaxed);
-    if (sc >= PIN_ON &&
-        atomic_fetch_add_explicit(&pin_probes, 1, memory_order_relaxed) % PIN_PROBE != 0)
+    if (sc >= PIN_ON && atomic_fetch_add_explicit(&pin_probes, 1, memory_order_relaxed) % PIN_PROBE != 0)
         return 1;
     if (sc > 0)
         atomic_store_explicit(&pin_score, sc - 1, memory_order_relaxed);
@@ -117,9 +115,8 @@ static int pin_pays(int dst)
  */
 void sdsm_net_pin(int dst)
 {
-    if (!sdsm_cfg.req_pin || !sdsm_net_state.started || sdsm_net_is_service_thread ||
-        sdsm_net_holding || dst == sdsm_net_state.rank || npinned == PIN_MAX ||
-        atomic_load(&sdsm_net_state.stopping))
+    if (!sdsm_cfg.req_pin || !sdsm_net_state.started || sdsm_net_is_service_thread || sdsm_net_holding ||
+        dst == sdsm_net_state.rank || npinned == PIN_MAX || atomic_load(&sdsm_net_state.stopping))
         return;
     if (sdsm_cfg.req_pin == 1 && !pin_pays(dst))
         return;
@@ -146,8 +143,8 @@ void sdsm_net_unpin(void)
         /* Appended behind the leader's item, as at the start (see
          * PEER_EVENTS); a frame that came meanwhile and is still unread
          * makes the kernel report it here at once. */
-        if (--p->pins == 0 && !p->closed &&
-            sdsm_net_add_fd(sdsm_net_state.ep, p->fd, r, PEER_EVENTS) && errno != EEXIST)
+        if (--p->pins == 0 && !p->closed && sdsm_net_add_fd(sdsm_net_state.ep, p->fd, r, PEER_EVENTS) &&
+            errno != EEXIST)
             sdsm_fatal("epoll_ctl (rank %d's socket back in the service thread's instance): %m", r);
         pthread_mutex_unlock(&p->pin_mtx);
     }

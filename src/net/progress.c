@@ -68,27 +68,27 @@ static void handle_aside(int others);
 /* Progress lock held. */
 static void handle(const struct epoll_event *evs, int n)
 {
-        int ep_ready = 0, others = 0;
-        for (int i = 0; i < n; i++) {
-            int tag = (int)(int64_t)evs[i].data.u64;
-            others += tag != TAG_EP && tag != TAG_KICK;
-            if (tag == TAG_WAKE)
-                sdsm_net_drain_self();
-            else if (tag == TAG_EP)
-                ep_ready = 1;
-            else if (tag == TAG_KICK)
-                kick_event();
-            else if (tag == TAG_LISTEN)
-                sdsm_net_refuse_stranger();
-            else if (tag == TAG_CTRL)
-                sdsm_net_ctrl_event();
-            else if (tag >= TAG_OUT)
-                sdsm_net_flush_out(tag - TAG_OUT);
-            else
-                sdsm_net_read_peer(tag);
-        }
-        if (ep_ready)
-            handle_aside(others);
+    int ep_ready = 0, others = 0;
+    for (int i = 0; i < n; i++) {
+        int tag = (int)(int64_t)evs[i].data.u64;
+        others += tag != TAG_EP && tag != TAG_KICK;
+        if (tag == TAG_WAKE)
+            sdsm_net_drain_self();
+        else if (tag == TAG_EP)
+            ep_ready = 1;
+        else if (tag == TAG_KICK)
+            kick_event();
+        else if (tag == TAG_LISTEN)
+            sdsm_net_refuse_stranger();
+        else if (tag == TAG_CTRL)
+            sdsm_net_ctrl_event();
+        else if (tag >= TAG_OUT)
+            sdsm_net_flush_out(tag - TAG_OUT);
+        else
+            sdsm_net_read_peer(tag);
+    }
+    if (ep_ready)
+        handle_aside(others);
 }
 
 /*
@@ -130,14 +130,13 @@ int sdsm_net_poll_progress(void)
         pthread_mutex_trylock(&sdsm_net_state.progress))
         return 0;
     /* A socket this thread pinned is in the leader's instance only. */
-    int ep = sdsm_net_pins_held() && !atomic_load(&sdsm_net_state.led) ? sdsm_net_state.lep
-                                                                        : sdsm_net_state.ep;
+    int ep =
+        sdsm_net_pins_held() && !atomic_load(&sdsm_net_state.led) ? sdsm_net_state.lep : sdsm_net_state.ep;
     struct epoll_event evs[64];
     int n = epoll_wait(ep, evs, 64, 0);
     serve(evs, n);
     return n;
 }
-
 
 /*
  * Wait for *w to change as the thread that receives from the network (see

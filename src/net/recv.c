@@ -52,8 +52,8 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
     int rc = fn ? fn(src, h, payload) : -ENOSYS;
     if (rc < 0) {
         sdsm_stat_add(SDSM_ST_REJECTED_MSGS, 1);
-        sdsm_warn("rejected %s message (%u bytes) from rank %d: %s", sdsm_msg_name(h->type),
-                  h->len, src, rc == -ENOSYS ? "no handler" : "invalid contents");
+        sdsm_warn("rejected %s message (%u bytes) from rank %d: %s", sdsm_msg_name(h->type), h->len, src,
+                  rc == -ENOSYS ? "no handler" : "invalid contents");
     }
 }
 

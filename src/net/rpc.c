@@ -14,9 +14,9 @@
 #define SLOTS 4096u
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
-static sdsm_rpc_t     *slot[SLOTS];
-static uint32_t        gen[SLOTS];
-static uint32_t        next_free;
+static sdsm_rpc_t *slot[SLOTS];
+static uint32_t gen[SLOTS];
+static uint32_t next_free;
 
 uint32_t sdsm_rpc_open(sdsm_rpc_t *r, uint32_t expected)
 {

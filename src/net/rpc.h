@@ -15,20 +15,20 @@
 
 typedef struct sdsm_rpc {
     _Atomic uint32_t pending; /* replies still expected */
-    int              status;  /* 0, or the first negative status reported */
-    void            *buf;     /* optional reply buffer */
-    size_t           cap, len;
+    int status;               /* 0, or the first negative status reported */
+    void *buf;                /* optional reply buffer */
+    size_t cap, len;
 } sdsm_rpc_t;
 
 uint32_t sdsm_rpc_open(sdsm_rpc_t *r, uint32_t expected);
-void     sdsm_rpc_wait(sdsm_rpc_t *r);
+void sdsm_rpc_wait(sdsm_rpc_t *r);
 /* Expect k more replies (call before sending the requests). */
 static inline void sdsm_rpc_expect(sdsm_rpc_t *r, uint32_t k) { atomic_fetch_add(&r->pending, k); }
-void     sdsm_rpc_close(uint32_t id);
+void sdsm_rpc_close(uint32_t id);
 /*
  * Service thread: one reply for id.  Copies up to cap bytes of data into the
  * waiter's buffer.  Returns 0, or -ENOENT for an unknown id.
  */
-int      sdsm_rpc_reply(uint32_t id, int status, const void *data, size_t len);
+int sdsm_rpc_reply(uint32_t id, int status, const void *data, size_t len);
 
 #endif

@@ -48,7 +48,6 @@ static void set_events(int r, int out)
         sdsm_fatal("epoll_ctl (rank %d's socket, output): %m", r);
 }
 
-
 static void obuf_append(peer_t *p, const struct iovec *iov, int n, size_t skip)
 {
     size_t need = 0;
@@ -79,15 +78,18 @@ static void obuf_append(peer_t *p, const struct iovec *iov, int n, size_t skip)
     }
 }
 
-static void send_self(unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,
-                      const void *b, size_t blen)
+static void send_self(unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen, const void *b,
+                      size_t blen)
 {
     selfmsg_t *m = malloc(sizeof *m + alen + blen);
     if (!m)
         sdsm_fatal("out of memory");
     m->next = NULL;
-    m->h = (sdsm_hdr_t){.len = (uint32_t)(alen + blen), .type = (uint16_t)type,
-                        .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
+    m->h = (sdsm_hdr_t){.len = (uint32_t)(alen + blen),
+                        .type = (uint16_t)type,
+                        .flags = (uint16_t)flags,
+                        .epoch = sdsm_net_epoch(),
+                        .seq = seq};
     if (alen)
         memcpy(m->payload, a, alen);
     if (blen)
@@ -124,8 +126,8 @@ void sdsm_net_post_local(unsigned type, unsigned flags, uint32_t seq, const void
     wake_service();
 }
 
-void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a,
-                   size_t alen, const void *b, size_t blen)
+void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const void *a, size_t alen,
+                   const void *b, size_t blen)
 {
     SDSM_ASSERT(dst >= 0 && dst < sdsm_net_state.nprocs && alen + blen <= SDSM_MAX_PAYLOAD);
     if (dst == sdsm_net_state.rank) { /* not counted: it never leaves the process */
@@ -136,8 +138,11 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
     }
     sdsm_stat_msg(type, sizeof(sdsm_hdr_t) + alen + blen);
     peer_t *p = &sdsm_net_state.peers[dst];
-    sdsm_hdr_t h = {.len = (uint32_t)(alen + blen), .type = (uint16_t)type,
-                    .flags = (uint16_t)flags, .epoch = sdsm_net_epoch(), .seq = seq};
+    sdsm_hdr_t h = {.len = (uint32_t)(alen + blen),
+                    .type = (uint16_t)type,
+                    .flags = (uint16_t)flags,
+                    .epoch = sdsm_net_epoch(),
+                    .seq = seq};
     struct iovec iov[3] = {{&h, sizeof h}, {(void *)a, alen}, {(void *)b, blen}};
     size_t total = sizeof h + alen + blen, done = 0;
     if (!atomic_load_explicit(&p->sent, memory_order_relaxed))

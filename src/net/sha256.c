@@ -25,8 +25,8 @@ static void block(sdsm_sha256_t *s, const uint8_t *p)
 {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
+               p[4 * i + 3];
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -37,11 +37,23 @@ static void block(sdsm_sha256_t *s, const uint8_t *p)
     for (int i = 0; i < 64; i++) {
         uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
         uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g; g = f; f = e; e = d + t1;
-        d = c; c = b; b = a; a = t1 + t2;
+        h = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
     }
-    s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
-    s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+    s->h[0] += a;
+    s->h[1] += b;
+    s->h[2] += c;
+    s->h[3] += d;
+    s->h[4] += e;
+    s->h[5] += f;
+    s->h[6] += g;
+    s->h[7] += h;
 }
 
 void sdsm_sha256_init(sdsm_sha256_t *s)
@@ -92,8 +104,7 @@ void sdsm_sha256_final(sdsm_sha256_t *s, uint8_t out[32])
     }
 }
 
-void sdsm_hmac_sha256(const uint8_t *key, size_t keylen, const void *msg, size_t len,
-                      uint8_t out[32])
+void sdsm_hmac_sha256(const uint8_t *key, size_t keylen, const void *msg, size_t len, uint8_t out[32])
 {
     uint8_t k[64] = {0}, ipad[64], opad[64], inner[32];
     sdsm_sha256_t s;

@@ -25,8 +25,7 @@ static sdsm_stranger_src_t *find(sdsm_strangers_t *t, uint32_t ip, int64_t now_m
     return s;
 }
 
-int sdsm_stranger_note(sdsm_strangers_t *t, uint32_t ip, const char *why, int64_t now_ms,
-                       uint32_t *quiet)
+int sdsm_stranger_note(sdsm_strangers_t *t, uint32_t ip, const char *why, int64_t now_ms, uint32_t *quiet)
 {
     sdsm_stranger_src_t *s = find(t, ip, now_ms);
     s->why = why;

@@ -15,18 +15,18 @@
 
 #include <stdint.h>
 
-#define SDSM_STRANGER_SOURCES 32        /* addresses told apart; the rest share the last slot */
+#define SDSM_STRANGER_SOURCES     32    /* addresses told apart; the rest share the last slot */
 #define SDSM_STRANGER_INTERVAL_MS 10000 /* at most one line per address per interval */
 
 typedef struct sdsm_stranger_src {
-    uint32_t    ip;        /* network order; 0 for the shared slot of all other addresses */
-    uint32_t    quiet;     /* refusals counted since the last line, without a line */
-    int64_t     logged_ms; /* when the last line about this address was allowed */
-    const char *why;       /* reason of the latest refusal (a string that outlives us) */
+    uint32_t ip;       /* network order; 0 for the shared slot of all other addresses */
+    uint32_t quiet;    /* refusals counted since the last line, without a line */
+    int64_t logged_ms; /* when the last line about this address was allowed */
+    const char *why;   /* reason of the latest refusal (a string that outlives us) */
 } sdsm_stranger_src_t;
 
 typedef struct sdsm_strangers {
-    int                 n;
+    int n;
     sdsm_stranger_src_t src[SDSM_STRANGER_SOURCES];
 } sdsm_strangers_t; /* zero-initialized = empty */
 
@@ -35,8 +35,7 @@ typedef struct sdsm_strangers {
  * line now; *quiet is then the number of earlier refusals from ip that got no
  * line (0 on the first).  Returns 0 when this one is only counted.
  */
-int sdsm_stranger_note(sdsm_strangers_t *t, uint32_t ip, const char *why, int64_t now_ms,
-                       uint32_t *quiet);
+int sdsm_stranger_note(sdsm_strangers_t *t, uint32_t ip, const char *why, int64_t now_ms, uint32_t *quiet);
 
 /*
  * Take the next address with refusals still unreported: copies it to *out,

@@ -14,11 +14,11 @@
 #include <stdint.h>
 
 typedef struct sdsm_hdr {
-    uint32_t len;    /* payload bytes after this header */
-    uint16_t type;   /* sdsm_msg_type_t or sdsm_ctrl_type_t */
-    uint16_t flags;  /* per-type */
-    uint32_t epoch;  /* sender's completed-barrier count (peer links) */
-    uint32_t seq;    /* request id echoed by the reply; 0 when unused */
+    uint32_t len;   /* payload bytes after this header */
+    uint16_t type;  /* sdsm_msg_type_t or sdsm_ctrl_type_t */
+    uint16_t flags; /* per-type */
+    uint32_t epoch; /* sender's completed-barrier count (peer links) */
+    uint32_t seq;   /* request id echoed by the reply; 0 when unused */
 } sdsm_hdr_t;
 
 _Static_assert(sizeof(sdsm_hdr_t) == 16, "wire header must be 16 bytes");
@@ -32,20 +32,20 @@ _Static_assert(sizeof(sdsm_hdr_t) == 16, "wire header must be 16 bytes");
  */
 typedef enum sdsm_ctrl_type {
     SDSM_CTRL_REGISTER = 1, /* rank -> launcher: sdsm_ctrl_register_t */
-    SDSM_CTRL_TABLE    = 2, /* launcher -> rank: u32 n, then n x sdsm_ctrl_addr_t */
-    SDSM_CTRL_ABORT    = 3, /* rank -> launcher: i32 code, then reason text (no NUL) */
-    SDSM_CTRL_DONE     = 4, /* rank -> launcher: empty; rank finalized cleanly */
-    SDSM_CTRL_QUERY    = 5, /* launcher -> rank: empty; what are you waiting for? */
-    SDSM_CTRL_STATE    = 6, /* rank -> launcher: the answer, text (no NUL, <= SDSM_CTRL_MAX_REASON) */
-    SDSM_CTRL_LOST     = 7, /* rank -> launcher: u32 rank whose link it lost, and u32 ms if that
+    SDSM_CTRL_TABLE = 2,    /* launcher -> rank: u32 n, then n x sdsm_ctrl_addr_t */
+    SDSM_CTRL_ABORT = 3,    /* rank -> launcher: i32 code, then reason text (no NUL) */
+    SDSM_CTRL_DONE = 4,     /* rank -> launcher: empty; rank finalized cleanly */
+    SDSM_CTRL_QUERY = 5,    /* launcher -> rank: empty; what are you waiting for? */
+    SDSM_CTRL_STATE = 6,    /* rank -> launcher: the answer, text (no NUL, <= SDSM_CTRL_MAX_REASON) */
+    SDSM_CTRL_LOST = 7,     /* rank -> launcher: u32 rank whose link it lost, and u32 ms if that
                              * rank went silent that long (peer timeout); it exits as a consequence */
     SDSM_CTRL_NTYPES
 } sdsm_ctrl_type_t;
 
 typedef struct sdsm_ctrl_addr {
-    uint32_t ipv4;  /* network byte order */
-    uint16_t port;  /* network byte order */
-    uint16_t cpu1;  /* 1 + the lowest CPU this rank may run on (0: not told); ranks of one
+    uint32_t ipv4; /* network byte order */
+    uint16_t port; /* network byte order */
+    uint16_t cpu1; /* 1 + the lowest CPU this rank may run on (0: not told); ranks of one
                        host with the same value are taken to share their CPUs, ranks with
                        different ones to be bound to CPUs of their own (boot.c) */
 } sdsm_ctrl_addr_t;

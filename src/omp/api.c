@@ -44,9 +44,10 @@ int omp_get_thread_limit(void)
 void omp_set_num_threads(int n)
 {
     if (n != 1 && n != rt_team_size)
-        rt_fatal("omp_set_num_threads", "%d threads: the team on sdsm is every compute thread of "
-                 "every rank, %d (%d ranks x %d); only %d or 1 can be asked for", n, rt_team_size,
-                 sdsm_nprocs(), rt_team_size / sdsm_nprocs(), rt_team_size);
+        rt_fatal("omp_set_num_threads",
+                 "%d threads: the team on sdsm is every compute thread of "
+                 "every rank, %d (%d ranks x %d); only %d or 1 can be asked for",
+                 n, rt_team_size, sdsm_nprocs(), rt_team_size / sdsm_nprocs(), rt_team_size);
     rt_self()->nthreads_var = n;
 }
 
@@ -122,13 +123,25 @@ void omp_set_teams_thread_limit(int n) { (void)n; }
 int omp_get_max_task_priority(void) { return 0; }
 omp_proc_bind_t omp_get_proc_bind(void) { return omp_proc_bind_false; }
 int omp_get_num_places(void) { return 0; }
-int omp_get_place_num_procs(int place) { (void)place; return 0; }
+int omp_get_place_num_procs(int place)
+{
+    (void)place;
+    return 0;
+}
 void omp_get_place_proc_ids(int place, int *ids) { (void)place, (void)ids; }
 int omp_get_place_num(void) { return -1; }
 int omp_get_partition_num_places(void) { return 0; }
 void omp_get_partition_place_nums(int *places) { (void)places; }
-int omp_pause_resource(omp_pause_resource_t kind, int dev) { (void)kind, (void)dev; return 0; }
-int omp_pause_resource_all(omp_pause_resource_t kind) { (void)kind; return 0; }
+int omp_pause_resource(omp_pause_resource_t kind, int dev)
+{
+    (void)kind, (void)dev;
+    return 0;
+}
+int omp_pause_resource_all(omp_pause_resource_t kind)
+{
+    (void)kind;
+    return 0;
+}
 
 void omp_fulfill_event(omp_event_handle_t ev)
 {
@@ -142,14 +155,14 @@ void omp_display_env(int verbose)
     rt_thread_t *m = rt_self();
     static const char *kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
     unsigned k = (unsigned)m->sched_kind & ~RT_SCHED_MONOTONIC;
-    fprintf(stderr, "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP = '201511'\n"
+    fprintf(stderr,
+            "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP = '201511'\n"
             "  OMP_NUM_THREADS = '%d'\n  OMP_SCHEDULE = '%s,%ld'\n  OMP_DYNAMIC = '%s'\n"
             "  OMP_NESTED = '%s'\n  OMP_MAX_ACTIVE_LEVELS = '%d'\n  OMP_STACKSIZE = '%zuB'\n"
             "  OMP_THREAD_LIMIT = '%d'\n  OMP_CANCELLATION = 'FALSE'\n"
             "OPENMP DISPLAY ENVIRONMENT END\n",
             m->nthreads_var, k <= 4 ? kinds[k] : "?", m->sched_chunk, m->dyn_var ? "TRUE" : "FALSE",
-            m->nest_var ? "TRUE" : "FALSE", m->max_active_levels, rt_env.stacksize,
-            omp_get_thread_limit());
+            m->nest_var ? "TRUE" : "FALSE", m->max_active_levels, rt_env.stacksize, omp_get_thread_limit());
 }
 
 /* --- memory allocators ---------------------------------------------------
@@ -176,8 +189,8 @@ void *omp_aligned_alloc(size_t align, size_t size, omp_allocator_handle_t a)
         return NULL;
     if (!rt_ctl) { /* before the runtime started: no shared memory yet */
         void *p = NULL;
-        return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1)
-                   ? NULL : p;
+        return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) ? NULL
+                                                                                                    : p;
     }
     return sdsm_alloc_local(size ? size : 1);
 }
@@ -191,7 +204,10 @@ void *omp_aligned_calloc(size_t align, size_t n, size_t size, omp_allocator_hand
         memset(p, 0, n * size);
     return p;
 }
-void *omp_calloc(size_t n, size_t size, omp_allocator_handle_t a) { return omp_aligned_calloc(0, n, size, a); }
+void *omp_calloc(size_t n, size_t size, omp_allocator_handle_t a)
+{
+    return omp_aligned_calloc(0, n, size, a);
+}
 void *omp_realloc(void *p, size_t size, omp_allocator_handle_t a, omp_allocator_handle_t fa)
 {
     (void)fa;
@@ -284,15 +300,25 @@ static void release(int id, const char *call)
 }
 
 void omp_init_lock(omp_lock_t *l) { init_lock(l, "omp_init_lock"); }
-void omp_init_lock_with_hint(omp_lock_t *l, omp_sync_hint_t h) { (void)h; init_lock(l, "omp_init_lock_with_hint"); }
-void omp_destroy_lock(omp_lock_t *l) { lock_id(l, "omp_destroy_lock"); *lock_id_of(l) = 0; }
+void omp_init_lock_with_hint(omp_lock_t *l, omp_sync_hint_t h)
+{
+    (void)h;
+    init_lock(l, "omp_init_lock_with_hint");
+}
+void omp_destroy_lock(omp_lock_t *l)
+{
+    lock_id(l, "omp_destroy_lock");
+    *lock_id_of(l) = 0;
+}
 void omp_set_lock(omp_lock_t *l) { acquire(lock_id(l, "omp_set_lock"), 1, "omp_set_lock"); }
 void omp_unset_lock(omp_lock_t *l) { release(lock_id(l, "omp_unset_lock"), "omp_unset_lock"); }
 int omp_test_lock(omp_lock_t *l) { return acquire(lock_id(l, "omp_test_lock"), 0, "omp_test_lock"); }
 
 /* Nest locks this thread holds, with their counts. */
 #define NEST_MAX 64
-static __thread struct { int id, count; } nest_held[NEST_MAX];
+static __thread struct {
+    int id, count;
+} nest_held[NEST_MAX];
 static __thread int nest_n;
 
 static int nest_find(int id)
@@ -316,8 +342,16 @@ void omp_init_nest_lock(omp_nest_lock_t *l)
     memset(l, 0, sizeof *l);
     init_lock(l, "omp_init_nest_lock");
 }
-void omp_init_nest_lock_with_hint(omp_nest_lock_t *l, omp_sync_hint_t h) { (void)h; omp_init_nest_lock(l); }
-void omp_destroy_nest_lock(omp_nest_lock_t *l) { lock_id(l, "omp_destroy_nest_lock"); *lock_id_of(l) = 0; }
+void omp_init_nest_lock_with_hint(omp_nest_lock_t *l, omp_sync_hint_t h)
+{
+    (void)h;
+    omp_init_nest_lock(l);
+}
+void omp_destroy_nest_lock(omp_nest_lock_t *l)
+{
+    lock_id(l, "omp_destroy_nest_lock");
+    *lock_id_of(l) = 0;
+}
 
 void omp_set_nest_lock(omp_nest_lock_t *l)
 {

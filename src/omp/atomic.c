@@ -81,10 +81,7 @@ static int addr_lock(const volatile void *p)
     return RT_LK_ADDR + (int)(a % RT_ADDR_LOCKS);
 }
 
-static void shared_lock(const volatile void *p)
-{
-    rt_check(rt_lock(addr_lock(p)), "atomic: sdsm_lock");
-}
+static void shared_lock(const volatile void *p) { rt_check(rt_lock(addr_lock(p)), "atomic: sdsm_lock"); }
 
 static void shared_unlock(const volatile void *p)
 {
@@ -93,10 +90,7 @@ static void shared_unlock(const volatile void *p)
 
 static pthread_mutex_t local_mu[64] = {[0 ... 63] = PTHREAD_MUTEX_INITIALIZER};
 
-static pthread_mutex_t *local_mutex(const volatile void *p)
-{
-    return &local_mu[((uintptr_t)p >> 4) % 64];
-}
+static pthread_mutex_t *local_mutex(const volatile void *p) { return &local_mu[((uintptr_t)p >> 4) % 64]; }
 
 /* Serialize an operation on p: the sdsm lock for shared data, else a local
  * mutex (only for sizes the CPU cannot do atomically). */
@@ -116,18 +110,18 @@ static void ser_unlock(const volatile void *p, int shared)
         pthread_mutex_unlock(local_mutex(p));
 }
 
-#define OP_add(a, b) ((a) + (b))
-#define OP_sub(a, b) ((a) - (b))
-#define OP_and(a, b) ((a) & (b))
-#define OP_or(a, b) ((a) | (b))
-#define OP_xor(a, b) ((a) ^ (b))
+#define OP_add(a, b)  ((a) + (b))
+#define OP_sub(a, b)  ((a) - (b))
+#define OP_and(a, b)  ((a) & (b))
+#define OP_or(a, b)   ((a) | (b))
+#define OP_xor(a, b)  ((a) ^ (b))
 #define OP_nand(a, b) (~((a) & (b)))
-#define AOP_add RT_AOP_ADD
-#define AOP_sub RT_AOP_SUB
-#define AOP_and RT_AOP_AND
-#define AOP_or RT_AOP_OR
-#define AOP_xor RT_AOP_XOR
-#define AOP_nand RT_AOP_NAND
+#define AOP_add       RT_AOP_ADD
+#define AOP_sub       RT_AOP_SUB
+#define AOP_and       RT_AOP_AND
+#define AOP_or        RT_AOP_OR
+#define AOP_xor       RT_AOP_XOR
+#define AOP_nand      RT_AOP_NAND
 
 /* --- 1, 2, 4, 8 bytes on shared data ----------------------------------- */
 
@@ -140,7 +134,8 @@ static int plain_op(volatile void *p, unsigned size, unsigned op, uint64_t val, 
     *old = cur;
     switch (op) {
     case RT_AOP_LOAD: return 1;
-    case RT_AOP_STORE: case RT_AOP_XCHG: now = val; break;
+    case RT_AOP_STORE:
+    case RT_AOP_XCHG: now = val; break;
     case RT_AOP_CAS:
         if (cur != (expected & mask))
             return 0;
@@ -181,8 +176,8 @@ static int plain_op(volatile void *p, unsigned size, unsigned op, uint64_t val, 
 #define RELAXED_REUSE_NS 200000
 static __thread struct {
     const volatile void *p;
-    unsigned             size, epoch; /* epoch: rt_sync_epoch when loaded */
-    uint64_t             val, at, tsc; /* at: CLOCK_MONOTONIC ns, tsc: the counter */
+    unsigned size, epoch;  /* epoch: rt_sync_epoch when loaded */
+    uint64_t val, at, tsc; /* at: CLOCK_MONOTONIC ns, tsc: the counter */
 } last_load;
 
 static uint64_t now_ns(void)
@@ -263,8 +258,8 @@ static int reuse_load(const volatile void *p, unsigned size, uint64_t *v)
     return 1;
 }
 
-static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val,
-                          uint64_t expected, int sync, int *ok);
+static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                          int sync, int *ok);
 
 /*
  * A relaxed load past the reuse time: read at the home without the
@@ -292,8 +287,8 @@ static uint64_t relaxed_load(const volatile void *p, unsigned size)
     return v;
 }
 
-static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val,
-                          uint64_t expected, int sync, int *ok)
+static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
+                          int sync, int *ok)
 {
     uint64_t old = 0;
     if (last_load.p == p)
@@ -314,142 +309,142 @@ out:
 }
 
 /* Private data: the CPU's atomics (this file is compiled with them inline). */
-#define LOCKFREE(N, T)                                                                        \
-    T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                \
-    T rt_load_##N(const volatile void *p, int m)                                              \
-    {                                                                                         \
-        uint64_t v_;                                                                          \
-        if (m == __ATOMIC_RELAXED && reuse_load(p, N, &v_)) {                                 \
-            spin_point(); /* shared, in this region: the epoch changed at its barriers */    \
-            return (T)v_;                                                                     \
-        }                                                                                     \
-        if (!is_shared(p))                                                                    \
-            return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                  \
-        spin_point();                                                                         \
-        if (m == __ATOMIC_RELAXED) /* not kept (above) */                                     \
-            return (T)relaxed_load(p, N);                                                     \
-        return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);               \
-    }                                                                                         \
-    void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \
-    void rt_store_##N(volatile void *p, T v, int m)                                           \
-    {                                                                                         \
-        (void)m;                                                                              \
-        if (!is_shared(p)) {                                                                  \
-            __atomic_store_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                           \
-            return;                                                                           \
-        }                                                                                     \
-        shared_op(p, N, RT_AOP_STORE, v, 0, 1, NULL);                                         \
-    }                                                                                         \
-    T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);         \
-    T rt_exchange_##N(volatile void *p, T v, int m)                                           \
-    {                                                                                         \
-        if (!is_shared(p))                                                                    \
-            return __atomic_exchange_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
-        return (T)shared_op(p, N, RT_AOP_XCHG, v, 0, m != __ATOMIC_RELAXED, NULL);            \
-    }                                                                                         \
-    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
-        __asm__("__atomic_compare_exchange_" #N);                                             \
-    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
-    {                                                                                         \
-        if (!is_shared(p))                                                                    \
-            return __atomic_compare_exchange_n((volatile T *)p, (T *)e, d, false,             \
-                                               __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-        spin_point();                                                                         \
-        int ok;                                                                               \
-        uint64_t o = shared_op(p, N, RT_AOP_CAS, d, *(T *)e,                                  \
-                               sm != __ATOMIC_RELAXED || fm != __ATOMIC_RELAXED, &ok);        \
-        if (!ok)                                                                              \
-            *(T *)e = (T)o;                                                                   \
-        return ok;                                                                            \
+#define LOCKFREE(N, T)                                                                                       \
+    T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                               \
+    T rt_load_##N(const volatile void *p, int m)                                                             \
+    {                                                                                                        \
+        uint64_t v_;                                                                                         \
+        if (m == __ATOMIC_RELAXED && reuse_load(p, N, &v_)) {                                                \
+            spin_point(); /* shared, in this region: the epoch changed at its barriers */                    \
+            return (T)v_;                                                                                    \
+        }                                                                                                    \
+        if (!is_shared(p))                                                                                   \
+            return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                                 \
+        spin_point();                                                                                        \
+        if (m == __ATOMIC_RELAXED) /* not kept (above) */                                                    \
+            return (T)relaxed_load(p, N);                                                                    \
+        return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);                              \
+    }                                                                                                        \
+    void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);                           \
+    void rt_store_##N(volatile void *p, T v, int m)                                                          \
+    {                                                                                                        \
+        (void)m;                                                                                             \
+        if (!is_shared(p)) {                                                                                 \
+            __atomic_store_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                                          \
+            return;                                                                                          \
+        }                                                                                                    \
+        shared_op(p, N, RT_AOP_STORE, v, 0, 1, NULL);                                                        \
+    }                                                                                                        \
+    T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);                        \
+    T rt_exchange_##N(volatile void *p, T v, int m)                                                          \
+    {                                                                                                        \
+        if (!is_shared(p))                                                                                   \
+            return __atomic_exchange_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                                \
+        return (T)shared_op(p, N, RT_AOP_XCHG, v, 0, m != __ATOMIC_RELAXED, NULL);                           \
+    }                                                                                                        \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm,                                                  \
+                    int fm) __asm__("__atomic_compare_exchange_" #N);                                        \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                                          \
+    {                                                                                                        \
+        if (!is_shared(p))                                                                                   \
+            return __atomic_compare_exchange_n((volatile T *)p, (T *)e, d, false, __ATOMIC_SEQ_CST,          \
+                                               __ATOMIC_SEQ_CST);                                            \
+        spin_point();                                                                                        \
+        int ok;                                                                                              \
+        uint64_t o =                                                                                         \
+            shared_op(p, N, RT_AOP_CAS, d, *(T *)e, sm != __ATOMIC_RELAXED || fm != __ATOMIC_RELAXED, &ok);  \
+        if (!ok)                                                                                             \
+            *(T *)e = (T)o;                                                                                  \
+        return ok;                                                                                           \
     }
 
-#define LOCKFREE_OP(N, T, op)                                                                 \
-    T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N); \
-    T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                       \
-    {                                                                                         \
-        if (!is_shared(p))                                                                    \
-            return __atomic_fetch_##op((volatile T *)p, v, __ATOMIC_SEQ_CST);                 \
-        return (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);               \
-    }                                                                                         \
-    T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N); \
-    T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                       \
-    {                                                                                         \
-        if (!is_shared(p))                                                                    \
-            return __atomic_##op##_fetch((volatile T *)p, v, __ATOMIC_SEQ_CST);               \
-        T o = (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);                \
-        return (T)OP_##op(o, v);                                                              \
+#define LOCKFREE_OP(N, T, op)                                                                                \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N);               \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                                      \
+    {                                                                                                        \
+        if (!is_shared(p))                                                                                   \
+            return __atomic_fetch_##op((volatile T *)p, v, __ATOMIC_SEQ_CST);                                \
+        return (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);                              \
+    }                                                                                                        \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N);               \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                                      \
+    {                                                                                                        \
+        if (!is_shared(p))                                                                                   \
+            return __atomic_##op##_fetch((volatile T *)p, v, __ATOMIC_SEQ_CST);                              \
+        T o = (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);                               \
+        return (T)OP_##op(o, v);                                                                             \
     }
 
 /* --- 16 bytes: under a lock everywhere -------------------------------- */
 
 /* Under the address's lock, shared or not: *p becomes NEW, an expression
  * of its old value named old; the old value is the result. */
-#define LOCKED_RMW(T, p, old, NEW)                                                            \
-    __extension__({                                                                           \
-        int sh_ = is_shared(p);                                                               \
-        ser_lock(p, sh_);                                                                     \
-        T old = *(volatile T *)(p);                                                           \
-        *(volatile T *)(p) = (T)(NEW);                                                        \
-        ser_unlock(p, sh_);                                                                   \
-        old;                                                                                  \
+#define LOCKED_RMW(T, p, old, NEW)                                                                           \
+    __extension__({                                                                                          \
+        int sh_ = is_shared(p);                                                                              \
+        ser_lock(p, sh_);                                                                                    \
+        T old = *(volatile T *)(p);                                                                          \
+        *(volatile T *)(p) = (T)(NEW);                                                                       \
+        ser_unlock(p, sh_);                                                                                  \
+        old;                                                                                                 \
     })
 
-#define LOCKED(N, T)                                                                          \
-    T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                \
-    T rt_load_##N(const volatile void *p, int m)                                              \
-    {                                                                                         \
-        (void)m;                                                                              \
-        int sh = is_shared(p);                                                                \
-        ser_lock(p, sh);                                                                      \
-        T v = *(const volatile T *)p;                                                         \
-        ser_unlock(p, sh);                                                                    \
-        return v;                                                                             \
-    }                                                                                         \
-    void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);            \
-    void rt_store_##N(volatile void *p, T v, int m)                                           \
-    {                                                                                         \
-        (void)m;                                                                              \
-        int sh = is_shared(p);                                                                \
-        ser_lock(p, sh);                                                                      \
-        *(volatile T *)p = v;                                                                 \
-        ser_unlock(p, sh);                                                                    \
-    }                                                                                         \
-    T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);         \
-    T rt_exchange_##N(volatile void *p, T v, int m)                                           \
-    {                                                                                         \
-        (void)m;                                                                              \
-        return LOCKED_RMW(T, p, old, v);                                                      \
-    }                                                                                         \
-    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
-        __asm__("__atomic_compare_exchange_" #N);                                             \
-    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                           \
-    {                                                                                         \
-        (void)sm, (void)fm;                                                                   \
-        int sh = is_shared(p);                                                                \
-        ser_lock(p, sh);                                                                      \
-        T cur = *(volatile T *)p;                                                             \
-        bool ok = cur == *(T *)e;                                                             \
-        if (ok)                                                                               \
-            *(volatile T *)p = d;                                                             \
-        else                                                                                  \
-            *(T *)e = cur;                                                                    \
-        ser_unlock(p, sh);                                                                    \
-        return ok;                                                                            \
+#define LOCKED(N, T)                                                                                         \
+    T rt_load_##N(const volatile void *p, int m) __asm__("__atomic_load_" #N);                               \
+    T rt_load_##N(const volatile void *p, int m)                                                             \
+    {                                                                                                        \
+        (void)m;                                                                                             \
+        int sh = is_shared(p);                                                                               \
+        ser_lock(p, sh);                                                                                     \
+        T v = *(const volatile T *)p;                                                                        \
+        ser_unlock(p, sh);                                                                                   \
+        return v;                                                                                            \
+    }                                                                                                        \
+    void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);                           \
+    void rt_store_##N(volatile void *p, T v, int m)                                                          \
+    {                                                                                                        \
+        (void)m;                                                                                             \
+        int sh = is_shared(p);                                                                               \
+        ser_lock(p, sh);                                                                                     \
+        *(volatile T *)p = v;                                                                                \
+        ser_unlock(p, sh);                                                                                   \
+    }                                                                                                        \
+    T rt_exchange_##N(volatile void *p, T v, int m) __asm__("__atomic_exchange_" #N);                        \
+    T rt_exchange_##N(volatile void *p, T v, int m)                                                          \
+    {                                                                                                        \
+        (void)m;                                                                                             \
+        return LOCKED_RMW(T, p, old, v);                                                                     \
+    }                                                                                                        \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm,                                                  \
+                    int fm) __asm__("__atomic_compare_exchange_" #N);                                        \
+    bool rt_cas_##N(volatile void *p, void *e, T d, int sm, int fm)                                          \
+    {                                                                                                        \
+        (void)sm, (void)fm;                                                                                  \
+        int sh = is_shared(p);                                                                               \
+        ser_lock(p, sh);                                                                                     \
+        T cur = *(volatile T *)p;                                                                            \
+        bool ok = cur == *(T *)e;                                                                            \
+        if (ok)                                                                                              \
+            *(volatile T *)p = d;                                                                            \
+        else                                                                                                 \
+            *(T *)e = cur;                                                                                   \
+        ser_unlock(p, sh);                                                                                   \
+        return ok;                                                                                           \
     }
 
-#define LOCKED_OP(N, T, op)                                                                   \
-    T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N); \
-    T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                       \
-    {                                                                                         \
-        (void)m;                                                                              \
-        return LOCKED_RMW(T, p, old, OP_##op(old, v));                                        \
-    }                                                                                         \
-    T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N); \
-    T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                       \
-    {                                                                                         \
-        (void)m;                                                                              \
-        T old = LOCKED_RMW(T, p, o, OP_##op(o, v));                                           \
-        return (T)OP_##op(old, v);                                                            \
+#define LOCKED_OP(N, T, op)                                                                                  \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m) __asm__("__atomic_fetch_" #op "_" #N);               \
+    T rt_fetch_##op##_##N(volatile void *p, T v, int m)                                                      \
+    {                                                                                                        \
+        (void)m;                                                                                             \
+        return LOCKED_RMW(T, p, old, OP_##op(old, v));                                                       \
+    }                                                                                                        \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N);               \
+    T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                                      \
+    {                                                                                                        \
+        (void)m;                                                                                             \
+        T old = LOCKED_RMW(T, p, o, OP_##op(o, v));                                                          \
+        return (T)OP_##op(old, v);                                                                           \
     }
 
 #define ALL_OPS(K, N, T) K(N, T, add) K(N, T, sub) K(N, T, and) K(N, T, or) K(N, T, xor) K(N, T, nand)
@@ -504,8 +499,7 @@ void rt_store_any(size_t n, volatile void *p, void *val, int m)
     ser_unlock(p, sh);
 }
 
-void rt_exchange_any(size_t n, volatile void *p, void *val, void *ret, int m)
-    __asm__("__atomic_exchange");
+void rt_exchange_any(size_t n, volatile void *p, void *val, void *ret, int m) __asm__("__atomic_exchange");
 void rt_exchange_any(size_t n, volatile void *p, void *val, void *ret, int m)
 {
     switch (sized(n, p) ? n : 0) {
@@ -522,8 +516,8 @@ void rt_exchange_any(size_t n, volatile void *p, void *val, void *ret, int m)
     ser_unlock(p, sh);
 }
 
-bool rt_cas_any(size_t n, volatile void *p, void *e, void *d, int sm, int fm)
-    __asm__("__atomic_compare_exchange");
+bool rt_cas_any(size_t n, volatile void *p, void *e, void *d, int sm,
+                int fm) __asm__("__atomic_compare_exchange");
 bool rt_cas_any(size_t n, volatile void *p, void *e, void *d, int sm, int fm)
 {
     switch (sized(n, p) ? n : 0) {
@@ -553,7 +547,4 @@ bool rt_is_lock_free(size_t n, const volatile void *p)
 
 /* C11 floating-point compound assignments on _Atomic raise their exceptions here. */
 void rt_feraiseexcept(int e) __asm__("__atomic_feraiseexcept");
-void rt_feraiseexcept(int e)
-{
-    feraiseexcept(e);
-}
+void rt_feraiseexcept(int e) { feraiseexcept(e); }

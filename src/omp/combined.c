@@ -12,29 +12,28 @@
 
 /* --- combined parallel loops ------------------------------------------- */
 
-#define PAR_LOOP(name, kind)                                                                 \
-    void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned num_threads,     \
-                                   long start, long end, long incr, long chunk, unsigned flags) \
-    {                                                                                        \
-        (void)flags;                                                                         \
-        rt_prews_t p = rt_prews_loop(kind, start, end, incr, chunk);                        \
-        rt_parallel(fn, data, num_threads, &p, "parallel for");                             \
+#define PAR_LOOP(name, kind)                                                                                 \
+    void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned num_threads, long start,         \
+                                   long end, long incr, long chunk, unsigned flags)                          \
+    {                                                                                                        \
+        (void)flags;                                                                                         \
+        rt_prews_t p = rt_prews_loop(kind, start, end, incr, chunk);                                         \
+        rt_parallel(fn, data, num_threads, &p, "parallel for");                                              \
     }
-#define PAR_LOOP_RT(name)                                                                    \
-    void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned num_threads,     \
-                                   long start, long end, long incr, unsigned flags)          \
-    {                                                                                        \
-        (void)flags;                                                                         \
-        rt_prews_t p = rt_prews_loop(RT_SCHED_RUNTIME, start, end, incr, 0);                \
-        rt_parallel(fn, data, num_threads, &p, "parallel for");                             \
+#define PAR_LOOP_RT(name)                                                                                    \
+    void GOMP_parallel_loop_##name(void (*fn)(void *), void *data, unsigned num_threads, long start,         \
+                                   long end, long incr, unsigned flags)                                      \
+    {                                                                                                        \
+        (void)flags;                                                                                         \
+        rt_prews_t p = rt_prews_loop(RT_SCHED_RUNTIME, start, end, incr, 0);                                 \
+        rt_parallel(fn, data, num_threads, &p, "parallel for");                                              \
     }
-#define PAR_LOOP_START(name, kind)                                                           \
-    void GOMP_parallel_loop_##name##_start(void (*fn)(void *), void *data,                   \
-                                           unsigned num_threads, long start, long end,       \
-                                           long incr, long chunk)                            \
-    {                                                                                        \
-        rt_prews_t p = rt_prews_loop(kind, start, end, incr, chunk);                        \
-        rt_parallel_start(fn, data, num_threads, &p, "parallel for");                       \
+#define PAR_LOOP_START(name, kind)                                                                           \
+    void GOMP_parallel_loop_##name##_start(void (*fn)(void *), void *data, unsigned num_threads, long start, \
+                                           long end, long incr, long chunk)                                  \
+    {                                                                                                        \
+        rt_prews_t p = rt_prews_loop(kind, start, end, incr, chunk);                                         \
+        rt_parallel_start(fn, data, num_threads, &p, "parallel for");                                        \
     }
 
 PAR_LOOP(static, RT_SCHED_STATIC)
@@ -49,8 +48,8 @@ PAR_LOOP_START(static, RT_SCHED_STATIC)
 PAR_LOOP_START(dynamic, RT_SCHED_DYNAMIC)
 PAR_LOOP_START(guided, RT_SCHED_GUIDED)
 
-void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned num_threads,
-                                      long start, long end, long incr)
+void GOMP_parallel_loop_runtime_start(void (*fn)(void *), void *data, unsigned num_threads, long start,
+                                      long end, long incr)
 {
     rt_prews_t p = rt_prews_loop(RT_SCHED_RUNTIME, start, end, incr, 0);
     rt_parallel_start(fn, data, num_threads, &p, "parallel for");
@@ -66,8 +65,7 @@ void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads
     rt_parallel(fn, data, num_threads, &p, "parallel sections");
 }
 
-void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned num_threads,
-                                  unsigned count)
+void GOMP_parallel_sections_start(void (*fn)(void *), void *data, unsigned num_threads, unsigned count)
 {
     rt_prews_t p = {.kind = -1, .end = count};
     rt_parallel_start(fn, data, num_threads, &p, "parallel sections");

@@ -22,12 +22,15 @@
 #include "sdsm.h"
 
 rt_env_t rt_env = {
-    .sched_kind = RT_SCHED_STATIC, .sched_chunk = 0, .max_active_levels = 1,
-    .thread_limit = INT_MAX, .stacksize = 64ul << 20,
+    .sched_kind = RT_SCHED_STATIC,
+    .sched_chunk = 0,
+    .max_active_levels = 1,
+    .thread_limit = INT_MAX,
+    .stacksize = 64ul << 20,
 };
 
-static long omp_num_threads = -1;  /* OMP_NUM_THREADS's first value, or -1 */
-static int threads_from_omp;       /* SDSM_THREADS was derived from it */
+static long omp_num_threads = -1; /* OMP_NUM_THREADS's first value, or -1 */
+static int threads_from_omp;      /* SDSM_THREADS was derived from it */
 static long nprocs_guess = 1;
 
 __attribute__((noreturn, format(printf, 2, 3))) static void env_error(const char *var, const char *fmt, ...)
@@ -89,8 +92,8 @@ static int env_bool(const char *var, int dflt)
  * (checked against sdsm_nprocs() after it). */
 static long guess_nprocs(void)
 {
-    static const char *vars[] = {"SDSM_NPROCS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE",
-                                 "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"};
+    static const char *vars[] = {"SDSM_NPROCS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS",
+                                 "SLURM_NTASKS"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *s = getenv(vars[i]), *end;
         long v;
@@ -111,10 +114,22 @@ static void read_stacksize(void)
             env_error("OMP_STACKSIZE", "'%s' is not a size (a number with B, K, M or G)", s);
         size_t unit = 1024;
         switch (toupper((unsigned char)*end)) {
-        case 'B': unit = 1; end++; break;
-        case 'K': unit = 1024; end++; break;
-        case 'M': unit = 1 << 20; end++; break;
-        case 'G': unit = 1 << 30; end++; break;
+        case 'B':
+            unit = 1;
+            end++;
+            break;
+        case 'K':
+            unit = 1024;
+            end++;
+            break;
+        case 'M':
+            unit = 1 << 20;
+            end++;
+            break;
+        case 'G':
+            unit = 1 << 30;
+            end++;
+            break;
         case 0: break;
         default: env_error("OMP_STACKSIZE", "'%s' is not a size (a number with B, K, M or G)", s);
         }
@@ -147,7 +162,8 @@ void rt_env_threads(void)
     nprocs_guess = guess_nprocs();
     if (omp_num_threads > 0 && !getenv("SDSM_THREADS")) {
         if (omp_num_threads % nprocs_guess)
-            env_error("OMP_NUM_THREADS", "%ld threads do not divide over %ld ranks: the team is "
+            env_error("OMP_NUM_THREADS",
+                      "%ld threads do not divide over %ld ranks: the team is "
                       "every compute thread of every rank, so give a multiple of the rank count "
                       "(or sdsmrun --threads T for T threads per rank)",
                       omp_num_threads, nprocs_guess);
@@ -164,10 +180,13 @@ void rt_env_check_team(int nprocs, int threads)
     long team = (long)nprocs * threads;
     if (omp_num_threads > 0 && omp_num_threads != team) {
         if (threads_from_omp)
-            env_error("OMP_NUM_THREADS", "%ld threads: the launcher's environment suggested %ld "
+            env_error("OMP_NUM_THREADS",
+                      "%ld threads: the launcher's environment suggested %ld "
                       "ranks but the job has %d; set the threads per rank with sdsmrun --threads "
-                      "or SDSM_THREADS", omp_num_threads, nprocs_guess, nprocs);
-        env_error("OMP_NUM_THREADS", "%ld contradicts SDSM_THREADS=%d (sdsmrun --threads): the team "
+                      "or SDSM_THREADS",
+                      omp_num_threads, nprocs_guess, nprocs);
+        env_error("OMP_NUM_THREADS",
+                  "%ld contradicts SDSM_THREADS=%d (sdsmrun --threads): the team "
                   "is %d ranks x %d threads = %ld; unset one of them or make them agree",
                   omp_num_threads, threads, nprocs, threads, team);
     }
@@ -185,9 +204,13 @@ static void read_schedule(void)
         p += 10;
     else if (!strncasecmp(p, "nonmonotonic:", 13))
         p += 13;
-    static const struct { const char *name; int kind; } kinds[] = {
-        {"static", RT_SCHED_STATIC}, {"dynamic", RT_SCHED_DYNAMIC},
-        {"guided", RT_SCHED_GUIDED}, {"auto", RT_SCHED_AUTO}};
+    static const struct {
+        const char *name;
+        int kind;
+    } kinds[] = {{"static", RT_SCHED_STATIC},
+                 {"dynamic", RT_SCHED_DYNAMIC},
+                 {"guided", RT_SCHED_GUIDED},
+                 {"auto", RT_SCHED_AUTO}};
     int kind = -1;
     for (size_t i = 0; i < 4; i++) {
         size_t n = strlen(kinds[i].name);
@@ -226,11 +249,13 @@ void rt_env_read(void)
     rt_env.thread_limit = (int)env_long("OMP_THREAD_LIMIT", 1, INT_MAX, INT_MAX);
     int team = sdsm_thread_count();
     if (rt_env.thread_limit < team)
-        env_error("OMP_THREAD_LIMIT", "%d is below the team of %d threads (%d ranks x %d): "
-                  "the team is every compute thread of every rank", rt_env.thread_limit, team,
-                  sdsm_nprocs(), team / sdsm_nprocs());
+        env_error("OMP_THREAD_LIMIT",
+                  "%d is below the team of %d threads (%d ranks x %d): "
+                  "the team is every compute thread of every rank",
+                  rt_env.thread_limit, team, sdsm_nprocs(), team / sdsm_nprocs());
     rt_env.cancellation = env_bool("OMP_CANCELLATION", 0);
     if (rt_env.cancellation)
-        env_error("OMP_CANCELLATION", "cancellation (omp cancel) is not supported on sdsm; "
+        env_error("OMP_CANCELLATION",
+                  "cancellation (omp cancel) is not supported on sdsm; "
                   "unset OMP_CANCELLATION (cancel directives are then ignored, as the spec says)");
 }

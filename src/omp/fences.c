@@ -35,7 +35,7 @@
 #if defined(__x86_64__)
 static const struct {
     unsigned char bytes[6];
-    unsigned      len;
+    unsigned len;
 } fence_codes[] = {
     {{0x0f, 0xae, 0xf0}, 3},                   /* mfence */
     {{0xf0, 0x48, 0x83, 0x0c, 0x24, 0x00}, 6}, /* lock orq $0, (%rsp) */
@@ -65,7 +65,8 @@ static int file_has_section(const char *path, const char *name)
     ElfW(Shdr) *sh = NULL;
     char *names = NULL;
     if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-        eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096 || eh.e_shstrndx >= eh.e_shnum)
+        eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096 ||
+        eh.e_shstrndx >= eh.e_shnum)
         goto out;
     size_t shlen = (size_t)eh.e_shnum * sizeof *sh;
     if (!(sh = malloc(shlen)) || pread(fd, sh, shlen, (off_t)eh.e_shoff) != (ssize_t)shlen)

@@ -57,25 +57,25 @@ _Static_assert(sizeof(hdr_t) == HDR, "block header");
 
 typedef struct vec {
     uintptr_t *v;
-    size_t     n, cap;
+    size_t n, cap;
 } vec_t;
 
 typedef struct span {
     uintptr_t at;
-    size_t    pages;
+    size_t pages;
 } span_t;
 
 static struct {
-    int             ready, rank, nprocs, policy; /* policy: SDSM_HOME_* or a rank */
-    uintptr_t       lo, hi;       /* the whole heap block */
-    uintptr_t       mine, top, end; /* this rank's part; top: never handed out above */
-    uintptr_t       bump, bump_end; /* the small-block chunk being carved */
-    int             bump_fresh;     /* that chunk had never been used (still zero) */
-    vec_t           free_small[NCLASS];
-    span_t         *spans;        /* free large ranges, by address */
-    size_t          nspans, cap_spans;
+    int ready, rank, nprocs, policy; /* policy: SDSM_HOME_* or a rank */
+    uintptr_t lo, hi;                /* the whole heap block */
+    uintptr_t mine, top, end;        /* this rank's part; top: never handed out above */
+    uintptr_t bump, bump_end;        /* the small-block chunk being carved */
+    int bump_fresh;                  /* that chunk had never been used (still zero) */
+    vec_t free_small[NCLASS];
+    span_t *spans; /* free large ranges, by address */
+    size_t nspans, cap_spans;
     pthread_mutex_t mu;
-    unsigned long   foreign_frees;
+    unsigned long foreign_frees;
 } heap = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static int vec_push(vec_t *v, uintptr_t x)
@@ -113,8 +113,8 @@ static uintptr_t take_pages(size_t pages, int *fresh)
         heap.spans[i].at += pages * PAGE;
         heap.spans[i].pages -= pages;
         if (!heap.spans[i].pages)
-            memmove(&heap.spans[i], &heap.spans[i + 1],
-                    (heap.nspans - i - 1) * sizeof *heap.spans), heap.nspans--;
+            memmove(&heap.spans[i], &heap.spans[i + 1], (heap.nspans - i - 1) * sizeof *heap.spans),
+                heap.nspans--;
         *fresh = 0;
         return at;
     }
@@ -244,8 +244,10 @@ static const hdr_t *header(const void *p)
 {
     const hdr_t *h = (const hdr_t *)((uintptr_t)p - HDR);
     if (h->magic != MAGIC) {
-        fprintf(stderr, "sdsm: rank %d: free/realloc of %p, which is not a block of the shared "
-                "heap (or its header was overwritten)\n", heap.rank, p);
+        fprintf(stderr,
+                "sdsm: rank %d: free/realloc of %p, which is not a block of the shared "
+                "heap (or its header was overwritten)\n",
+                heap.rank, p);
         abort();
     }
     return h;
@@ -306,8 +308,10 @@ static int policy_from_env(void)
     char *e;
     long r = strtol(s, &e, 10);
     if (*e || r < 0 || r >= sdsm_nprocs()) {
-        fprintf(stderr, "sdsm: rank %d: SDSM_OMP_HOME=%s: expected first-touch, cyclic, block or a "
-                "rank 0..%d\n", sdsm_rank(), s, sdsm_nprocs() - 1);
+        fprintf(stderr,
+                "sdsm: rank %d: SDSM_OMP_HOME=%s: expected first-touch, cyclic, block or a "
+                "rank 0..%d\n",
+                sdsm_rank(), s, sdsm_nprocs() - 1);
         exit(1);
     }
     return (int)r;
@@ -325,8 +329,10 @@ static size_t heap_size_from_env(void)
     else if (*e == 'M' || *e == 'm')
         v <<= 20, e++;
     if (*e || v < (1ull << 20)) {
-        fprintf(stderr, "sdsm: rank %d: SDSM_OMP_HEAP=%s: expected a size of 1M or more, such as "
-                "512M or 8G\n", sdsm_rank(), s);
+        fprintf(stderr,
+                "sdsm: rank %d: SDSM_OMP_HEAP=%s: expected a size of 1M or more, such as "
+                "512M or 8G\n",
+                sdsm_rank(), s);
         exit(1);
     }
     return (size_t)v;
@@ -336,9 +342,10 @@ static void report_foreign(void)
 {
     const char *v = getenv("SDSM_OMP_VERBOSE");
     if (heap.foreign_frees && v && *v == '1')
-        fprintf(stderr, "sdsm: rank %d: %lu heap blocks were freed by another rank than the one "
-                "that allocated them (their memory is not reused)\n", heap.rank,
-                heap.foreign_frees);
+        fprintf(stderr,
+                "sdsm: rank %d: %lu heap blocks were freed by another rank than the one "
+                "that allocated them (their memory is not reused)\n",
+                heap.rank, heap.foreign_frees);
 }
 
 void sdsm_omp_heap_init(void)
@@ -350,8 +357,10 @@ void sdsm_omp_heap_init(void)
     int home = heap.policy == SDSM_HOME_BLOCK ? SDSM_HOME_FIRST_TOUCH : heap.policy;
     uint8_t *base = sdsm_alloc(total, home);
     if (!base) {
-        fprintf(stderr, "sdsm: rank %d: cannot reserve the %zu-byte shared heap (SDSM_OMP_HEAP; "
-                "SDSM_HEAP_SIZE bounds the whole region)\n", heap.rank, total);
+        fprintf(stderr,
+                "sdsm: rank %d: cannot reserve the %zu-byte shared heap (SDSM_OMP_HEAP; "
+                "SDSM_HEAP_SIZE bounds the whole region)\n",
+                heap.rank, total);
         exit(1);
     }
     size_t per = total / (size_t)heap.nprocs / PAGE * PAGE;

@@ -24,10 +24,7 @@
 
 typedef unsigned long long ull;
 
-static rt_slot_t *slot_of(const rt_ws_t *w)
-{
-    return &rt_ctl->slot[w->slot];
-}
+static rt_slot_t *slot_of(const rt_ws_t *w) { return &rt_ctl->slot[w->slot]; }
 
 /* Take the slot for workshare w->seq: wait until the loop it served last
  * is over for every thread, then set it up (the first thread to come). */
@@ -38,8 +35,8 @@ static void slot_enter(rt_thread_t *m, rt_ws_t *w)
     rt_check(rt_lock(lk), "loop: sdsm_lock");
     while (s->seq != w->seq) {
         if (s->seq > w->seq)
-            rt_fatal("loop", "thread is behind its team: workshare %llu meets %llu in slot %d",
-                     (ull)w->seq, (ull)s->seq, w->slot);
+            rt_fatal("loop", "thread is behind its team: workshare %llu meets %llu in slot %d", (ull)w->seq,
+                     (ull)s->seq, w->slot);
         if (s->left <= 0) {
             s->seq = w->seq;
             /* The counter moves by operations at its home: restart it
@@ -57,8 +54,8 @@ static void slot_enter(rt_thread_t *m, rt_ws_t *w)
         s->waiters--;
     }
     if (s->n != w->n)
-        rt_fatal("loop", "the team's threads disagree on the loop's trip count (%llu and %llu)",
-                 (ull)s->n, (ull)w->n);
+        rt_fatal("loop", "the team's threads disagree on the loop's trip count (%llu and %llu)", (ull)s->n,
+                 (ull)w->n);
 }
 
 /* This thread is done with the slot's loop (slot lock held). */
@@ -81,8 +78,8 @@ static void ws_begin(rt_thread_t *m, int kind, uint64_t n, long chunk, int order
     w->active = 1;
     w->kind = kind;
     w->n = n;
-    w->chunk = kind == RT_SCHED_STATIC ? (chunk > 0 ? (uint64_t)chunk : 0)
-                                       : (chunk > 0 ? (uint64_t)chunk : 1);
+    w->chunk =
+        kind == RT_SCHED_STATIC ? (chunk > 0 ? (uint64_t)chunk : 0) : (chunk > 0 ? (uint64_t)chunk : 1);
     w->ordered = ordered;
     w->slot = -1;
     w->local = m->nthreads == 1;
@@ -106,8 +103,8 @@ static void ordered_wait(rt_ws_t *w, uint64_t cs)
     rt_check(rt_lock(lk), "ordered: sdsm_lock");
     if (s->ord_seq != w->seq) {
         if (s->ord_seq > w->seq)
-            rt_fatal("ordered", "thread is behind its team (workshare %llu meets %llu)",
-                     (ull)w->seq, (ull)s->ord_seq);
+            rt_fatal("ordered", "thread is behind its team (workshare %llu meets %llu)", (ull)w->seq,
+                     (ull)s->ord_seq);
         s->ord_seq = w->seq;
         s->ord_next = 0;
     }
@@ -196,8 +193,8 @@ static bool shared_grab(rt_thread_t *m, rt_ws_t *w)
         return rc;
     rt_check(rt_lock(lk), "loop: sdsm_lock");
     if (s->seq != w->seq)
-        rt_fatal("loop", "slot %d serves workshare %llu, not this thread's %llu", w->slot,
-                 (ull)s->seq, (ull)w->seq);
+        rt_fatal("loop", "slot %d serves workshare %llu, not this thread's %llu", w->slot, (ull)s->seq,
+                 (ull)w->seq);
     if (s->next < s->n) {
         uint64_t left = s->n - s->next, q = w->chunk;
         if (w->kind == RT_SCHED_GUIDED) {
@@ -250,10 +247,12 @@ static uint64_t count_long(long start, long end, long incr)
 {
     if (incr > 0)
         return start < end ? ((unsigned long)end - (unsigned long)start + (unsigned long)incr - 1) /
-                             (unsigned long)incr : 0;
+                                 (unsigned long)incr
+                           : 0;
     if (incr < 0)
         return start > end ? ((unsigned long)start - (unsigned long)end - (unsigned long)incr - 1) /
-                             (0ul - (unsigned long)incr) : 0;
+                                 (0ul - (unsigned long)incr)
+                           : 0;
     rt_fatal("loop", "loop increment 0");
 }
 
@@ -287,8 +286,8 @@ static int runtime_kind(long *chunk)
     return (int)((unsigned)m->sched_kind & ~RT_SCHED_MONOTONIC);
 }
 
-static bool start_long(int kind, long start, long end, long incr, long chunk, int ordered,
-                       long *istart, long *iend)
+static bool start_long(int kind, long start, long end, long incr, long chunk, int ordered, long *istart,
+                       long *iend)
 {
     if (kind == RT_SCHED_RUNTIME)
         kind = runtime_kind(&chunk);
@@ -296,25 +295,18 @@ static bool start_long(int kind, long start, long end, long incr, long chunk, in
     return next_long(istart, iend);
 }
 
-#define LOOP_LONG(name, kind, ordered)                                                      \
-    bool GOMP_loop_##name##_start(long start, long end, long incr, long chunk, long *istart, \
-                                  long *iend)                                               \
-    {                                                                                       \
-        return start_long(kind, start, end, incr, chunk, ordered, istart, iend);           \
-    }                                                                                       \
-    bool GOMP_loop_##name##_next(long *istart, long *iend)                                  \
-    {                                                                                       \
-        return next_long(istart, iend);                                                     \
-    }
-#define LOOP_LONG_RT(name, ordered)                                                         \
-    bool GOMP_loop_##name##_start(long start, long end, long incr, long *istart, long *iend) \
-    {                                                                                       \
-        return start_long(RT_SCHED_RUNTIME, start, end, incr, 0, ordered, istart, iend);   \
-    }                                                                                       \
-    bool GOMP_loop_##name##_next(long *istart, long *iend)                                  \
-    {                                                                                       \
-        return next_long(istart, iend);                                                     \
-    }
+#define LOOP_LONG(name, kind, ordered)                                                                       \
+    bool GOMP_loop_##name##_start(long start, long end, long incr, long chunk, long *istart, long *iend)     \
+    {                                                                                                        \
+        return start_long(kind, start, end, incr, chunk, ordered, istart, iend);                             \
+    }                                                                                                        \
+    bool GOMP_loop_##name##_next(long *istart, long *iend) { return next_long(istart, iend); }
+#define LOOP_LONG_RT(name, ordered)                                                                          \
+    bool GOMP_loop_##name##_start(long start, long end, long incr, long *istart, long *iend)                 \
+    {                                                                                                        \
+        return start_long(RT_SCHED_RUNTIME, start, end, incr, 0, ordered, istart, iend);                     \
+    }                                                                                                        \
+    bool GOMP_loop_##name##_next(long *istart, long *iend) { return next_long(istart, iend); }
 
 LOOP_LONG(static, RT_SCHED_STATIC, 0)
 LOOP_LONG(dynamic, RT_SCHED_DYNAMIC, 0)
@@ -333,13 +325,13 @@ static void no_task_reductions(const char *what, uintptr_t *reductions, void *me
 {
     if (reductions)
         rt_fatal(what, "task reductions (reduction(task, ...) or reduction(inscan, ...)) are not "
-                 "supported on sdsm");
+                       "supported on sdsm");
     if (mem)
         rt_fatal(what, "lastprivate(conditional: ...) and scan are not supported on sdsm");
 }
 
-bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, long *istart,
-                     long *iend, uintptr_t *reductions, void **mem)
+bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, long *istart, long *iend,
+                     uintptr_t *reductions, void **mem)
 {
     no_task_reductions("for", reductions, mem);
     int kind = (int)((unsigned long)sched & ~(unsigned long)RT_SCHED_MONOTONIC);
@@ -352,8 +344,8 @@ bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, lo
     return start_long(kind, start, end, incr, chunk, 0, istart, iend);
 }
 
-bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk,
-                             long *istart, long *iend, uintptr_t *reductions, void **mem)
+bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk, long *istart,
+                             long *iend, uintptr_t *reductions, void **mem)
 {
     no_task_reductions("for ordered", reductions, mem);
     int kind = (int)((unsigned long)sched & ~(unsigned long)RT_SCHED_MONOTONIC);
@@ -384,8 +376,8 @@ static bool next_ull(ull *istart, ull *iend)
     return true;
 }
 
-static bool start_ull(int kind, bool up, ull start, ull end, ull incr, ull chunk, int ordered,
-                      ull *istart, ull *iend)
+static bool start_ull(int kind, bool up, ull start, ull end, ull incr, ull chunk, int ordered, ull *istart,
+                      ull *iend)
 {
     long ch = chunk > (ull)(1ul << 62) ? (1l << 62) : (long)chunk;
     if (kind == RT_SCHED_RUNTIME)
@@ -401,26 +393,19 @@ static bool start_ull(int kind, bool up, ull start, ull end, ull incr, ull chunk
     return next_ull(istart, iend);
 }
 
-#define LOOP_ULL(name, kind, ordered)                                                          \
-    bool GOMP_loop_ull_##name##_start(bool up, ull start, ull end, ull incr, ull chunk,        \
-                                      ull *istart, ull *iend)                                  \
-    {                                                                                          \
-        return start_ull(kind, up, start, end, incr, chunk, ordered, istart, iend);           \
-    }                                                                                          \
-    bool GOMP_loop_ull_##name##_next(ull *istart, ull *iend)                                   \
-    {                                                                                          \
-        return next_ull(istart, iend);                                                         \
-    }
-#define LOOP_ULL_RT(name, ordered)                                                             \
-    bool GOMP_loop_ull_##name##_start(bool up, ull start, ull end, ull incr, ull *istart,      \
-                                      ull *iend)                                               \
-    {                                                                                          \
-        return start_ull(RT_SCHED_RUNTIME, up, start, end, incr, 0, ordered, istart, iend);   \
-    }                                                                                          \
-    bool GOMP_loop_ull_##name##_next(ull *istart, ull *iend)                                   \
-    {                                                                                          \
-        return next_ull(istart, iend);                                                         \
-    }
+#define LOOP_ULL(name, kind, ordered)                                                                        \
+    bool GOMP_loop_ull_##name##_start(bool up, ull start, ull end, ull incr, ull chunk, ull *istart,         \
+                                      ull *iend)                                                             \
+    {                                                                                                        \
+        return start_ull(kind, up, start, end, incr, chunk, ordered, istart, iend);                          \
+    }                                                                                                        \
+    bool GOMP_loop_ull_##name##_next(ull *istart, ull *iend) { return next_ull(istart, iend); }
+#define LOOP_ULL_RT(name, ordered)                                                                           \
+    bool GOMP_loop_ull_##name##_start(bool up, ull start, ull end, ull incr, ull *istart, ull *iend)         \
+    {                                                                                                        \
+        return start_ull(RT_SCHED_RUNTIME, up, start, end, incr, 0, ordered, istart, iend);                  \
+    }                                                                                                        \
+    bool GOMP_loop_ull_##name##_next(ull *istart, ull *iend) { return next_ull(istart, iend); }
 
 LOOP_ULL(static, RT_SCHED_STATIC, 0)
 LOOP_ULL(dynamic, RT_SCHED_DYNAMIC, 0)
@@ -435,16 +420,16 @@ LOOP_ULL_RT(nonmonotonic_runtime, 0)
 LOOP_ULL_RT(maybe_nonmonotonic_runtime, 0)
 LOOP_ULL_RT(ordered_runtime, 1)
 
-bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull chunk,
-                         ull *istart, ull *iend, uintptr_t *reductions, void **mem)
+bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull *istart, ull *iend,
+                         uintptr_t *reductions, void **mem)
 {
     no_task_reductions("for", reductions, mem);
     int kind = (int)((unsigned long)sched & ~(unsigned long)RT_SCHED_MONOTONIC);
     return start_ull(kind, up, start, end, incr, chunk, 0, istart, iend);
 }
 
-bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sched, ull chunk,
-                                 ull *istart, ull *iend, uintptr_t *reductions, void **mem)
+bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull *istart,
+                                 ull *iend, uintptr_t *reductions, void **mem)
 {
     no_task_reductions("for ordered", reductions, mem);
     int kind = (int)((unsigned long)sched & ~(unsigned long)RT_SCHED_MONOTONIC);
@@ -475,10 +460,7 @@ void GOMP_loop_end(void)
     GOMP_barrier();
 }
 
-void GOMP_loop_end_nowait(void)
-{
-    loop_finish();
-}
+void GOMP_loop_end_nowait(void) { loop_finish(); }
 
 bool GOMP_loop_end_cancel(void)
 {
@@ -555,15 +537,9 @@ unsigned GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem)
     return GOMP_sections_start(count);
 }
 
-void GOMP_sections_end(void)
-{
-    GOMP_loop_end();
-}
+void GOMP_sections_end(void) { GOMP_loop_end(); }
 
-void GOMP_sections_end_nowait(void)
-{
-    GOMP_loop_end_nowait();
-}
+void GOMP_sections_end_nowait(void) { GOMP_loop_end_nowait(); }
 
 bool GOMP_sections_end_cancel(void)
 {

@@ -26,9 +26,9 @@ static int (*prog_main)(int, char **, char **);
 static int prog_argc;
 static char **prog_argv, **prog_envp;
 static volatile int prog_status;
-static ucontext_t master_back;       /* where the master resumes after main */
-static volatile int master_in_main;  /* main (or its exit) not yet over */
-static volatile int finishing;       /* the original thread is exiting */
+static ucontext_t master_back;      /* where the master resumes after main */
+static volatile int master_in_main; /* main (or its exit) not yet over */
+static volatile int finishing;      /* the original thread is exiting */
 
 static void on_exit_handler(int status, void *arg)
 {
@@ -41,10 +41,14 @@ static void on_exit_handler(int status, void *arg)
         setcontext(&master_back); /* back to run_master, as if main returned */
     }
     if (rt_is_compute && rt_me.level > 0)
-        rt_fatal("exit", "exit(%d) called inside a parallel region: only the master thread, "
-                 "outside parallel regions, can end an OpenMP program on sdsm", status);
-    rt_fatal("exit", "exit(%d) called by a thread other than the master (OpenMP thread 0, "
-             "which runs main)", status);
+        rt_fatal("exit",
+                 "exit(%d) called inside a parallel region: only the master thread, "
+                 "outside parallel regions, can end an OpenMP program on sdsm",
+                 status);
+    rt_fatal("exit",
+             "exit(%d) called by a thread other than the master (OpenMP thread 0, "
+             "which runs main)",
+             status);
 }
 
 static void main_trampoline(void)

@@ -33,18 +33,18 @@ void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow);
 /* Below the master's stack, never touched: as much as Linux keeps below a
  * process's stack (stack_guard_gap), so a large frame cannot step over it. */
 #define STACK_GUARD (1ul << 20)
-#define PAGE 4096ul
+#define PAGE        4096ul
 /* The master thread's frames outside main (start-up, the final barrier). */
 #define MASTER_THREAD_FRAMES (256ul << 10)
 
 static struct {
     uintptr_t data, data_end; /* the program's shared data */
     uintptr_t text, text_end; /* the program's code (override.c: who calls) */
-    int       bind_now, relro;
-    void     *stack;
-    size_t    stack_len;
-    void     *thread_stack; /* the master thread's own stack, its TLS at the top */
-    size_t    thread_stack_len;
+    int bind_now, relro;
+    void *stack;
+    size_t stack_len;
+    void *thread_stack; /* the master thread's own stack, its TLS at the top */
+    size_t thread_stack_len;
     uintptr_t region_lo, region_hi; /* the shared region, once sdsm_init made it */
 } prog;
 
@@ -100,8 +100,7 @@ static void adopt_data(void)
     uintptr_t brk_now = (uintptr_t)sbrk(0);
     if (brk_now > prog.data_end + BRK_HOLE)
         die("the C library's brk heap already reaches past the room kept for it");
-    if (sdsm__omp_adopt((void *)prog.data, prog.data_end - prog.data, BRK_HOLE,
-                        sdsm_omp_program_fences()))
+    if (sdsm__omp_adopt((void *)prog.data, prog.data_end - prog.data, BRK_HOLE, sdsm_omp_program_fences()))
         die("internal error: the program's data is not page-aligned");
 }
 
@@ -115,9 +114,21 @@ static size_t stack_size_from_env(void)
     unsigned long long v = strtoull(s, &e, 10);
     unsigned shift = 0;
     switch (*e) {
-    case 'G': case 'g': shift = 30; e++; break;
-    case 'M': case 'm': shift = 20; e++; break;
-    case 'K': case 'k': shift = 10; e++; break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        e++;
+        break;
+    case 'M':
+    case 'm':
+        shift = 20;
+        e++;
+        break;
+    case 'K':
+    case 'k':
+        shift = 10;
+        e++;
+        break;
     }
     if (*e || *s == '-' || v > (1ull << 40) >> shift || (v << shift) < (64ull << 10))
         die("SDSM_OMP_STACK: expected a size from 64K to 1024G, such as 512K or 64M");
@@ -182,9 +193,11 @@ static void make_master_stack(void)
     size_t tlen = thread_stack_size();
     char size[32], overflow[256];
     size_text(len, size, sizeof size);
-    snprintf(overflow, sizeof overflow, "the OpenMP master thread overflowed its stack: main runs "
+    snprintf(overflow, sizeof overflow,
+             "the OpenMP master thread overflowed its stack: main runs "
              "on a %s stack in shared memory; raise SDSM_OMP_STACK (default: the stack limit, "
-             "ulimit -s, from 8M to 256M)", size);
+             "ulimit -s, from 8M to 256M)",
+             size);
     /* collective: every rank reaches main's variables */
     prog.stack = sdsm__omp_stack_alloc(len + tlen, STACK_GUARD, overflow);
     if (!prog.stack)

@@ -45,13 +45,13 @@ void *sdsm_omp_master_stack_bounds(size_t *len);
 /* The shared heap, after sdsm_init (heap.c): until then, and for calls
  * that do not come from the program's own code, malloc and friends are the
  * C library's (override.c). */
-void   sdsm_omp_heap_init(void);
-int    sdsm_omp_heap_ready(void);
-int    sdsm_omp_heap_has(const void *p); /* p is in the shared heap */
-void  *sdsm_omp_heap_alloc(size_t n, int zero);
-void  *sdsm_omp_heap_aligned(size_t align, size_t n);
-void  *sdsm_omp_heap_realloc(void *p, size_t n); /* p in the heap, n may be 0 */
-void   sdsm_omp_heap_free(void *p);
+void sdsm_omp_heap_init(void);
+int sdsm_omp_heap_ready(void);
+int sdsm_omp_heap_has(const void *p); /* p is in the shared heap */
+void *sdsm_omp_heap_alloc(size_t n, int zero);
+void *sdsm_omp_heap_aligned(size_t align, size_t n);
+void *sdsm_omp_heap_realloc(void *p, size_t n); /* p in the heap, n may be 0 */
+void sdsm_omp_heap_free(void *p);
 size_t sdsm_omp_heap_usable(const void *p);
 
 /* Nonzero if the program's code (or that of a library sdsmcc compiled)

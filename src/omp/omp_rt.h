@@ -31,25 +31,30 @@
  * space, [RT_ID_BASE, 2^31), which programs that also call sdsm_lock
  * directly must leave alone (see README, "OpenMP programs"). */
 #define RT_ID_BASE     0x70000000
-#define RT_LK_REGISTRY (RT_ID_BASE + 0)         /* named criticals, lock ids */
-#define RT_LK_ATOMIC   (RT_ID_BASE + 1)         /* GOMP_atomic_start/end */
-#define RT_LK_CRITICAL (RT_ID_BASE + 2)         /* the unnamed critical */
-#define RT_LK_SLOT     (RT_ID_BASE + 0x100)     /* + slot: a loop's counter */
-#define RT_LK_ORDERED  (RT_ID_BASE + 0x200)     /* + slot: its ordered turn */
-#define RT_LK_ADDR     (RT_ID_BASE + 0x1000)    /* + hash: __atomic_* on shared data */
+#define RT_LK_REGISTRY (RT_ID_BASE + 0)      /* named criticals, lock ids */
+#define RT_LK_ATOMIC   (RT_ID_BASE + 1)      /* GOMP_atomic_start/end */
+#define RT_LK_CRITICAL (RT_ID_BASE + 2)      /* the unnamed critical */
+#define RT_LK_SLOT     (RT_ID_BASE + 0x100)  /* + slot: a loop's counter */
+#define RT_LK_ORDERED  (RT_ID_BASE + 0x200)  /* + slot: its ordered turn */
+#define RT_LK_ADDR     (RT_ID_BASE + 0x1000) /* + hash: __atomic_* on shared data */
 #define RT_ADDR_LOCKS  4096
-#define RT_LK_NAMED    (RT_ID_BASE + 0x10000)   /* + n: critical(name) */
+#define RT_LK_NAMED    (RT_ID_BASE + 0x10000) /* + n: critical(name) */
 #define RT_NAMED_MAX   4096
 #define RT_LK_USER     (RT_ID_BASE + 0x100000)  /* + n: omp_lock_t data lock */
 #define RT_LK_USERMETA (RT_ID_BASE + 0x4000000) /* + n: its held flag */
-#define RT_USER_LOCKS  (1 << 20)            /* omp_init_lock calls per run */
+#define RT_USER_LOCKS  (1 << 20)                /* omp_init_lock calls per run */
 
-#define RT_SLOTS 16   /* dynamic/guided/ordered loops in flight (nowait) */
+#define RT_SLOTS 16 /* dynamic/guided/ordered loops in flight (nowait) */
 #define RT_PAGE  4096
 
 /* Schedule kinds, as gcc passes them (GFS_*) and omp_sched_t. */
-enum { RT_SCHED_RUNTIME = 0, RT_SCHED_STATIC = 1, RT_SCHED_DYNAMIC = 2,
-       RT_SCHED_GUIDED = 3, RT_SCHED_AUTO = 4 };
+enum {
+    RT_SCHED_RUNTIME = 0,
+    RT_SCHED_STATIC = 1,
+    RT_SCHED_DYNAMIC = 2,
+    RT_SCHED_GUIDED = 3,
+    RT_SCHED_AUTO = 4
+};
 #define RT_SCHED_MONOTONIC 0x80000000u
 
 /* One dynamic, guided or ordered loop in flight, guarded by RT_LK_SLOT + i.
@@ -58,14 +63,14 @@ enum { RT_SCHED_RUNTIME = 0, RT_SCHED_STATIC = 1, RT_SCHED_DYNAMIC = 2,
  * for that. */
 typedef struct {
     _Alignas(RT_PAGE) uint64_t seq; /* workshare number served (0: never used) */
-    uint64_t next;     /* next logical iteration to hand out */
-    uint64_t n;        /* iteration count */
-    int left;          /* threads not yet done with it */
-    int waiters;       /* threads waiting to reuse the slot */
+    uint64_t next;                  /* next logical iteration to hand out */
+    uint64_t n;                     /* iteration count */
+    int left;                       /* threads not yet done with it */
+    int waiters;                    /* threads waiting to reuse the slot */
     /* The ordered turn, guarded by RT_LK_ORDERED + i (held through the
      * ordered region, so under ibec its writes travel with the turn). */
     _Alignas(RT_PAGE) uint64_t ord_seq; /* workshare number the turn belongs to */
-    uint64_t ord_next; /* first logical iteration of the chunk whose turn it is */
+    uint64_t ord_next;                  /* first logical iteration of the chunk whose turn it is */
     int ord_waiters;
 } rt_slot_t;
 
@@ -74,7 +79,7 @@ enum { RT_RUN = 1, RT_EXIT = 2 };
 /* A combined construct's loop (GOMP_parallel_loop_*, _sections): each
  * thread enters it before running the outlined function. */
 typedef struct {
-    int kind;          /* 0: none; RT_SCHED_* (resolved); -1: sections */
+    int kind; /* 0: none; RT_SCHED_* (resolved); -1: sections */
     long start, end, incr, chunk;
 } rt_prews_t;
 
@@ -82,14 +87,14 @@ typedef struct {
 typedef struct {
     /* Region descriptor: written by the master, read after the start barrier. */
     uint64_t region;
-    int kind;          /* RT_RUN or RT_EXIT */
-    int status;        /* RT_EXIT: the program's exit status */
+    int kind;   /* RT_RUN or RT_EXIT */
+    int status; /* RT_EXIT: the program's exit status */
     void (*fn)(void *);
     void *data;
-    int sched_kind;    /* the master's run-sched-var */
+    int sched_kind; /* the master's run-sched-var */
     long sched_chunk;
     rt_prews_t pre;
-    void *copy_data;   /* GOMP_single_copy_end's block, read after a barrier */
+    void *copy_data;         /* GOMP_single_copy_end's block, read after a barrier */
     uintptr_t master_tls[2]; /* the master's TLS at rank 0, for crash reports */
     /* Registries, guarded by RT_LK_REGISTRY. */
     _Alignas(RT_PAGE) int named_count;
@@ -100,25 +105,25 @@ typedef struct {
 
 extern rt_ctl_t *rt_ctl;
 extern unsigned char *rt_held; /* [RT_USER_LOCKS]: omp locks' held flags (shared) */
-extern int rt_team_size;   /* sdsm_thread_count(): the one team */
-extern int rt_exit_status; /* the master's exit status, as the workers learnt it */
+extern int rt_team_size;       /* sdsm_thread_count(): the one team */
+extern int rt_exit_status;     /* the master's exit status, as the workers learnt it */
 
 /* The calling thread's current workshare (a loop, or sections). */
 typedef struct {
-    int active;        /* a loop is in progress */
-    int kind;          /* RT_SCHED_STATIC / DYNAMIC / GUIDED */
-    int local;         /* team of one: no shared state */
+    int active; /* a loop is in progress */
+    int kind;   /* RT_SCHED_STATIC / DYNAMIC / GUIDED */
+    int local;  /* team of one: no shared state */
     int ordered;
     int is_ull;
-    int slot;          /* shared slot index, or -1 */
+    int slot; /* shared slot index, or -1 */
     uint64_t seq;
     uint64_t n, chunk;
-    uint64_t static_next;   /* static: next chunk number of this thread;
+    uint64_t static_next; /* static: next chunk number of this thread;
                                team of one: 1 once the range was given */
-    uint64_t cs, ce;        /* current chunk [cs, ce), logical */
+    uint64_t cs, ce;      /* current chunk [cs, ce), logical */
     int have_chunk;
-    int ord_held;           /* the ordered turn of this chunk was seen */
-    long start, end, incr;  /* signed loops */
+    int ord_held;                           /* the ordered turn of this chunk was seen */
+    long start, end, incr;                  /* signed loops */
     unsigned long long ustart, uend, uincr; /* _ull loops */
 } rt_ws_t;
 
@@ -127,23 +132,23 @@ typedef struct {
 /* Per-thread state.  A serialized region saves it on the C stack and
  * restores it at its end. */
 typedef struct {
-    int nthreads;      /* the current team's size (1: team of one) */
-    int tid;           /* omp_get_thread_num() */
-    int level;         /* nesting depth of parallel regions */
-    int active_level;  /* 1 inside the team's region, else 0 */
-    int final;         /* inside a final task */
+    int nthreads;     /* the current team's size (1: team of one) */
+    int tid;          /* omp_get_thread_num() */
+    int level;        /* nesting depth of parallel regions */
+    int active_level; /* 1 inside the team's region, else 0 */
+    int final;        /* inside a final task */
     int tids[RT_MAX_LEVELS + 1], sizes[RT_MAX_LEVELS + 1];
-    uint64_t ws_seq;   /* team workshares met (same in every thread) */
+    uint64_t ws_seq; /* team workshares met (same in every thread) */
     rt_ws_t ws;
     /* ICVs (data environment of the current task) */
-    int nthreads_var;  /* rt_team_size or 1 */
+    int nthreads_var; /* rt_team_size or 1 */
     int sched_kind;
     long sched_chunk;
     int dyn_var, nest_var, max_active_levels;
 } rt_thread_t;
 
 extern __thread rt_thread_t rt_me;
-extern __thread int rt_is_compute;  /* a team thread of this runtime */
+extern __thread int rt_is_compute; /* a team thread of this runtime */
 
 /* Counts this thread's acquires (locks, barriers, condition waits): the
  * relaxed atomic loads atomic.c answers from the thread's last value never
@@ -181,8 +186,8 @@ typedef struct {
     size_t stacksize;
 } rt_env_t;
 extern rt_env_t rt_env;
-void rt_env_threads(void);                 /* before boot: SDSM_THREADS */
-void rt_env_check_team(int nprocs, int threads);   /* after boot */
+void rt_env_threads(void);                       /* before boot: SDSM_THREADS */
+void rt_env_check_team(int nprocs, int threads); /* after boot */
 void rt_env_read(void);
 
 /* team.c */
@@ -203,8 +208,18 @@ rt_prews_t rt_prews_loop(int sched, long start, long end, long incr, long chunk)
 
 /* Atomic operations at a shared address's home (libsdsm, src/api/omp.c):
  * one round trip.  Ops in libsdsm's order (SDSM_AOP_*). */
-enum { RT_AOP_LOAD, RT_AOP_STORE, RT_AOP_XCHG, RT_AOP_CAS, RT_AOP_ADD, RT_AOP_SUB,
-       RT_AOP_AND, RT_AOP_OR, RT_AOP_XOR, RT_AOP_NAND };
+enum {
+    RT_AOP_LOAD,
+    RT_AOP_STORE,
+    RT_AOP_XCHG,
+    RT_AOP_CAS,
+    RT_AOP_ADD,
+    RT_AOP_SUB,
+    RT_AOP_AND,
+    RT_AOP_OR,
+    RT_AOP_XOR,
+    RT_AOP_NAND
+};
 /* 1 done, 0 compare failed (*old: the value found), -1 when the home
  * cannot take it (ibec, a misaligned address): use a lock instead. */
 int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
@@ -221,10 +236,8 @@ void rt_check(int rc, const char *call);
 
 #pragma GCC visibility pop
 
-int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack,
-                            size_t len);
-int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                     uint64_t *old);
+int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack, size_t len);
+int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
 
 /* The libgomp entry points the runtime also calls itself (exported). */
 void GOMP_barrier(void);

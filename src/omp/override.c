@@ -41,7 +41,7 @@
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
-extern void  __libc_free(void *);
+extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
 /* --- the heap (heap.c) ---------------------------------------------------- */
@@ -51,10 +51,7 @@ extern void *__libc_memalign(size_t, size_t);
 /* The caller's own code, once the heap is up: served by the shared heap. */
 #define FROM_PROGRAM() (sdsm_omp_heap_ready() && sdsm_omp_from_program(__builtin_return_address(0)))
 
-void *malloc(size_t n)
-{
-    return FROM_PROGRAM() ? sdsm_omp_heap_alloc(n, 0) : __libc_malloc(n);
-}
+void *malloc(size_t n) { return FROM_PROGRAM() ? sdsm_omp_heap_alloc(n, 0) : __libc_malloc(n); }
 
 void *calloc(size_t n, size_t size)
 {
@@ -116,10 +113,7 @@ void *memalign(size_t align, size_t n)
     return FROM_PROGRAM() ? sdsm_omp_heap_aligned(align, n) : __libc_memalign(align, n);
 }
 
-void *valloc(size_t n)
-{
-    return FROM_PROGRAM() ? sdsm_omp_heap_aligned(PAGE, n) : __libc_memalign(PAGE, n);
-}
+void *valloc(size_t n) { return FROM_PROGRAM() ? sdsm_omp_heap_aligned(PAGE, n) : __libc_memalign(PAGE, n); }
 
 void *pvalloc(size_t n)
 {
@@ -135,7 +129,7 @@ size_t malloc_usable_size(void *p)
         return sdsm_omp_heap_usable(p);
     static size_t (*libc_usable)(void *);
     if (!libc_usable)
-        libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+        libc_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
     return libc_usable ? libc_usable(p) : 0;
 }
 
@@ -182,10 +176,7 @@ static int format_into(int shared, char **out, const char *fmt, va_list ap)
     return n;
 }
 
-int vasprintf(char **out, const char *fmt, va_list ap)
-{
-    return format_into(FROM_PROGRAM(), out, fmt, ap);
-}
+int vasprintf(char **out, const char *fmt, va_list ap) { return format_into(FROM_PROGRAM(), out, fmt, ap); }
 
 int asprintf(char **out, const char *fmt, ...)
 {
@@ -218,10 +209,10 @@ static void touch(const void *buf, size_t len, int for_write)
         *last = v;
 }
 
-#define REAL(name) \
-    static __typeof__(name) *real_##name; \
-    if (!real_##name) \
-        real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+#define REAL(name)                                                                                           \
+    static __typeof__(name) *real_##name;                                                                    \
+    if (!real_##name)                                                                                        \
+    real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 ssize_t read(int fd, void *buf, size_t n)
 {

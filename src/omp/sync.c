@@ -26,10 +26,7 @@
 #include "omp_rt.h"
 #include "sdsm.h"
 
-static int in_team(void)
-{
-    return rt_self()->active_level > 0;
-}
+static int in_team(void) { return rt_self()->active_level > 0; }
 
 void GOMP_critical_start(void)
 {
@@ -56,7 +53,10 @@ void GOMP_atomic_end(void)
 }
 
 /* This rank's memo of the registry: name address -> lock index. */
-static struct { const void *key; int idx; } named_cache[RT_NAMED_MAX];
+static struct {
+    const void *key;
+    int idx;
+} named_cache[RT_NAMED_MAX];
 static int named_cached;
 static pthread_mutex_t named_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -117,10 +117,7 @@ void GOMP_critical_name_end(void **pptr)
         rt_check(sdsm_unlock(rt_named_lock(pptr)), "critical(name): sdsm_unlock");
 }
 
-bool GOMP_single_start(void)
-{
-    return rt_self()->tid == 0;
-}
+bool GOMP_single_start(void) { return rt_self()->tid == 0; }
 
 void *GOMP_single_copy_start(void)
 {
@@ -149,9 +146,8 @@ void GOMP_single_copy_end(void *data)
 
 /* Run fn on a private copy of the task's arguments (cpyfn's firstprivate
  * copies, or the block as is), like a deferred task would see them. */
-static void run_copied(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                       long arg_size, long arg_align, void (*set)(void *, const void *),
-                       const void *range)
+static void run_copied(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
+                       long arg_align, void (*set)(void *, const void *), const void *range)
 {
     if (arg_align < 1)
         arg_align = 1;
@@ -166,9 +162,8 @@ static void run_copied(void (*fn)(void *), void *data, void (*cpyfn)(void *, voi
     fn(arg);
 }
 
-void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
-               long arg_align, bool if_clause, unsigned flags, void **depend, int priority,
-               void *detach)
+void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size, long arg_align,
+               bool if_clause, unsigned flags, void **depend, int priority, void *detach)
 {
     (void)if_clause, (void)depend, (void)priority, (void)detach;
     if (flags & TASK_FLAG_DETACH)
@@ -191,10 +186,7 @@ void GOMP_taskyield(void) {}
 void GOMP_taskgroup_start(void) {}
 void GOMP_taskgroup_end(void) {}
 
-static void set_range_long(void *arg, const void *range)
-{
-    memcpy(arg, range, 2 * sizeof(long));
-}
+static void set_range_long(void *arg, const void *range) { memcpy(arg, range, 2 * sizeof(long)); }
 
 static void set_range_ull(void *arg, const void *range)
 {
@@ -203,8 +195,8 @@ static void set_range_ull(void *arg, const void *range)
 
 /* taskloop: one task that runs the whole range (its first two words). */
 void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
-                   long arg_align, unsigned flags, unsigned long num_tasks, int priority,
-                   long start, long end, long step)
+                   long arg_align, unsigned flags, unsigned long num_tasks, int priority, long start,
+                   long end, long step)
 {
     (void)num_tasks, (void)priority, (void)step;
     if (flags & TASK_FLAG_REDUCTION)
@@ -215,10 +207,9 @@ void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *)
     run_copied(fn, data, cpyfn, arg_size, arg_align, set_range_long, range);
 }
 
-void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
-                       long arg_size, long arg_align, unsigned flags, unsigned long num_tasks,
-                       int priority, unsigned long long start, unsigned long long end,
-                       unsigned long long step)
+void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size,
+                       long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+                       unsigned long long start, unsigned long long end, unsigned long long step)
 {
     (void)num_tasks, (void)priority, (void)step;
     if (flags & TASK_FLAG_REDUCTION)

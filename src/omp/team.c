@@ -145,11 +145,11 @@ void rt_release_workers(int kind, int status)
 static bool use_team(rt_thread_t *m, unsigned num_threads, const char *what)
 {
     int n = num_threads ? (int)num_threads : m->nthreads_var;
-    if (!rt_is_compute || m->active_level > 0 || m->max_active_levels == 0 || n == 1 ||
-        rt_team_size == 1)
+    if (!rt_is_compute || m->active_level > 0 || m->max_active_levels == 0 || n == 1 || rt_team_size == 1)
         return false;
     if (n != rt_team_size)
-        rt_fatal(what, "num_threads(%d): the team on sdsm is every compute thread of every rank, "
+        rt_fatal(what,
+                 "num_threads(%d): the team on sdsm is every compute thread of every rank, "
                  "%d threads (%d ranks x %d); ask for %d, for 1, or give no num_threads clause",
                  n, rt_team_size, sdsm_nprocs(), rt_team_size / sdsm_nprocs(), rt_team_size);
     if (sdsm_thread_id() != 0)

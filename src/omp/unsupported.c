@@ -12,12 +12,9 @@
 #include "omp_rt.h"
 #include "sdsm.h"
 
-#define UNSUP(sym, construct)                                                            \
-    void sym(void);                                                                       \
-    void sym(void)                                                                        \
-    {                                                                                     \
-        rt_fatal(construct, "not supported on sdsm (the program calls " #sym ")");        \
-    }
+#define UNSUP(sym, construct)                                                                                \
+    void sym(void);                                                                                          \
+    void sym(void) { rt_fatal(construct, "not supported on sdsm (the program calls " #sym ")"); }
 
 #define DOACROSS "ordered(n) with depend(sink/source) (doacross loop)"
 UNSUP(GOMP_doacross_post, DOACROSS)
@@ -74,7 +71,4 @@ void *GOMP_alloc(size_t alignment, size_t size, uintptr_t allocator)
     return omp_aligned_alloc(alignment, size, (omp_allocator_handle_t)allocator);
 }
 
-void GOMP_free(void *ptr, uintptr_t allocator)
-{
-    omp_free(ptr, (omp_allocator_handle_t)allocator);
-}
+void GOMP_free(void *ptr, uintptr_t allocator) { omp_free(ptr, (omp_allocator_handle_t)allocator); }

@@ -20,13 +20,13 @@
 #define NSTREAMS 4
 
 typedef struct stream {
-    uint32_t last;    /* page of the last fault */
-    uint32_t next;    /* where the next fault is expected */
-    int32_t  stride;
+    uint32_t last; /* page of the last fault */
+    uint32_t next; /* where the next fault is expected */
+    int32_t stride;
     uint32_t win;     /* window of the last fault (0: pattern not confirmed yet) */
     uint32_t pending; /* pages taken ahead the stream has not gone past yet */
     uint32_t tick;    /* last use, for replacement */
-    uint8_t  live;
+    uint8_t live;
 } stream_t;
 
 static __thread stream_t streams[SDSM_AHEAD_KINDS][NSTREAMS] __attribute__((tls_model("initial-exec")));

@@ -15,7 +15,7 @@ typedef enum { SDSM_AHEAD_READ, SDSM_AHEAD_WRITE, SDSM_AHEAD_KINDS } sdsm_ahead_
 #define SDSM_AHEAD_STRIDE_MAX 1024
 
 typedef struct sdsm_ahead {
-    int32_t  stride; /* pages between consecutive accesses (+1 forward, -1 backward) */
+    int32_t stride;  /* pages between consecutive accesses (+1 forward, -1 backward) */
     uint32_t win;    /* pages to take ahead along the stride (0: none) */
     uint32_t passed; /* pages the stream's previous window gave it that it went past
                       * without a fault: used */

@@ -38,35 +38,35 @@
 typedef struct wire_atomic {
     uint32_t page;
     uint16_t off;
-    uint8_t  size, op;
+    uint8_t size, op;
     uint64_t val, expected;
 } wire_atomic_t;
 _Static_assert(sizeof(wire_atomic_t) == 24, "ATOMIC payload");
 
 typedef struct wire_atomic_rep {
     uint64_t old;
-    int32_t  status;
+    int32_t status;
 } __attribute__((packed)) wire_atomic_rep_t;
 _Static_assert(sizeof(wire_atomic_rep_t) == 12, "ATOMIC_REP payload");
 
-#define OP_SIZED(T, p, op, v, e, old, ok)                                                    \
-    do {                                                                                     \
-        T *q_ = (T *)(p), v_ = (T)(v), e_ = (T)(e);                                          \
-        switch (op) {                                                                        \
-        case SDSM_AOP_LOAD: old = __atomic_load_n(q_, __ATOMIC_SEQ_CST); break;               \
-        case SDSM_AOP_STORE: old = __atomic_exchange_n(q_, v_, __ATOMIC_SEQ_CST); break;      \
-        case SDSM_AOP_XCHG: old = __atomic_exchange_n(q_, v_, __ATOMIC_SEQ_CST); break;       \
-        case SDSM_AOP_CAS:                                                                   \
-            ok = __atomic_compare_exchange_n(q_, &e_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-            old = e_;                                                                        \
-            break;                                                                           \
-        case SDSM_AOP_ADD: old = __atomic_fetch_add(q_, v_, __ATOMIC_SEQ_CST); break;         \
-        case SDSM_AOP_SUB: old = __atomic_fetch_sub(q_, v_, __ATOMIC_SEQ_CST); break;         \
-        case SDSM_AOP_AND: old = __atomic_fetch_and(q_, v_, __ATOMIC_SEQ_CST); break;         \
-        case SDSM_AOP_OR: old = __atomic_fetch_or(q_, v_, __ATOMIC_SEQ_CST); break;           \
-        case SDSM_AOP_XOR: old = __atomic_fetch_xor(q_, v_, __ATOMIC_SEQ_CST); break;         \
-        case SDSM_AOP_NAND: old = __atomic_fetch_nand(q_, v_, __ATOMIC_SEQ_CST); break;       \
-        }                                                                                    \
+#define OP_SIZED(T, p, op, v, e, old, ok)                                                                    \
+    do {                                                                                                     \
+        T *q_ = (T *)(p), v_ = (T)(v), e_ = (T)(e);                                                          \
+        switch (op) {                                                                                        \
+        case SDSM_AOP_LOAD: old = __atomic_load_n(q_, __ATOMIC_SEQ_CST); break;                              \
+        case SDSM_AOP_STORE: old = __atomic_exchange_n(q_, v_, __ATOMIC_SEQ_CST); break;                     \
+        case SDSM_AOP_XCHG: old = __atomic_exchange_n(q_, v_, __ATOMIC_SEQ_CST); break;                      \
+        case SDSM_AOP_CAS:                                                                                   \
+            ok = __atomic_compare_exchange_n(q_, &e_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
+            old = e_;                                                                                        \
+            break;                                                                                           \
+        case SDSM_AOP_ADD: old = __atomic_fetch_add(q_, v_, __ATOMIC_SEQ_CST); break;                        \
+        case SDSM_AOP_SUB: old = __atomic_fetch_sub(q_, v_, __ATOMIC_SEQ_CST); break;                        \
+        case SDSM_AOP_AND: old = __atomic_fetch_and(q_, v_, __ATOMIC_SEQ_CST); break;                        \
+        case SDSM_AOP_OR: old = __atomic_fetch_or(q_, v_, __ATOMIC_SEQ_CST); break;                          \
+        case SDSM_AOP_XOR: old = __atomic_fetch_xor(q_, v_, __ATOMIC_SEQ_CST); break;                        \
+        case SDSM_AOP_NAND: old = __atomic_fetch_nand(q_, v_, __ATOMIC_SEQ_CST); break;                      \
+        }                                                                                                    \
     } while (0)
 
 /* Apply op to the bytes at p; returns 1, or 0 for a failed compare. */
@@ -194,8 +194,7 @@ static int locked_home(uint32_t pg)
     return home;
 }
 
-int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                      uint64_t *old)
+int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old)
 {
     uint32_t pg;
     if (sdsm_cfg.protocol == SDSM_PROTO_IBEC || op >= SDSM_AOP_COUNT ||

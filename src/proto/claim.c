@@ -37,17 +37,14 @@
 /* Requests for a page whose soft claimer is being asked. */
 typedef struct waiter {
     uint32_t pg, seq;
-    int      src;
+    int src;
 } waiter_t;
 
 static pthread_mutex_t waiters_mtx = PTHREAD_MUTEX_INITIALIZER;
-static waiter_t       *waiters;
-static uint32_t        nwaiters, capwaiters;
+static waiter_t *waiters;
+static uint32_t nwaiters, capwaiters;
 
-int sdsm_home_soft_owner(uint32_t pg)
-{
-    return hs.soft[pg] ? (int)(hs.soft[pg] & SOFT_RANK) - 1 : -1;
-}
+int sdsm_home_soft_owner(uint32_t pg) { return hs.soft[pg] ? (int)(hs.soft[pg] & SOFT_RANK) - 1 : -1; }
 
 void sdsm_home_soft_clear(uint32_t pg)
 {

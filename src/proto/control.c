@@ -135,12 +135,12 @@ int sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data)
         if (home < 0) /* first touch nobody claimed: claim it by touching it */
             home = (sdsm_home_fault(pg, 0), sdsm_page_home(pg));
         uint8_t run[12], *q = run;
-        for (size_t v = off; ; v >>= 7) { /* varint gap */
+        for (size_t v = off;; v >>= 7) { /* varint gap */
             *q++ = (uint8_t)(v >= 0x80 ? (v | 0x80) : v);
             if (v < 0x80)
                 break;
         }
-        for (size_t v = chunk; ; v >>= 7) { /* varint length */
+        for (size_t v = chunk;; v >>= 7) { /* varint length */
             *q++ = (uint8_t)(v >= 0x80 ? (v | 0x80) : v);
             if (v < 0x80)
                 break;
@@ -198,7 +198,7 @@ void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n)
                 m->state = SDSM_PG_INVALID;
                 sdsm_page_protect(pg, 1, SDSM_PG_INVALID);
             }
-            m->flags &= (uint8_t)~(SDSM_PGF_TWIN | SDSM_PGF_IDLE | SDSM_PGF_AWAIT_PUSH);
+            m->flags &= (uint8_t) ~(SDSM_PGF_TWIN | SDSM_PGF_IDLE | SDSM_PGF_AWAIT_PUSH);
             m->pushes = 0;
             m->home1 = to + 1;
             sdsm_home_soft_clear(pg); /* its claimer sent the contents, if a manager's */

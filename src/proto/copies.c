@@ -91,8 +91,8 @@ static void early_publish(int home)
     if (b.len) {
         uint8_t gen = early_gen();
         atomic_fetch_add(&hs.early, 1);
-        sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0), 0,
-                      b.p, b.len, NULL, 0);
+        sdsm_net_send(home, SDSM_MSG_DIFF, SDSM_DIFF_EAGER | (hold ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0),
+                      0, b.p, b.len, NULL, 0);
         sdsm_stat_add(SDSM_ST_DIFFS_EARLY, 1);
         if (hold) {
             atomic_store(&hs.lift_due[home], gen);

@@ -100,8 +100,8 @@ static int take_ahead(uint32_t pg, int64_t q, const sdsm_alloc_rec_t *a, int hom
     if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
         return -1;
     const sdsm_page_t *p = sdsm_page((uint32_t)q);
-    int ok = p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
-             sdsm_page_home((uint32_t)q) == home;
+    int ok =
+        p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) && sdsm_page_home((uint32_t)q) == home;
     if (ok) {
         if (!*tag)
             *tag = new_tag();
@@ -320,8 +320,8 @@ void sdsm_home_prefetch(uint32_t first, uint32_t n)
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
-        int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID &&
-                  !(p->flags & SDSM_PGF_PENDING) && home >= 0 && home != hs.me;
+        int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
+                  home >= 0 && home != hs.me;
         if (!ask || home != run_home || nrun == SDSM_FETCH_RUN_MAX) {
             prefetch_send(run_home, run, nrun, tag);
             nrun = 0;
@@ -369,8 +369,7 @@ static uint32_t wait_arrival(uint32_t pg, int home, int *joined)
     uint32_t asked = 0;
     if (atomic_exchange_explicit(&hs.ahead[pg], 0, memory_order_relaxed))
         sdsm_stat_add(SDSM_ST_AHEAD_USED, 1); /* taken ahead, wanted before it came */
-    if (!*joined && p->state == SDSM_PG_FETCHING && hs.ftag[pg] != my_tag &&
-        sdsm_cfg.prefetch > 0) {
+    if (!*joined && p->state == SDSM_PG_FETCHING && hs.ftag[pg] != my_tag && sdsm_cfg.prefetch > 0) {
         *joined = 1;
         asked = join_ahead(pg, home);
     }
@@ -456,8 +455,8 @@ static int home_fault(uint32_t pg, int is_write)
     sdsm_page_unlock(pg);
     if (entered)
         sdsm_home_cut_leave();
-    SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg,
-               sdsm_page_home(pg), asked * hs.ps);
+    SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg, sdsm_page_home(pg),
+               asked * hs.ps);
     return 0;
 }
 

@@ -38,8 +38,8 @@ sdsm_write_hook_t sdsm_home_write_hook;
 
 sdsm_serve_hook_t sdsm_home_serve_hook;
 
-int               sdsm_home_twins_at_home;
-int               sdsm_home_twins_shared;
+int sdsm_home_twins_at_home;
+int sdsm_home_twins_shared;
 
 void sdsm_buf_reserve(buf_t *b, size_t more)
 {
@@ -64,8 +64,7 @@ void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin)
         const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
         size_t gran = a ? a->elem : 1, nruns, ndata;
         size_t phase = a && gran > 1 ? ((size_t)(pg - a->first) * hs.ps) % gran : 0;
-        nb = (uint32_t)sdsm_diff_encode(twin, sdsm_page_rt(pg), hs.ps, gran, phase, e + 8, &nruns,
-                                        &ndata);
+        nb = (uint32_t)sdsm_diff_encode(twin, sdsm_page_rt(pg), hs.ps, gran, phase, e + 8, &nruns, &ndata);
         sdsm_stat_add(SDSM_ST_DIFFS_MADE, 1);
         sdsm_stat_add(SDSM_ST_DIFF_BYTES_MADE, ndata);
         sdsm_stat_add(SDSM_ST_DIFF_RUNS_MADE, nruns);
@@ -109,7 +108,11 @@ void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t
 }
 
 /* Operations hlrc and update share (no lock-bound data, no second phase). */
-uint32_t sdsm_home_no_stamp(int id) { (void)id; return 0; }
+uint32_t sdsm_home_no_stamp(int id)
+{
+    (void)id;
+    return 0;
+}
 uint32_t sdsm_home_no_flags(void) { return 0; }
 void sdsm_home_no_second(void) {}
 /* A barrier completed: its notices did their work (sdsm_home_publish). */
@@ -173,8 +176,8 @@ static int alloc_state(void)
     hs.tgt_cap = calloc((size_t)hs.n, sizeof *hs.tgt_cap);
     if (!hs.work || !hs.notices || !hs.inflight || !hs.ftag || !hs.hot || !hs.hot_last || !hs.soft ||
         !hs.ahead || !hs.applying || !hs.unann_stale || !hs.twin_listed || !hs.unannounced || !hs.exposed ||
-        !hs.held || !hs.published || !hs.holds || !hs.lift || !hs.lift_due || !hs.out || !hs.fwd || !hs.zero ||
-        !hs.tgt || !hs.tgt_n || !hs.tgt_cap)
+        !hs.held || !hs.published || !hs.holds || !hs.lift || !hs.lift_due || !hs.out || !hs.fwd ||
+        !hs.zero || !hs.tgt || !hs.tgt_n || !hs.tgt_cap)
         return -ENOMEM;
     return 0;
 }

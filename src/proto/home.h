@@ -13,7 +13,7 @@
 
 typedef struct buf {
     uint8_t *p;
-    size_t   len, cap;
+    size_t len, cap;
 } buf_t;
 
 /* Called when a page becomes writable (stripe lock held); ibec makes twinL. */
@@ -33,7 +33,7 @@ extern int sdsm_home_twins_at_home;
 /* hlrc, update: a home twins the pages others hold when it writes them and
  * serves the twin until its release (SDSM_HOME_TWINS; open.c, serve.c). */
 extern int sdsm_home_twins_shared;
-void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip); /* inval.c */
+void sdsm_home_inval_copies(int dst, const uint32_t *skip, uint32_t nskip);      /* inval.c */
 void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip); /* inval.c */
 /* ibec: second twin area; forwarded diffs are applied to it as well. */
 extern uint8_t *sdsm_home_twin2;
@@ -44,21 +44,21 @@ extern uint8_t *sdsm_home_twin2;
 void *sdsm_home_map_zeroed(size_t bytes);
 void *sdsm_home_per_page(size_t elem);
 
-int  sdsm_home_init(void);
-int  sdsm_home_fault(uint32_t pg, int is_write);
+int sdsm_home_init(void);
+int sdsm_home_fault(uint32_t pg, int is_write);
 void sdsm_home_prefetch(uint32_t first, uint32_t n);
-int  sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages);
-int  sdsm_home_publish(uint32_t *written, uint32_t *again);
+int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, uint32_t *npages);
+int sdsm_home_publish(uint32_t *written, uint32_t *again);
 /* Installed by the quiet-rank publisher (sync/quiet.c) while it runs: have
  * it publish now.  An invalidation that sent this rank's writes for one
  * home early holds them there until a publish has made the rest visible
  * (copies.c, early_publish); NULL when nobody would publish. */
 extern void (*volatile sdsm_home_publish_soon)(void);
-int  sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
-int  sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
+int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n);
+int sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push);
 void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n);
-int  sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags);
-int  sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data);
+int sdsm_home_flush_range(uint32_t first, uint32_t n, int drop, unsigned flags);
+int sdsm_home_overwrite(const uint8_t *addr, size_t len, const uint8_t *data);
 void sdsm_home_discard(const uint8_t *addr, size_t len);
 void sdsm_home_apply_moves(const uint8_t *moves, uint32_t n);
 void sdsm_home_apply_to_copies(const uint8_t *p, size_t len, uint8_t *twin2_base);
@@ -70,16 +70,16 @@ extern _Atomic uint32_t sdsm_home_lock_fwd_pending;
 /* Shared by the hlrc and update operations tables. */
 uint32_t sdsm_home_no_stamp(int id);
 uint32_t sdsm_home_no_flags(void);
-void     sdsm_home_no_second(void);
-void     sdsm_home_no_acquire(sdsm_sync_kind_t kind);
-int      sdsm_home_flush(uint32_t first, uint32_t n, int drop);
-int      sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
-int      sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len);
+void sdsm_home_no_second(void);
+void sdsm_home_no_acquire(sdsm_sync_kind_t kind);
+int sdsm_home_flush(uint32_t first, uint32_t n, int drop);
+int sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
+int sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len);
 
 void sdsm_buf_reserve(buf_t *b, size_t more);
 void sdsm_batch_add(buf_t *b, uint32_t pg, const uint8_t *twin);
 void sdsm_batch_send(buf_t *b, int home, unsigned flags, sdsm_rpc_t *r, uint32_t id);
-int  sdsm_cmp_u32(const void *a, const void *b);
-int  sdsm_copyset_others(uint32_t pg);
+int sdsm_cmp_u32(const void *a, const void *b);
+int sdsm_copyset_others(uint32_t pg);
 
 #endif

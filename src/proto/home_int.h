@@ -30,88 +30,88 @@
  */
 typedef struct pending {
     struct pending *next;
-    uint32_t        id, seq;
-    int             src;
-    uint32_t        remaining;
-    uint32_t       *dep, ndep, capdep; /* ids of operations waiting for this one */
-    uint32_t       *pages, npages;     /* its pages (their inflight is cleared at the end) */
+    uint32_t id, seq;
+    int src;
+    uint32_t remaining;
+    uint32_t *dep, ndep, capdep; /* ids of operations waiting for this one */
+    uint32_t *pages, npages;     /* its pages (their inflight is cleared at the end) */
 } pending_t;
 
 typedef struct sdsm_home_state {
-    int             me, n;
-    size_t          ps;
-    pthread_mutex_t release_mtx;  /* one release at a time per rank */
-    uint32_t       *work;         /* release: dirty pages (npages capacity) */
-    uint32_t       *notices;      /* release: pages written, for the barrier */
-    buf_t          *out;          /* release: per-home batches */
-    uint8_t        *lift;         /* release: per home, a held batch went there (release.c):
+    int me, n;
+    size_t ps;
+    pthread_mutex_t release_mtx; /* one release at a time per rank */
+    uint32_t *work;              /* release: dirty pages (npages capacity) */
+    uint32_t *notices;           /* release: pages written, for the barrier */
+    buf_t *out;                  /* release: per-home batches */
+    uint8_t *lift;               /* release: per home, a held batch went there (release.c):
                                      LIFT_EAGER, LIFT_ARRIVAL (the arrival's, lifted there at the
                                      barrier's completion unless publish_arrival lifts it first) */
-    _Atomic uint8_t *lift_due;    /* per home: the generation of an early diff batch held there
+    _Atomic uint8_t *lift_due;   /* per home: the generation of an early diff batch held there
                                      that waits for a publish to lift it (copies.c,
                                      early_publish; 0: none) */
-    _Atomic uint8_t hold_gen;     /* the generation of the last publish's holds (never 0) */
+    _Atomic uint8_t hold_gen;    /* the generation of the last publish's holds (never 0) */
     /* service thread only */
-    uint32_t      **tgt;          /* per-rank invalidation lists */
-    uint32_t       *tgt_n, *tgt_cap;
-    buf_t          *fwd;          /* per-rank forwarded diffs (ibec) */
-    uint8_t        *zero;         /* a page of zeros */
-    buf_t           zbuf;         /* a page encoded against it (handlers only) */
-    buf_t           run;          /* pages gathered for a fetch reply (handlers only) */
-    pending_t      *pending;
-    uint32_t        next_id;
-    uint32_t       *inflight;     /* per page, under its lock: the last operation that may still
+    uint32_t **tgt; /* per-rank invalidation lists */
+    uint32_t *tgt_n, *tgt_cap;
+    buf_t *fwd;    /* per-rank forwarded diffs (ibec) */
+    uint8_t *zero; /* a page of zeros */
+    buf_t zbuf;    /* a page encoded against it (handlers only) */
+    buf_t run;     /* pages gathered for a fetch reply (handlers only) */
+    pending_t *pending;
+    uint32_t next_id;
+    uint32_t *inflight; /* per page, under its lock: the last operation that may still
                                      be invalidating copies of it (0: none) */
-    uint32_t       *deps;         /* on_diff: older operations the current one waits for */
-    uint32_t        ndeps, capdeps;
+    uint32_t *deps;     /* on_diff: older operations the current one waits for */
+    uint32_t ndeps, capdeps;
     _Atomic uint32_t home_data_in; /* pages received for sdsm_set_home moves */
-    uint32_t        home_data_expected; /* ...and expected so far (both only grow) */
-    uint32_t       *ftag;         /* per page, under its lock: tag of the fetch it waits for */
-    uint8_t        *hot;          /* per page, under its lock, at its home: written in hot_streak
+    uint32_t home_data_expected;   /* ...and expected so far (both only grow) */
+    uint32_t *ftag;                /* per page, under its lock: tag of the fetch it waits for */
+    uint8_t *hot;                  /* per page, under its lock, at its home: written in hot_streak
                                      intervals in a row (HOT_ON: kept open, release.c) */
-    uint16_t       *hot_last;     /* ...the interval of its last write fault (mod 2^16) */
-    _Atomic uint32_t interval;    /* releases so far (written under release_mtx) */
-    uint16_t       *soft;         /* per page, under its lock, at its manager: claimed ahead by
+    uint16_t *hot_last;            /* ...the interval of its last write fault (mod 2^16) */
+    _Atomic uint32_t interval;     /* releases so far (written under release_mtx) */
+    uint16_t *soft;                /* per page, under its lock, at its manager: claimed ahead by
                                      rank soft - 1 and maybe never touched (claim.c) */
-    _Atomic uint8_t *ahead;       /* per page: asked for ahead of a fault, not seen in use yet */
-    uint8_t        *published;    /* per page, under release_mtx: the last quiet publish that
+    _Atomic uint8_t *ahead;        /* per page: asked for ahead of a fault, not seen in use yet */
+    uint8_t *published;            /* per page, under release_mtx: the last quiet publish that
                                      announced it (its number mod 256; release.c) */
-    uint8_t         publish_no;   /* ...and the current one */
-    uint16_t       *applying;     /* per page, under its lock, at its home: batches of other
+    uint8_t publish_no;            /* ...and the current one */
+    uint16_t *applying;            /* per page, under its lock, at its home: batches of other
                                      ranks' diffs being applied or held on it; its mapping has no
                                      access meanwhile (lift.c, SDSM_HOME_TWINS) */
-    uint16_t       *held;         /* per page, under its lock, at its home: DIFF_HOLD batches
+    uint16_t *held;                /* per page, under its lock, at its home: DIFF_HOLD batches
                                      holding it (fetches of it wait, serve.c) */
-    uint8_t        *exposed;      /* per page, under its lock, at its home: written here, taken by
+    uint8_t *exposed;              /* per page, under its lock, at its home: written here, taken by
                                      a release that has not announced it yet, with no twin to hide
                                      those writes from readers (release.c); a fetch of it is
                                      guarded as one of a page written unshared (serve.c) */
-    uint8_t        *unannounced;  /* service thread, per page, at its home: holds diffs of
+    uint8_t *unannounced;          /* service thread, per page, at its home: holds diffs of
                                      another rank's barrier release whose other copies are
                                      still valid (inval.c, SDSM_HOME_TWINS) ... */
-    buf_t           unann_list;   /* ...those pages (u32[], some no longer marked) */
-    uint64_t       *unann_stale;  /* ...per page, copyset_words words: the ranks whose copy
+    buf_t unann_list;              /* ...those pages (u32[], some no longer marked) */
+    uint64_t *unann_stale;         /* ...per page, copyset_words words: the ranks whose copy
                                      predates those diffs (under its lock) */
-    pthread_mutex_t twin_mtx;     /* guards the two below */
-    buf_t           twins;        /* home pages twinned since the last guard (u32[]; some
+    pthread_mutex_t twin_mtx;      /* guards the two below */
+    buf_t twins;                   /* home pages twinned since the last guard (u32[]; some
                                      twins are gone; open.c, open_write) */
-    uint8_t        *twin_listed;  /* per page: in twins */
-    buf_t          *holds;        /* service thread, per rank: the pages its held batches hold
+    uint8_t *twin_listed;          /* per page: in twins */
+    buf_t *holds;                  /* service thread, per rank: the pages its held batches hold
                                      here ({u32 page, u32 gen, u32 shielded}[]) */
-    _Atomic uint32_t early;       /* early_publish batches not yet acknowledged (copies.c) */
-    _Atomic uint32_t cut;         /* cuts being taken (release.c: sdsm_home_cut_begin) */
-    pthread_mutex_t take_mtx;     /* held by a release from taking the dirty list until its
+    _Atomic uint32_t early;        /* early_publish batches not yet acknowledged (copies.c) */
+    _Atomic uint32_t cut;          /* cuts being taken (release.c: sdsm_home_cut_begin) */
+    pthread_mutex_t take_mtx;      /* held by a release from taking the dirty list until its
                                      diffs are queued, and by an invalidation that sends
                                      diffs (copies.c): neither overtakes the other's */
-    _Atomic uint32_t opening;     /* write faults opening pages past the cut gate */
-    _Atomic uint32_t cut_gen;     /* moves when a cut ends (writers wait on it) */
-    uint32_t        arrived;      /* under release_mtx: pages of this rank's barrier arrival
+    _Atomic uint32_t opening;      /* write faults opening pages past the cut gate */
+    _Atomic uint32_t cut_gen;      /* moves when a cut ends (writers wait on it) */
+    uint32_t arrived;              /* under release_mtx: pages of this rank's barrier arrival
                                      (notices[0, arrived)) not yet announced eagerly, while the
                                      barrier is not complete (0: none) */
-    uint8_t         arrival_gen;  /* under release_mtx: the generation that arrival's batches
+    uint8_t arrival_gen;           /* under release_mtx: the generation that arrival's batches
                                      are held under at their homes (0: not held; release.c) */
     pthread_mutex_t lockfwd_mtx;
-    buf_t           lockfwd;      /* ibec: diffL applied here since the barrier, in order:
+    buf_t lockfwd; /* ibec: diffL applied here since the barrier, in order:
                                      {u32 writer, u32 len, batch[len]}[] */
 } sdsm_home_state_t;
 
@@ -153,9 +153,9 @@ static inline void sdsm_home_ask_publish(void)
 /* The write buffer (wbuf.c): init (0 or -ENOMEM); a page homed elsewhere
  * became writable here (its lock held); a release waits for the early
  * diffs (after sending its own; 0 or a negative status). */
-int  sdsm_wbuf_init(void);
+int sdsm_wbuf_init(void);
 void sdsm_wbuf_add(uint32_t pg);
-int  sdsm_wbuf_drain(void);
+int sdsm_wbuf_drain(void);
 
 /* The most pages a fetch asks for beside the one it faulted on (a reply
  * carries at most SDSM_FETCH_RUN_MAX pages; fetch.c, serve.c). */
@@ -173,7 +173,7 @@ void sdsm_home_ft_touched(uint32_t pg);
 
 /* serve.c, service thread: a fetch of a held page waits (it is kept);
  * the fetches kept are tried again (pages were lifted). */
-int  sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
+int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
 void sdsm_home_fetch_replay(void);
 /* Service thread, at a barrier's completion: every rank's arrival holds
  * here end (lift.c). */
@@ -203,7 +203,8 @@ void sdsm_home_shield_off(const uint8_t *pages, size_t len);
 /* lift.c, service thread: src's batch p, of hold generation gen (an
  * arrival's, or an eager one's), holds its pages here until lifted;
  * shielded: those of its pages sdsm_home_shield_on shielded. */
-void sdsm_home_hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32_t len, const buf_t *shielded);
+void sdsm_home_hold(int src, unsigned gen, int arrival, const uint8_t *p, uint32_t len,
+                    const buf_t *shielded);
 
 /* Each file registers the handlers of its messages (from sdsm_home_init). */
 void sdsm_home_fetch_init(void);
@@ -218,20 +219,17 @@ void sdsm_home_claim_init(void);
 
 /* claim.c: pg's lock held, at its manager: the rank that claimed pg ahead
  * of use (-1: none); forget it (a move or a free decides the page). */
-int  sdsm_home_soft_owner(uint32_t pg);
+int sdsm_home_soft_owner(uint32_t pg);
 /* May the home open pages before their writes (write-ahead, hot pages)?
  * Not under ibec, whose write hook binds each page written to a critical
  * section and which twins home pages. */
-static inline int sdsm_home_opens_ahead(void)
-{
-    return !sdsm_home_write_hook && !sdsm_home_twins_at_home;
-}
+static inline int sdsm_home_opens_ahead(void) { return !sdsm_home_write_hook && !sdsm_home_twins_at_home; }
 
 /* release.c, page lock held, at the home (SDSM_HOME_HOT): pg took a write
  * fault while others hold it; is pg kept open (never write-protected)?;
  * forget pg (freed or moved). */
 void sdsm_home_hot_fault(uint32_t pg);
-int  sdsm_home_hot(uint32_t pg);
+int sdsm_home_hot(uint32_t pg);
 void sdsm_home_hot_clear(uint32_t pg);
 /*
  * The cut (release.c).  A quiet publish, or the early diffs an invalidation
@@ -246,7 +244,7 @@ void sdsm_home_hot_clear(uint32_t pg);
  */
 void sdsm_home_cut_begin(void);
 void sdsm_home_cut_end(void);
-int  sdsm_home_cut_enter(void);
+int sdsm_home_cut_enter(void);
 void sdsm_home_cut_leave(void);
 void sdsm_home_cut_wait(void);
 

@@ -63,7 +63,8 @@
 #include "proto/home.h"
 #include "proto/ibec_int.h"
 
-#define STUCK_FAULTS 100000 /* write faults in a row on one writable page: the thread lacks the key's rights */
+#define STUCK_FAULTS                                                                                         \
+    100000 /* write faults in a row on one writable page: the thread lacks the key's rights */
 
 sdsm_ibec_state_t sdsm_ibec_state;
 
@@ -80,12 +81,12 @@ sdsm_ibec_state_t sdsm_ibec_state;
 #define CHECK_MAX_REPORTS 20
 
 static struct {
-    int              on;
-    _Atomic uint32_t epoch;    /* barriers completed + 1 */
-    uint32_t        *read_ep;  /* per page: epoch of this rank's last noted read (relaxed atomics) */
-    pthread_mutex_t  mtx;      /* reported, nreported (handlers run on several threads) */
-    uint8_t         *reported; /* per page: reported once already */
-    unsigned         nreported;
+    int on;
+    _Atomic uint32_t epoch; /* barriers completed + 1 */
+    uint32_t *read_ep;      /* per page: epoch of this rank's last noted read (relaxed atomics) */
+    pthread_mutex_t mtx;    /* reported, nreported (handlers run on several threads) */
+    uint8_t *reported;      /* per page: reported once already */
+    unsigned nreported;
 } chk = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 /* Check mode, page lock held: the runtime made pg accessible without a
@@ -108,10 +109,7 @@ void sdsm_ibec_check_unread(uint32_t pg)
 
 /* A home page nobody else holds: no twin, no diff, kept writable (the
  * first fetch of it write-protects it again).  Stripe lock held. */
-int sdsm_ibec_home_private(uint32_t pg)
-{
-    return sdsm_page_home(pg) == ibs.me && !sdsm_copyset_others(pg);
-}
+int sdsm_ibec_home_private(uint32_t pg) { return sdsm_page_home(pg) == ibs.me && !sdsm_copyset_others(pg); }
 
 /* Served masks.  Stripe lock held.  Marks the bytes where copy differs
  * from twin, except those where it differs from other (when given). */
@@ -208,7 +206,7 @@ static uint32_t settle_dirty(void)
             sdsm_page_mark_dirty(pg); /* its diffB goes in the second phase */
             left++;
         } else {
-            p->flags &= (uint8_t)~(SDSM_PGF_FLUSHED | SDSM_PGF_TWIN);
+            p->flags &= (uint8_t) ~(SDSM_PGF_FLUSHED | SDSM_PGF_TWIN);
             sdsm_ibec_mask_drop(sdsm_ibec_mask_of(ibs.maskb, pg), pg, MASK_B);
             if (p->state == SDSM_PG_READ_WRITE && home != ibs.me)
                 sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
@@ -249,7 +247,7 @@ static void send_diffb(void)
         sdsm_page_lock(pg);
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
-        p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
+        p->flags &= (uint8_t) ~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
         if (p->state == SDSM_PG_READ_WRITE && !sdsm_ibec_home_private(pg))
             sdsm_page_set(pg, SDSM_PG_READ_ONLY, home == ibs.me, 1);
         if ((p->flags & SDSM_PGF_TWIN) && home >= 0) {
@@ -359,7 +357,8 @@ static void check_hook(uint32_t pg, int writer)
     pthread_mutex_unlock(&chk.mtx);
     if (k == CHECK_MAX_REPORTS)
         sdsm_warn("ibec check: more pages were read before a barrier that made them consistent; "
-                  "only the first %d are reported", CHECK_MAX_REPORTS);
+                  "only the first %d are reported",
+                  CHECK_MAX_REPORTS);
     if (k >= CHECK_MAX_REPORTS)
         return;
     char who[32], block[96] = "";
@@ -402,7 +401,8 @@ static void stuck_check(uint32_t pg)
     if (++times == STUCK_FAULTS)
         sdsm_fatal("ibec: a thread cannot write shared page %p though it is writable: it lacks the "
                    "rights to its protection key (threads that write shared memory under ibec must be "
-                   "created after sdsm_init, outside critical sections)", (void *)sdsm_page_app(pg));
+                   "created after sdsm_init, outside critical sections)",
+                   (void *)sdsm_page_app(pg));
 }
 
 /* ibec's fault entry: check mode notes the reads (a read fault, or one of

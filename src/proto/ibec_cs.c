@@ -43,16 +43,16 @@
 
 #define MAX_SECTIONS 13 /* 15 keys: the common and the free key, one per section */
 
-uint8_t  *sdsm_ibec_owner;
+uint8_t *sdsm_ibec_owner;
 uint16_t *sdsm_ibec_listed;
 
 static struct {
-    int             keyed, nsec;
-    int             common, free; /* keys */
-    uint8_t        *key;          /* per page: key of the application view's page (0: never set) */
-    pthread_mutex_t mtx;          /* used flags */
-    int             nused;
-    ibec_sec_t      sec[MAX_SECTIONS];
+    int keyed, nsec;
+    int common, free;    /* keys */
+    uint8_t *key;        /* per page: key of the application view's page (0: never set) */
+    pthread_mutex_t mtx; /* used flags */
+    int nused;
+    ibec_sec_t sec[MAX_SECTIONS];
 } pool = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local ibec_sec_t *mine;
@@ -129,7 +129,8 @@ ibec_sec_t *sdsm_ibec_cs_take(int *others)
     }
     pthread_mutex_unlock(&pool.mtx);
     if (!s) /* lock.c lets no more threads in than there are sections */
-        sdsm_fatal("internal error: more threads in critical sections than ibec has sections (%d)", pool.nsec);
+        sdsm_fatal("internal error: more threads in critical sections than ibec has sections (%d)",
+                   pool.nsec);
     if (pool.keyed) {
         set_rights(pool.common, 0);
         for (int i = 0; i < pool.nsec; i++)

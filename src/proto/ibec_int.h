@@ -26,10 +26,10 @@
  */
 typedef struct ibec_sec {
     pthread_mutex_t mtx;
-    uint32_t       *cs, ncs; /* pages of the current segment (npages capacity) */
-    uint32_t       *cs_spare; /* the list being closed */
+    uint32_t *cs, ncs;  /* pages of the current segment (npages capacity) */
+    uint32_t *cs_spare; /* the list being closed */
     struct {
-        int   id;
+        int id;
         buf_t diff;
     } held[IBEC_MAX_DEPTH];
     int depth;
@@ -43,7 +43,7 @@ typedef struct ibec_sec {
  * (0: none), and which sections list it in their current segment (a bit
  * per index), so a page handed back and forth is listed once.
  */
-extern uint8_t  *sdsm_ibec_owner;
+extern uint8_t *sdsm_ibec_owner;
 extern uint16_t *sdsm_ibec_listed;
 
 /* Protection keys, or one section at a time (the gate) without them.
@@ -80,19 +80,19 @@ int sdsm_ibec_page_key(uint32_t pg, int key, int prot);
 
 /* The protocol's state (ibec.c defines it; ibec_lock.c shares it). */
 typedef struct sdsm_ibec_state {
-    int             me, n;
-    size_t          ps;
-    uint8_t        *twinl;
-    pthread_mutex_t mtx;          /* stamps */
-    uint32_t       *work;         /* scratch page list (npages capacity) */
-    sdsm_idmap_t    stamps;       /* lock id -> stamp_t (ibec_lock.c) */
-    uint32_t        barriers;
-    pthread_mutex_t out_mtx;      /* out, when diffL is sent */
-    buf_t          *out;          /* per-home diffB and diffL batches */
-    _Atomic int     lock_diffs;   /* diffL sent to homes since the last barrier */
-    uint32_t        diffb_left;   /* barrier: pages with a diffB to send */
-    uint8_t        *maskb, *maskl; /* served masks of twinB and twinL: a bit per byte */
-    uint8_t        *masked;       /* per page: MASK_B | MASK_L (stripe lock) */
+    int me, n;
+    size_t ps;
+    uint8_t *twinl;
+    pthread_mutex_t mtx; /* stamps */
+    uint32_t *work;      /* scratch page list (npages capacity) */
+    sdsm_idmap_t stamps; /* lock id -> stamp_t (ibec_lock.c) */
+    uint32_t barriers;
+    pthread_mutex_t out_mtx; /* out, when diffL is sent */
+    buf_t *out;              /* per-home diffB and diffL batches */
+    _Atomic int lock_diffs;  /* diffL sent to homes since the last barrier */
+    uint32_t diffb_left;     /* barrier: pages with a diffB to send */
+    uint8_t *maskb, *maskl;  /* served masks of twinB and twinL: a bit per byte */
+    uint8_t *masked;         /* per page: MASK_B | MASK_L (stripe lock) */
 } sdsm_ibec_state_t;
 
 /* The one instance; ibs is the short name the ibec files use. */
@@ -111,7 +111,7 @@ static inline uint8_t *sdsm_ibec_twinl(uint32_t pg) { return ibs.twinl + ((size_
 
 /* ibec.c, stripe lock held: a home page nobody else holds (no twin, no
  * diff, kept writable). */
-int  sdsm_ibec_home_private(uint32_t pg);
+int sdsm_ibec_home_private(uint32_t pg);
 /* ibec.c, stripe lock held: the served mask of pg's twin (which: MASK_B or
  * MASK_L) forced into the twin before a diff, or dropped; spent either way. */
 void sdsm_ibec_mask_force(uint8_t *mask, uint8_t *twin, uint32_t pg, int which);
@@ -122,10 +122,10 @@ void sdsm_ibec_check_unread(uint32_t pg);
 
 /* ibec_lock.c: the fault path's write hook, keyed mode's write fault on a
  * writable page (1 if handled), and the lock operations of the table. */
-void     sdsm_ibec_write_hook(uint32_t pg);
-int      sdsm_ibec_key_fault(uint32_t pg);
+void sdsm_ibec_write_hook(uint32_t pg);
+int sdsm_ibec_key_fault(uint32_t pg);
 uint32_t sdsm_ibec_lock_stamp(int id);
-int      sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len);
-int      sdsm_ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
+int sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len);
+int sdsm_ibec_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
 
 #endif

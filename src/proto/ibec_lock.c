@@ -26,7 +26,7 @@
 #include "proto/ibec_int.h"
 
 typedef struct stamp {
-    uint32_t      id, stamp, epoch;
+    uint32_t id, stamp, epoch;
 } stamp_t;
 
 /* mtx held.  Stamps of an earlier barrier epoch count as 0. */
@@ -271,7 +271,8 @@ static uint32_t apply_chain(const uint8_t *chain, size_t len)
  * batch}[], applied, and the calling thread's section enters the lock. */
 int sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
 {
-    if (sdsm_diff_chain_check(chain, len, sdsm_region.npages, ibs.ps)) /* check everything before using anything */
+    if (sdsm_diff_chain_check(chain, len, sdsm_region.npages,
+                              ibs.ps)) /* check everything before using anything */
         return -EPROTO;
     uint32_t top = apply_chain(chain, len);
     pthread_mutex_lock(&ibs.mtx);

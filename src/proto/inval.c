@@ -217,8 +217,8 @@ static int diff_refused(int src, const sdsm_hdr_t *h, const uint8_t *p)
         /* Unacknowledged (a barrier's diffs to its manager, a diff sent
          * early): the writer would never learn its writes were lost. */
         if (!ack)
-            sdsm_fatal("rank %d sent an invalid diff batch (%u bytes): its writes cannot be applied",
-                       src, h->len);
+            sdsm_fatal("rank %d sent an invalid diff batch (%u bytes): its writes cannot be applied", src,
+                       h->len);
         sdsm_net_send(src, SDSM_MSG_DIFF_ACK, 1, h->seq, NULL, 0, NULL, 0);
         return 1;
     }
@@ -253,7 +253,8 @@ static void mark_unannounced(int src, uint32_t pg)
 /* EAGER or FORWARD, the entry e of pg: the other copies are collected to
  * be invalidated (or the entry to be forwarded to them), and the operation
  * id being built waits for an older one still invalidating pg. */
-static void collect_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32_t pg, uint32_t nb, uint32_t id)
+static void collect_entry(int src, const sdsm_hdr_t *h, const uint8_t *e, uint32_t pg, uint32_t nb,
+                          uint32_t id)
 {
     sdsm_page_lock(pg);
     /* service thread: inflight is written only here and at completion */

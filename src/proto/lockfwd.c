@@ -36,8 +36,8 @@ _Atomic uint32_t sdsm_home_lock_fwd_pending;
 
 typedef struct lockfwd_ent {
     uint32_t pg, seq;
-    int      writer;
-    size_t   off; /* of the entry's runs in the record buffer */
+    int writer;
+    size_t off; /* of the entry's runs in the record buffer */
     uint32_t nb;
 } lockfwd_ent_t;
 
@@ -63,8 +63,8 @@ static lockfwd_ent_t *lockfwd_index(const buf_t *in, uint32_t *count)
     for (size_t off = 0; off < in->len; off += 8 + rd32(in->p + off + 4)) {
         int writer = (int)rd32(in->p + off);
         for (size_t e = off + 8; e < off + 8 + rd32(in->p + off + 4); e += 8 + rd32(in->p + e + 4)) {
-            ent[n] = (lockfwd_ent_t){.pg = rd32(in->p + e), .seq = n, .writer = writer, .off = e + 8,
-                                     .nb = rd32(in->p + e + 4)};
+            ent[n] = (lockfwd_ent_t){
+                .pg = rd32(in->p + e), .seq = n, .writer = writer, .off = e + 8, .nb = rd32(in->p + e + 4)};
             n++;
         }
     }
@@ -75,8 +75,8 @@ static lockfwd_ent_t *lockfwd_index(const buf_t *in, uint32_t *count)
 
 /* One page: the last value and writer of each byte its diffL wrote (val,
  * last), then per holder the bytes last written by someone else. */
-static void lockfwd_page(const buf_t *in, const lockfwd_ent_t *ent, uint32_t k, uint8_t *val,
-                         uint8_t *twin, int32_t *last)
+static void lockfwd_page(const buf_t *in, const lockfwd_ent_t *ent, uint32_t k, uint8_t *val, uint8_t *twin,
+                         int32_t *last)
 {
     uint32_t pg = ent[0].pg;
     size_t lo = hs.ps, hi = 0;

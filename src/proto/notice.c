@@ -167,7 +167,4 @@ void sdsm_home_push_notices(const uint8_t *pairs, uint32_t n)
     }
 }
 
-void sdsm_home_notice_init(void)
-{
-    sdsm_msg_set_handler(SDSM_MSG_PUSH, on_push);
-}
+void sdsm_home_notice_init(void) { sdsm_msg_set_handler(SDSM_MSG_PUSH, on_push); }

@@ -41,8 +41,8 @@ static void open_write(uint32_t pg, int home)
      * before its release announces them - a flag and the data written
      * before it become visible together (ibec keeps the twin for its own
      * diffs). */
-    int twin = home != hs.me ||
-               ((sdsm_home_twins_at_home || sdsm_home_twins_shared) && sdsm_copyset_others(pg));
+    int twin =
+        home != hs.me || ((sdsm_home_twins_at_home || sdsm_home_twins_shared) && sdsm_copyset_others(pg));
     if (twin && !(p->flags & SDSM_PGF_TWIN)) {
         memcpy(sdsm_page_twin(pg), sdsm_page_rt(pg), hs.ps);
         p->flags |= SDSM_PGF_TWIN;
@@ -83,10 +83,10 @@ static void open_write(uint32_t pg, int home)
 #endif
 
 typedef struct opened {
-    uint32_t n;                               /* pages opened ahead */
+    uint32_t n; /* pages opened ahead */
     uint32_t pg[WRITE_AHEAD_MAX];
-    uint8_t  locked[WRITE_AHEAD_MAX];         /* this one took its stripe lock */
-    uint64_t held[SDSM_PAGE_STRIPES / 64];    /* stripes this thread holds */
+    uint8_t locked[WRITE_AHEAD_MAX];       /* this one took its stripe lock */
+    uint64_t held[SDSM_PAGE_STRIPES / 64]; /* stripes this thread holds */
 } opened_t;
 
 static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
@@ -110,8 +110,8 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
         if (!own && pthread_mutex_trylock(&sdsm_page_stripes[s]))
             break;
         const sdsm_page_t *p = sdsm_page((uint32_t)q);
-        if ((p->state != SDSM_PG_READ_ONLY && p->state != SDSM_PG_INVALID) ||
-            (p->flags & SDSM_PGF_IDLE) || sdsm_page_home((uint32_t)q) != hs.me) {
+        if ((p->state != SDSM_PG_READ_ONLY && p->state != SDSM_PG_INVALID) || (p->flags & SDSM_PGF_IDLE) ||
+            sdsm_page_home((uint32_t)q) != hs.me) {
             if (!own)
                 sdsm_page_unlock((uint32_t)q);
             break;

@@ -20,6 +20,7 @@ int sdsm_proto_select(int id)
         return -EINVAL;
     sdsm_proto = table[id];
     if (sdsm_cfg.ibec_check && id != SDSM_PROTO_IBEC && sdsm_log_rank == 0)
-        sdsm_warn("SDSM_IBEC_CHECK=1 has no effect under %s: it checks programs run under ibec", sdsm_proto->name);
+        sdsm_warn("SDSM_IBEC_CHECK=1 has no effect under %s: it checks programs run under ibec",
+                  sdsm_proto->name);
     return sdsm_proto->init();
 }

@@ -80,7 +80,7 @@ typedef struct sdsm_proto_ops {
 } sdsm_proto_ops_t;
 
 extern const sdsm_proto_ops_t *sdsm_proto;
-extern const sdsm_proto_ops_t  sdsm_proto_hlrc, sdsm_proto_update, sdsm_proto_ibec;
+extern const sdsm_proto_ops_t sdsm_proto_hlrc, sdsm_proto_update, sdsm_proto_ibec;
 
 /* Home of a first-touch page, asked of its manager without claiming it:
  * a rank or SDSM_ENOHOME. */
@@ -88,8 +88,17 @@ int sdsm_proto_home_query(uint32_t pg);
 
 /* Atomic operations done at a page's home (atomic.c). */
 enum {
-    SDSM_AOP_LOAD, SDSM_AOP_STORE, SDSM_AOP_XCHG, SDSM_AOP_CAS, SDSM_AOP_ADD, SDSM_AOP_SUB,
-    SDSM_AOP_AND, SDSM_AOP_OR, SDSM_AOP_XOR, SDSM_AOP_NAND, SDSM_AOP_COUNT
+    SDSM_AOP_LOAD,
+    SDSM_AOP_STORE,
+    SDSM_AOP_XCHG,
+    SDSM_AOP_CAS,
+    SDSM_AOP_ADD,
+    SDSM_AOP_SUB,
+    SDSM_AOP_AND,
+    SDSM_AOP_OR,
+    SDSM_AOP_XOR,
+    SDSM_AOP_NAND,
+    SDSM_AOP_COUNT
 };
 /*
  * op on the size-byte (1, 2, 4, 8) naturally aligned integer at addr, a
@@ -98,8 +107,7 @@ enum {
  * another value (then *old is it), or negative when this path cannot take
  * it (ibec, not shared, the home moved): the caller locks instead.
  */
-int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                      uint64_t *old);
+int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
 
 /* Select by SDSM_PROTOCOL id and initialize.  0 or negative. */
 int sdsm_proto_select(int id);

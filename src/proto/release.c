@@ -38,10 +38,7 @@
  * or an invalidation of one is still on its way (the holder may still read
  * its old copy: our next release must wait for that, through on_diff).
  * Page lock held. */
-static int home_shared(uint32_t pg)
-{
-    return hs.inflight[pg] || sdsm_copyset_others(pg);
-}
+static int home_shared(uint32_t pg) { return hs.inflight[pg] || sdsm_copyset_others(pg); }
 
 /*
  * Hot home pages (SDSM_HOME_HOT).  A home page others hold is write-protected
@@ -64,7 +61,8 @@ static int home_shared(uint32_t pg)
  */
 #define HOT_ON    0x80u
 #define HOT_CHECK 16u
-#define HOT_GAP   4u /* a write this few intervals after the last continues the run (fft
+#define HOT_GAP                                                                                              \
+    4u /* a write this few intervals after the last continues the run (fft
                         writes its arrays every other interval) */
 
 /* Not where homes serve twins (SDSM_HOME_TWINS): a page kept open takes no
@@ -90,10 +88,7 @@ void sdsm_home_hot_fault(uint32_t pg)
     hs.hot[pg] = (uint8_t)(streak | (streak >= (uint32_t)sdsm_cfg.home_hot ? HOT_ON : 0));
 }
 
-int sdsm_home_hot(uint32_t pg)
-{
-    return (hs.hot[pg] & HOT_ON) && hot_enabled();
-}
+int sdsm_home_hot(uint32_t pg) { return (hs.hot[pg] & HOT_ON) && hot_enabled(); }
 
 void sdsm_home_hot_clear(uint32_t pg)
 {
@@ -166,7 +161,8 @@ typedef struct chunk_page {
 static int kept_open(uint32_t pg, int written)
 {
     return sdsm_page_announced(pg) ||
-           (sdsm_home_hot(pg) && hot_keep(pg, atomic_load_explicit(&hs.interval, memory_order_relaxed), written));
+           (sdsm_home_hot(pg) &&
+            hot_keep(pg, atomic_load_explicit(&hs.interval, memory_order_relaxed), written));
 }
 
 /* Page lock held: the state change of pg (pass 1).  written: whether the
@@ -180,7 +176,7 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
      * view (an atomic done here, atomic.c), which the kernel's written-page
      * tracking cannot see. */
     int flushed = (p->flags & SDSM_PGF_FLUSHED) != 0;
-    p->flags &= (uint8_t)~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
+    p->flags &= (uint8_t) ~(SDSM_PGF_DIRTY | SDSM_PGF_FLUSHED);
     if (p->state == SDSM_PG_READ_WRITE && home == hs.me && !home_shared(pg)) {
         /* Nobody else holds this home page: nothing to announce, and it
          * stays writable, so the next interval's writes cost no fault.
@@ -382,14 +378,14 @@ static uint8_t release_begin(sdsm_sync_kind_t kind, int eager, const uint32_t *a
 
 /* One release's pass over its sorted dirty pages (release_run). */
 typedef struct release_pass {
-    int         eager, via, notices;
-    uint32_t   *again;   /* a publish: pages the previous publish announced too */
-    uint8_t     pno;     /* a publish: its number (publish_no) */
-    uint8_t     hold;    /* the generation its batches are held under (0: not held) */
-    uint32_t    nn;      /* pages written, announced (hs.notices[0, nn) for a barrier) */
-    uint32_t    npend;   /* pages marked PENDING, kept in work[0, npend) */
-    sdsm_rpc_t *r;       /* the homes' acknowledgements */
-    uint32_t    id;
+    int eager, via, notices;
+    uint32_t *again; /* a publish: pages the previous publish announced too */
+    uint8_t pno;     /* a publish: its number (publish_no) */
+    uint8_t hold;    /* the generation its batches are held under (0: not held) */
+    uint32_t nn;     /* pages written, announced (hs.notices[0, nn) for a barrier) */
+    uint32_t npend;  /* pages marked PENDING, kept in work[0, npend) */
+    sdsm_rpc_t *r;   /* the homes' acknowledgements */
+    uint32_t id;
 } release_pass_t;
 
 /*
@@ -570,7 +566,8 @@ static uint32_t publish_arrival(void)
      * came after it is lifted with these. */
     uint8_t gen = hs.arrival_gen ? hs.arrival_gen : atomic_load(&hs.hold_gen);
     gen = gen ? gen : next_gen();
-    unsigned flags = SDSM_DIFF_EAGER | (several_homes(hs.notices, n) ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0);
+    unsigned flags =
+        SDSM_DIFF_EAGER | (several_homes(hs.notices, n) ? SDSM_DIFF_HOLD | (unsigned)gen << 8 : 0);
     for (uint32_t i = 0; i < n; i++) {
         int home = sdsm_page_home(hs.notices[i]);
         if (home >= 0)

@@ -133,15 +133,15 @@ static void guard(int src, uint32_t first, uint32_t count, int32_t stride,
  * LIFT); the requests are 20 bytes each.
  */
 typedef struct kept {
-    int         src;
-    sdsm_hdr_t  h;
-    uint8_t     p[12];
+    int src;
+    sdsm_hdr_t h;
+    uint8_t p[12];
 } kept_t;
 
 static struct {
-    kept_t  *k;
+    kept_t *k;
     uint32_t n, cap;
-    int      replaying;
+    int replaying;
 } kept_fetches;
 
 static int any_held(uint32_t first, uint32_t count, int32_t stride)
@@ -281,8 +281,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
     int64_t last = (int64_t)first + (int64_t)stride * ((int64_t)count - 1);
     if ((h->len != 8 && h->len != 12) || first >= sdsm_region.npages || count == 0 ||
-        count > 1 + PREFETCH_MAX || stride == 0 ||
-        last < 0 || last >= sdsm_region.npages || src == hs.me)
+        count > 1 + PREFETCH_MAX || stride == 0 || last < 0 || last >= sdsm_region.npages || src == hs.me)
         return -EPROTO;
     if (sdsm_home_fetch_held(src, h, p))
         return 0; /* answered at the LIFT */
@@ -315,7 +314,4 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
-void sdsm_home_serve_init(void)
-{
-    sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch);
-}
+void sdsm_home_serve_init(void) { sdsm_msg_set_handler(SDSM_MSG_FETCH, on_fetch); }

@@ -15,10 +15,7 @@ static int update_barrier_done(const uint8_t *pairs, uint32_t n)
     return sdsm_home_barrier_notices(pairs, n, 1);
 }
 
-static void update_barrier_after(const uint8_t *pairs, uint32_t n)
-{
-    sdsm_home_push_notices(pairs, n);
-}
+static void update_barrier_after(const uint8_t *pairs, uint32_t n) { sdsm_home_push_notices(pairs, n); }
 
 const sdsm_proto_ops_t sdsm_proto_update = {
     .name = "update",

@@ -32,15 +32,15 @@
 
 static struct {
     pthread_mutex_t mtx;
-    uint32_t       *ring; /* pages in the order they became writable */
-    uint32_t        head, n, cap;
+    uint32_t *ring; /* pages in the order they became writable */
+    uint32_t head, n, cap;
     /* Acknowledgements of the early diffs of this interval (slot cur) and
      * of the last one, which a release may still be waiting for: releases
      * take turns (release_mtx), so two slots suffice. */
-    sdsm_rpc_t      r[2];
-    uint32_t        id[2]; /* 0: none sent yet */
-    int             cur;
-    buf_t           b;    /* one diff */
+    sdsm_rpc_t r[2];
+    uint32_t id[2]; /* 0: none sent yet */
+    int cur;
+    buf_t b; /* one diff */
 } wbuf;
 
 int sdsm_wbuf_init(void)

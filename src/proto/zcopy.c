@@ -90,12 +90,12 @@
 enum { HEAP_UNKNOWN = -1, HEAP_OFF = -2 };
 
 static struct {
-    int          n, me;
-    uint8_t     *want;   /* per peer: offer and accept zero-copy (the same on both sides) */
+    int n, me;
+    uint8_t *want;       /* per peer: offer and accept zero-copy (the same on both sides) */
     _Atomic int *fd;     /* per peer: its heap (read-only fd), or HEAP_* */
     const uint8_t **map; /* per peer: its heap mapped read-only, or NULL (pread); set before fd */
-    uint8_t      token[SDSM_ZC_TOKEN];
-    _Atomic int  noted;  /* the fallback was reported */
+    uint8_t token[SDSM_ZC_TOKEN];
+    _Atomic int noted; /* the fallback was reported */
 } zcopy;
 
 /* why: a reason for the first failure (strerror for a system call's). */
@@ -103,8 +103,8 @@ static void note_fallback(int peer, const char *what, const char *why)
 {
     if (atomic_exchange(&zcopy.noted, 1))
         return;
-    sdsm_info("zero-copy: %s rank %d's heap failed (%s); pages from such ranks travel over TCP",
-              what, peer, why);
+    sdsm_info("zero-copy: %s rank %d's heap failed (%s); pages from such ranks travel over TCP", what, peer,
+              why);
 }
 
 /* Open peer's heap file and check it is the one that holds token. */
@@ -133,7 +133,7 @@ static int on_hello(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     (void)h;
     uint32_t pid;
-    int32_t  fd;
+    int32_t fd;
     memcpy(&pid, p, 4);
     memcpy(&fd, p + 4, 4);
     if (src == zcopy.me || pid == 0 || pid > (uint32_t)INT32_MAX || fd < 0)
@@ -154,7 +154,8 @@ int sdsm_zcopy_init(const uint8_t *same_host)
     zcopy.n = sdsm_region.nprocs;
     zcopy.me = sdsm_region.rank;
     atomic_store(&zcopy.noted, 0);
-    if (!(zcopy.want = calloc((size_t)zcopy.n, 1)) || !(zcopy.fd = malloc((size_t)zcopy.n * sizeof *zcopy.fd)) ||
+    if (!(zcopy.want = calloc((size_t)zcopy.n, 1)) ||
+        !(zcopy.fd = malloc((size_t)zcopy.n * sizeof *zcopy.fd)) ||
         !(zcopy.map = calloc((size_t)zcopy.n, sizeof *zcopy.map)))
         return -ENOMEM;
     for (int r = 0; r < zcopy.n; r++) {
@@ -164,9 +165,9 @@ int sdsm_zcopy_init(const uint8_t *same_host)
          * served it, and may see a flag another rank's diff raised
          * meanwhile before the invalidation of its copy of the data
          * written before the flag arrives (README: 'Flags and flush'). */
-        zcopy.want[r] = r != zcopy.me && (sdsm_cfg.zerocopy == SDSM_ZC_ON ||
-                                  (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host && same_host[r] &&
-                                   !sdsm_home_twins_shared));
+        zcopy.want[r] = r != zcopy.me &&
+                        (sdsm_cfg.zerocopy == SDSM_ZC_ON || (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host &&
+                                                             same_host[r] && !sdsm_home_twins_shared));
     }
     if (getrandom(zcopy.token, sizeof zcopy.token, 0) != (ssize_t)sizeof zcopy.token ||
         pwrite(sdsm_region.memfd, zcopy.token, sizeof zcopy.token, (off_t)sdsm_region.size) !=
@@ -217,10 +218,7 @@ unsigned sdsm_zcopy_flags(int home)
                : 0;
 }
 
-int sdsm_zcopy_offered(int peer)
-{
-    return peer >= 0 && peer < zcopy.n && zcopy.want && zcopy.want[peer];
-}
+int sdsm_zcopy_offered(int peer) { return peer >= 0 && peer < zcopy.n && zcopy.want && zcopy.want[peer]; }
 
 /* len bytes (a multiple of 64) from src to dst, both 16-byte aligned. */
 static void copy_pages(uint8_t *dst, const uint8_t *src, size_t len)
@@ -243,8 +241,9 @@ static void copy_pages(uint8_t *dst, const uint8_t *src, size_t len)
 
 int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
 {
-    int fd = home >= 0 && home < zcopy.n && zcopy.fd ? atomic_load_explicit(&zcopy.fd[home], memory_order_acquire)
-                                             : HEAP_OFF;
+    int fd = home >= 0 && home < zcopy.n && zcopy.fd
+                 ? atomic_load_explicit(&zcopy.fd[home], memory_order_acquire)
+                 : HEAP_OFF;
     if (fd == HEAP_UNKNOWN) /* its FETCH_ZC came before its hello: it broke the order */
         atomic_store(&zcopy.fd[home], HEAP_OFF);
     if (fd < 0)

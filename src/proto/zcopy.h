@@ -13,7 +13,7 @@
  * one; SDSM_ZEROCOPY decides how it counts), write this heap's token and
  * install the hello handler.  0 or a negative errno.
  */
-int  sdsm_zcopy_init(const uint8_t *same_host);
+int sdsm_zcopy_init(const uint8_t *same_host);
 /* After the service thread started: offer this heap to the peers tried. */
 void sdsm_zcopy_announce(void);
 /* Close the peers' heaps (after the service thread stopped). */

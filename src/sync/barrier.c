@@ -53,7 +53,7 @@
 
 typedef struct move {
     uint32_t first, count;
-    int32_t  rank;
+    int32_t rank;
 } move_t;
 _Static_assert(sizeof(move_t) == 12, "move on the wire");
 
@@ -61,28 +61,28 @@ _Static_assert(sizeof(move_t) == 12, "move on the wire");
 #define FANOUT 4
 
 static _Atomic uint32_t done_count;
-static int              cur_manager;  /* manager of the barrier in progress */
-static int              cur_tree;     /* ... and whether it runs as a tree */
-static uint8_t         *moves_in;     /* moves of the last barrier (service -> app) */
-static uint32_t         nmoves_in;
-static pthread_mutex_t  pend_mtx = PTHREAD_MUTEX_INITIALIZER;
-static move_t          *pend;         /* sdsm_set_home calls not yet announced */
-static uint32_t         npend, cappend;
-static uint32_t         flags_in;     /* ORed protocol flags of the last barrier */
+static int cur_manager;   /* manager of the barrier in progress */
+static int cur_tree;      /* ... and whether it runs as a tree */
+static uint8_t *moves_in; /* moves of the last barrier (service -> app) */
+static uint32_t nmoves_in;
+static pthread_mutex_t pend_mtx = PTHREAD_MUTEX_INITIALIZER;
+static move_t *pend; /* sdsm_set_home calls not yet announced */
+static uint32_t npend, cappend;
+static uint32_t flags_in; /* ORed protocol flags of the last barrier */
 
 /* Manager state, handlers only. */
 static struct {
     uint64_t *pairs; /* page << 32 | rank */
-    size_t    n, cap;
-    uint8_t  *moves;
-    size_t    mlen;
-    uint32_t  flags;
-    int       arrived;
-    uint8_t  *seen;
+    size_t n, cap;
+    uint8_t *moves;
+    size_t mlen;
+    uint32_t flags;
+    int arrived;
+    uint8_t *seen;
     /* tree only */
-    int         root;     /* of the tree this round runs on (valid while arrived > 0) */
-    int         expect;   /* arrivals that complete this rank's subtree: itself and its children */
-    sdsm_coll_t call;     /* this rank's own call, passed up */
+    int root;         /* of the tree this round runs on (valid while arrived > 0) */
+    int expect;       /* arrivals that complete this rank's subtree: itself and its children */
+    sdsm_coll_t call; /* this rank's own call, passed up */
 } mgr;
 
 int sdsm_barrier_is_tree(void)
@@ -335,10 +335,7 @@ static void subtree_done(void)
     free(out);
 }
 
-static int is_child(int src, int me, int root)
-{
-    return src != me && tree_parent(src, root) == me;
-}
+static int is_child(int src, int me, int root) { return src != me && tree_parent(src, root) == me; }
 
 static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
@@ -508,10 +505,11 @@ static int describe_tree(char *buf, size_t len)
 {
     int n = sdsm_net_nprocs(), me = sdsm_net_rank(), shown = 0, first;
     int nc = tree_children(me, mgr.root, &first);
-    size_t off = (size_t)snprintf(buf, len, "in the barrier tree of manager %d, %d of %d ranks of "
-                                  "its subtree (itself and %d children) arrived; waiting for rank%s",
-                                  mgr.root, mgr.arrived, mgr.expect, nc,
-                                  mgr.expect - mgr.arrived > 1 ? "s" : "");
+    size_t off =
+        (size_t)snprintf(buf, len,
+                         "in the barrier tree of manager %d, %d of %d ranks of "
+                         "its subtree (itself and %d children) arrived; waiting for rank%s",
+                         mgr.root, mgr.arrived, mgr.expect, nc, mgr.expect - mgr.arrived > 1 ? "s" : "");
     if (!mgr.seen[me] && off < len)
         off += (size_t)snprintf(buf + off, len - off, " %d (itself)", me), shown++;
     for (int i = 0; i < nc && off < len; i++) {
@@ -529,8 +527,9 @@ int sdsm_barrier_describe(char *buf, size_t len)
         return 0;
     if (mgr.expect) /* a tree round is being collected here */
         return describe_tree(buf, len);
-    size_t off = (size_t)snprintf(buf, len, "manages a barrier that %d of %d ranks reached; waiting for rank%s",
-                                  mgr.arrived, n, n - mgr.arrived > 1 ? "s" : "");
+    size_t off =
+        (size_t)snprintf(buf, len, "manages a barrier that %d of %d ranks reached; waiting for rank%s",
+                         mgr.arrived, n, n - mgr.arrived > 1 ? "s" : "");
     for (int r = 0; r < n && off < len; r++)
         if (!mgr.seen[r] && shown++ < 16)
             off += (size_t)snprintf(buf + off, len - off, shown > 1 ? ", %d" : " %d", r);

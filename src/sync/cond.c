@@ -20,16 +20,15 @@
 #include "net/rpc.h"
 #include "sync.h"
 
-
 typedef struct cwait {
     struct cwait *next;
-    int           rank;
-    uint32_t      wake_id;
+    int rank;
+    uint32_t wake_id;
 } cwait_t;
 
 typedef struct mcond {
-    uint32_t      id;
-    cwait_t      *head, *tail;
+    uint32_t id;
+    cwait_t *head, *tail;
 } mcond_t;
 
 static sdsm_idmap_t table; /* the conditions this rank manages */
@@ -116,7 +115,7 @@ int sdsm_cond_wait_run(int cond, int lock)
 
 int sdsm_cond_signal_run(int cond, int all)
 {
-    uint32_t msg[2] = {(uint32_t)cond, (uint32_t)!!all};
+    uint32_t msg[2] = {(uint32_t)cond, (uint32_t) !!all};
     sdsm_net_send(cond_manager((uint32_t)cond), SDSM_MSG_COND_SIGNAL, 0, 0, msg, 8, NULL, 0);
     return 0;
 }

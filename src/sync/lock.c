@@ -53,53 +53,53 @@
 #include "sync.h"
 
 typedef struct qent {
-    int      rank;
+    int rank;
     uint32_t stamp;
-    int      passed; /* caching: this rank passed the lock to the next */
+    int passed; /* caching: this rank passed the lock to the next */
 } qent_t;
 
 typedef struct mlock { /* manager's record of one lock */
-    uint32_t      id;
-    int           holder; /* rank, -1 if free */
-    int           holder_passed; /* caching: it passed the lock to queue[qhead] */
-    qent_t       *queue;
-    uint32_t      qhead, qlen, qcap;
-    uint8_t      *chain;  /* {u32 stamp, u32 len, bytes}[] of chain_epoch */
-    size_t        chain_len;
-    uint32_t      chain_epoch;
+    uint32_t id;
+    int holder;        /* rank, -1 if free */
+    int holder_passed; /* caching: it passed the lock to queue[qhead] */
+    qent_t *queue;
+    uint32_t qhead, qlen, qcap;
+    uint8_t *chain; /* {u32 stamp, u32 len, bytes}[] of chain_epoch */
+    size_t chain_len;
+    uint32_t chain_epoch;
 } mlock_t;
 
 typedef struct waiter { /* a local thread waiting for a grant */
-    struct waiter   *next;
-    uint32_t         id;
+    struct waiter *next;
+    uint32_t id;
     _Atomic uint32_t granted;
-    uint8_t         *chain; /* what the grant carried (malloc'd) */
-    size_t           chain_len;
+    uint8_t *chain; /* what the grant carried (malloc'd) */
+    size_t chain_len;
 } waiter_t;
 
 typedef struct rlock { /* this rank's claim on a lock (local hand-off, caching) */
-    uint32_t      id;
-    int           claimed;  /* asked the manager, or owns the grant */
-    int           handoffs; /* in a row, since the grant */
-    int           owned;    /* caching: the grant arrived and was not passed on */
-    int           busy;     /* caching: a thread of this rank holds it */
-    int           pass_to;  /* caching: the rank to pass it to after us, or -1 */
+    uint32_t id;
+    int claimed;  /* asked the manager, or owns the grant */
+    int handoffs; /* in a row, since the grant */
+    int owned;    /* caching: the grant arrived and was not passed on */
+    int busy;     /* caching: a thread of this rank holds it */
+    int pass_to;  /* caching: the rank to pass it to after us, or -1 */
 } rlock_t;
 
 #define LOCAL_HANDOFFS 8
 
 typedef struct held {
     struct held *next;
-    uint32_t     id;
-    pthread_t    thread;
-    uint64_t     since; /* for the trace's hold span (0: not traced) */
+    uint32_t id;
+    pthread_t thread;
+    uint64_t since; /* for the trace's hold span (0: not traced) */
 } held_t;
 
-static sdsm_idmap_t    table;   /* the locks this rank manages (service side) */
+static sdsm_idmap_t table; /* the locks this rank manages (service side) */
 static pthread_mutex_t local_mtx = PTHREAD_MUTEX_INITIALIZER;
-static waiter_t       *waiters;
-static held_t         *helds;
-static sdsm_idmap_t    rlocks;  /* this rank's side of each lock, under local_mtx */
+static waiter_t *waiters;
+static held_t *helds;
+static sdsm_idmap_t rlocks; /* this rank's side of each lock, under local_mtx */
 
 static rlock_t *rlock_get(uint32_t id)
 {
@@ -269,7 +269,7 @@ static int passed(uint32_t id, int from, int to)
 static int on_passed(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t id;
-    int32_t  to;
+    int32_t to;
     memcpy(&id, p, 4);
     memcpy(&to, p + 4, 4);
     if (id > INT32_MAX || !caching() || lock_manager(id) != sdsm_net_rank())
@@ -336,7 +336,7 @@ static void pass_on(uint32_t id, int to, int again)
 static int on_fwd(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t id;
-    int32_t  to;
+    int32_t to;
     memcpy(&id, p, 4);
     memcpy(&to, p + 4, 4);
     if (id > INT32_MAX || !caching() || src != lock_manager(id) || to < 0 || to >= sdsm_net_nprocs() ||
@@ -418,9 +418,9 @@ int sdsm_lock_held(int id)
  * lock, so a waiting thread does not block the others).  Threads with no
  * lock are not held up.
  */
-static pthread_mutex_t   gate_mtx = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t    gate_cv = PTHREAD_COND_INITIALIZER;
-static int               gate_in; /* threads past the gate */
+static pthread_mutex_t gate_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_in; /* threads past the gate */
 static _Thread_local int cs_depth;
 
 static int gate_slots(void) { return sdsm_proto->cs_slots ? sdsm_proto->cs_slots() : 0; }
@@ -552,9 +552,9 @@ static int handoff(uint32_t id)
  */
 static void cached_unlock(uint32_t id)
 {
-    rlock_t  *r = rlock_get(id);
+    rlock_t *r = rlock_get(id);
     waiter_t *w = oldest_waiter(id);
-    int       to = r->pass_to;
+    int to = r->pass_to;
     if (to < 0 && w) {
         r->handoffs++;
         atomic_store(&w->granted, 1);
@@ -604,9 +604,9 @@ int sdsm_lock_release(int id, int flush)
 }
 
 typedef struct {
-    char  *buf;
+    char *buf;
     size_t len, off;
-    int    n;
+    int n;
 } describe_t;
 
 static int describe_one(void *v, void *arg)

@@ -47,10 +47,10 @@
 #define REWRITES_MIN 16u
 
 static struct {
-    pthread_t       thread;
+    pthread_t thread;
     pthread_mutex_t mtx;
-    pthread_cond_t  cv;
-    int             running, stop, soon;
+    pthread_cond_t cv;
+    int running, stop, soon;
 } publisher = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t stat(sdsm_stat_t s) { return atomic_load_explicit(&sdsm_stats.v[s], memory_order_relaxed); }

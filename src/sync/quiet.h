@@ -5,8 +5,8 @@
 #ifndef SDSM_SYNC_QUIET_H
 #define SDSM_SYNC_QUIET_H
 
-int  sdsm_quiet_start(void); /* after the transport is up; no-op where off */
-void sdsm_quiet_stop(void);  /* before the final barrier */
-int  sdsm_quiet_running(void); /* nonzero while the publisher runs (flag support on) */
+int sdsm_quiet_start(void);   /* after the transport is up; no-op where off */
+void sdsm_quiet_stop(void);   /* before the final barrier */
+int sdsm_quiet_running(void); /* nonzero while the publisher runs (flag support on) */
 
 #endif

@@ -49,17 +49,17 @@
 #define STATE_PAGE 2 /* a page fault has waited the period */
 
 static struct {
-    pthread_t       thread;
+    pthread_t thread;
     pthread_mutex_t mtx;
-    pthread_cond_t  cv;
-    int             running, stop;
-    uint32_t        reports;
+    pthread_cond_t cv;
+    int running, stop;
+    uint32_t reports;
     /* rank 0, handlers only: the round of questions asked last */
-    uint32_t        round;
-    int             open, answers, from, flags;
-    uint32_t        secs;
-    uint64_t        started, last_report;
-    char           *lines; /* one per rank, SDSM_HANG_STATE_MAX + 1 bytes each; "" none yet */
+    uint32_t round;
+    int open, answers, from, flags;
+    uint32_t secs;
+    uint64_t started, last_report;
+    char *lines; /* one per rank, SDSM_HANG_STATE_MAX + 1 bytes each; "" none yet */
 } watcher = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t period_ns(void) { return (uint64_t)sdsm_cfg.hang_report * 1000000000ull; }
@@ -72,9 +72,9 @@ static uint64_t tick_ns(void)
 }
 
 typedef struct text {
-    char    *buf;
-    size_t   len, off;
-    int      n;
+    char *buf;
+    size_t len, off;
+    int n;
     uint64_t quiet_max; /* the longest a computing thread has made no runtime call */
 } text_t;
 
@@ -146,9 +146,7 @@ static void one_wait(void *arg, int thread, uint32_t kind, int64_t id, uint64_t 
         else
             snprintf(what, sizeof what, "in sdsm_group_barrier(%lld)", (long long)id);
         break;
-    case SDSM_WAIT_SLOT:
-        snprintf(what, sizeof what, "ready, for a run slot (SDSM_RUN_THREADS)");
-        break;
+    case SDSM_WAIT_SLOT: snprintf(what, sizeof what, "ready, for a run slot (SDSM_RUN_THREADS)"); break;
     default: snprintf(what, sizeof what, "in an unknown wait"); break;
     }
     char who[32];
@@ -168,8 +166,7 @@ static void one_app(void *arg, int label, int computing, int waiting, uint64_t q
     if (quiet == UINT64_MAX)
         put(t, "%s%s running", t->n++ ? "; " : "", who);
     else
-        put(t, "%s%s running, no runtime call for %.1f s", t->n++ ? "; " : "", who,
-            (double)quiet * 1e-9);
+        put(t, "%s%s running, no runtime call for %.1f s", t->n++ ? "; " : "", who, (double)quiet * 1e-9);
     if (quiet != UINT64_MAX && quiet > t->quiet_max)
         t->quiet_max = quiet;
 }
@@ -210,7 +207,7 @@ size_t sdsm_watch_describe(char *buf, size_t len)
 
 typedef struct busy {
     uint64_t recent, period;
-    int      flags;
+    int flags;
 } busy_t;
 
 static void app_busy(void *arg, int label, int computing, int waiting, uint64_t quiet)
@@ -252,19 +249,18 @@ static void finish_round(void)
     int n = sdsm_net_nprocs();
     watcher.open = 0;
     if ((watcher.flags & STATE_BUSY) && !(watcher.flags & STATE_PAGE)) {
-        sdsm_debug("hang check %u: rank %d has waited %u s, but threads compute: no report",
-                   watcher.round, watcher.from, watcher.secs);
+        sdsm_debug("hang check %u: rank %d has waited %u s, but threads compute: no report", watcher.round,
+                   watcher.from, watcher.secs);
         return;
     }
     watcher.reports++;
     watcher.last_report = sdsm_now_ns();
     sdsm_warn("hang report %u: rank %d has waited %u s in a blocking call; what every rank is doing "
-              "(SDSM_HANG_REPORT=%ld; the job goes on):", watcher.reports, watcher.from,
-              watcher.secs, sdsm_cfg.hang_report);
+              "(SDSM_HANG_REPORT=%ld; the job goes on):",
+              watcher.reports, watcher.from, watcher.secs, sdsm_cfg.hang_report);
     for (int r = 0; r < n; r++) {
         const char *line = watcher.lines + (size_t)r * (SDSM_HANG_STATE_MAX + 1);
-        sdsm_warn("hang report %u: rank %d: %s", watcher.reports, r,
-                  line[0] ? line : "(no answer)");
+        sdsm_warn("hang report %u: rank %d: %s", watcher.reports, r, line[0] ? line : "(no answer)");
     }
 }
 
@@ -284,7 +280,8 @@ static int on_note(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return 0;
     if (!watcher.lines && !(watcher.lines = malloc((size_t)n * (SDSM_HANG_STATE_MAX + 1)))) {
         sdsm_warn("hang report: rank %d has waited %u s in a blocking call (no memory to ask "
-                  "the ranks what they are doing)", src, secs);
+                  "the ranks what they are doing)",
+                  src, secs);
         return 0;
     }
     if (watcher.open)
@@ -319,8 +316,7 @@ static int on_state(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (sdsm_net_rank() != 0)
         return -EPROTO;
-    if (!watcher.open || h->seq != watcher.round || h->len < 1 || src < 0 ||
-        src >= sdsm_net_nprocs())
+    if (!watcher.open || h->seq != watcher.round || h->len < 1 || src < 0 || src >= sdsm_net_nprocs())
         return 0; /* a round already printed, or never asked */
     char *text = watcher.lines + (size_t)src * (SDSM_HANG_STATE_MAX + 1);
     if (text[0])

@@ -8,9 +8,9 @@
 
 #include <stddef.h>
 
-int  sdsm_watch_init(void);  /* handlers; before the service thread starts */
-int  sdsm_watch_start(void); /* the watchdog thread; after the transport is up */
-void sdsm_watch_stop(void);  /* before the transport stops */
+int sdsm_watch_init(void);  /* handlers; before the service thread starts */
+int sdsm_watch_start(void); /* the watchdog thread; after the transport is up */
+void sdsm_watch_stop(void); /* before the transport stops */
 /* One line: this rank's waits, held locks, managed locks and barrier.  In a
  * handler (it reads manager state).  Returns the length (< len). */
 size_t sdsm_watch_describe(char *buf, size_t len);

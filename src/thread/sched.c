@@ -29,15 +29,15 @@
 #include "core/wait.h"
 #include "core/blocked.h"
 
-static _Atomic int      free_slots;
-static _Atomic int      holders, ready; /* holding a slot; waiting for one */
-static _Atomic int      comp_waiting;   /* in wait_turn (sdsm_comp_wait, a spin point) */
-static _Atomic int      all_created;
+static _Atomic int free_slots;
+static _Atomic int holders, ready; /* holding a slot; waiting for one */
+static _Atomic int comp_waiting;   /* in wait_turn (sdsm_comp_wait, a spin point) */
+static _Atomic int all_created;
 static _Atomic uint32_t gen, blocks;
 static _Atomic uint32_t slot_gen;
-static _Atomic int      slot_sleepers;
-static _Atomic int      parked;         /* handed over (sdsm_sched_hand_over), not woken yet */
-static int              nslots;
+static _Atomic int slot_sleepers;
+static _Atomic int parked; /* handed over (sdsm_sched_hand_over), not woken yet */
+static int nslots;
 
 /*
  * One record per compute thread (my_rec): whether it holds a slot, so that
@@ -45,19 +45,19 @@ static int              nslots;
  * or compute in program code, making no runtime call (lend).
  */
 typedef struct rec {
-    _Atomic int      tid;   /* its thread id while it holds a slot, else 0 */
-    _Atomic int      lent;  /* its slot was lent to a ready thread (lend) */
-    int              wrec;  /* its record in core/blocked.h: call count, CPU clock */
+    _Atomic int tid;  /* its thread id while it holds a slot, else 0 */
+    _Atomic int lent; /* its slot was lent to a ready thread (lend) */
+    int wrec;         /* its record in core/blocked.h: call count, CPU clock */
     /* a ready thread's last look at it (stale) */
-    _Atomic int      looked;
+    _Atomic int looked;
     _Atomic uint32_t seen;
     _Atomic uint64_t seen_cpu;
 } __attribute__((aligned(64))) rec_t;
 
 #define MAX_RECS 4096 /* SDSM_THREADS at most */
-static rec_t       recs[MAX_RECS];
+static rec_t recs[MAX_RECS];
 static _Atomic int nrecs;
-static uint64_t    slice_ns; /* SDSM_RUN_SLICE; 0: never lend */
+static uint64_t slice_ns; /* SDSM_RUN_SLICE; 0: never lend */
 
 static __thread int compute __attribute__((tls_model("initial-exec")));
 static __thread int my_tid __attribute__((tls_model("initial-exec")));
@@ -362,7 +362,4 @@ void sdsm_sched_unpark(void)
     atomic_fetch_sub(&ready, 1);
 }
 
-void sdsm_sched_expect(int n)
-{
-    atomic_fetch_add(&ready, n);
-}
+void sdsm_sched_expect(int n) { atomic_fetch_add(&ready, n); }

@@ -33,7 +33,7 @@
 
 /* Set the number of slots and install the wait hooks. */
 void sdsm_sched_init(int slots);
-int  sdsm_sched_slots(void);
+int sdsm_sched_slots(void);
 
 /* A compute thread is being created (n = 1) or failed to start (n = -1): it
  * counts as ready from now on, so comp_wait never mistakes "not started
@@ -71,6 +71,6 @@ void sdsm_sched_hand_over(_Atomic uint32_t *w, uint32_t val, int n);
  * reason: it may not have been asleep when it was moved). */
 void sdsm_sched_unpark(void);
 /* True in a compute thread. */
-int  sdsm_sched_is_compute(void);
+int sdsm_sched_is_compute(void);
 
 #endif

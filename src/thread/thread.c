@@ -39,26 +39,26 @@ enum { CT_FREE, CT_RUNNING, CT_ENDED, CT_JOINED };
 
 typedef struct cthread {
     pthread_t pt;
-    int       local, group, state;
-    void     *(*fn)(void *);
-    void     *arg, *ret;
-    int       waiting;      /* in the barrier of all compute threads (under mtx) */
-    _Atomic int parked;     /* handed to the run-slot queue by that barrier's release */
+    int local, group, state;
+    void *(*fn)(void *);
+    void *arg, *ret;
+    int waiting;        /* in the barrier of all compute threads (under mtx) */
+    _Atomic int parked; /* handed to the run-slot queue by that barrier's release */
 } cthread_t;
 
 typedef struct group {
-    int              id, members, arrived;
+    int id, members, arrived;
     _Atomic uint32_t gen;
 } group_t;
 
 static struct {
-    pthread_mutex_t  mtx;
-    int              rank, nprocs, per_rank;
-    int              created, alive, joiners;
-    cthread_t       *ct;     /* per_rank entries */
-    group_t         *groups; /* per_rank entries at most */
-    int              ngroups;
-    int              arrived; /* at the barrier of all compute threads */
+    pthread_mutex_t mtx;
+    int rank, nprocs, per_rank;
+    int created, alive, joiners;
+    cthread_t *ct;   /* per_rank entries */
+    group_t *groups; /* per_rank entries at most */
+    int ngroups;
+    int arrived; /* at the barrier of all compute threads */
     _Atomic uint32_t gen;
 } cthreads = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
@@ -78,15 +78,14 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
         if (slots < 1)
             slots = 1;
     }
-    sdsm_debug("%d run slot(s) for %d compute thread(s); %d CPU(s) here, shared by %d rank(s)",
-               slots, per_rank > 0 ? per_rank : 1, sdsm_cpus_here(), ranks_here);
+    sdsm_debug("%d run slot(s) for %d compute thread(s); %d CPU(s) here, shared by %d rank(s)", slots,
+               per_rank > 0 ? per_rank : 1, sdsm_cpus_here(), ranks_here);
     /* Latency hiding (seed 001): while one thread computes, the others
      * wait for the network.  They poll longer, so that the rank's CPU does
      * not go idle between their replies: waking an idle CPU, and a thread
      * asleep on it, can cost more than the round trip being hidden. */
     atomic_store(&sdsm_wait_hiding, cthreads.per_rank > slots);
-    atomic_store(&sdsm_wait_spin_us,
-                 cthreads.per_rank > slots ? sdsm_cfg.hide_spin_us : sdsm_cfg.spin_us);
+    atomic_store(&sdsm_wait_spin_us, cthreads.per_rank > slots ? sdsm_cfg.hide_spin_us : sdsm_cfg.spin_us);
     sdsm_sched_init(slots);
     sdsm_wait_register(-1); /* the main thread (the hang report tells computing from waiting) */
 }
@@ -127,10 +126,10 @@ static group_t *group_of(int id)
 static void check_missing(const char *call)
 {
     if (cthreads.joiners > 0 && cthreads.created < cthreads.per_rank && cthreads.arrived > 0)
-        stop(call, "rank %d created only %d of its SDSM_THREADS=%d compute threads and waits in "
+        stop(call,
+             "rank %d created only %d of its SDSM_THREADS=%d compute threads and waits in "
              "sdsm_thread_join, while %d wait in sdsm_barrier for all %d",
-             cthreads.rank, cthreads.created, cthreads.per_rank, cthreads.arrived,
-             cthreads.per_rank);
+             cthreads.rank, cthreads.created, cthreads.per_rank, cthreads.arrived, cthreads.per_rank);
 }
 
 /* Under mtx: a group barrier is complete when every member arrived and no
@@ -167,12 +166,14 @@ static void *trampoline(void *p)
     pthread_mutex_lock(&cthreads.mtx);
     group_t *g = group_of(c->group);
     if (cthreads.arrived > 0)
-        stop("sdsm_thread_create", "compute thread %d (rank %d) returned while %d compute "
+        stop("sdsm_thread_create",
+             "compute thread %d (rank %d) returned while %d compute "
              "thread%s of its rank wait%s for it in sdsm_barrier",
              cthreads.rank * cthreads.per_rank + c->local, cthreads.rank, cthreads.arrived,
              cthreads.arrived == 1 ? "" : "s", cthreads.arrived == 1 ? "s" : "");
     if (g && g->arrived > 0)
-        stop("sdsm_thread_create", "compute thread %d (rank %d) of group %d returned while %d "
+        stop("sdsm_thread_create",
+             "compute thread %d (rank %d) of group %d returned while %d "
              "of its group wait for it in sdsm_group_barrier",
              cthreads.rank * cthreads.per_rank + c->local, cthreads.rank, g->id, g->arrived);
     if (g)
@@ -203,8 +204,8 @@ static int create_on(pthread_t *pt, void *stack, size_t stack_len, void *(*fn)(v
     return e;
 }
 
-int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, void *stack,
-                      size_t stack_len, char *err, size_t errlen)
+int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, void *stack, size_t stack_len,
+                      char *err, size_t errlen)
 {
     if (!handle || !fn) {
         snprintf(err, errlen, "%s is NULL", handle ? "the thread function" : "the handle pointer");
@@ -217,13 +218,13 @@ int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, vo
     pthread_mutex_lock(&cthreads.mtx);
     if (cthreads.created >= cthreads.per_rank) {
         pthread_mutex_unlock(&cthreads.mtx);
-        stop("sdsm_thread_create", "rank %d creates more than SDSM_THREADS=%d compute threads "
+        stop("sdsm_thread_create",
+             "rank %d creates more than SDSM_THREADS=%d compute threads "
              "(every rank runs exactly that many: sdsm_thread_count() is ranks x SDSM_THREADS)",
              cthreads.rank, cthreads.per_rank);
     }
     cthread_t *c = &cthreads.ct[cthreads.created];
-    *c = (cthread_t){.local = cthreads.created, .group = group, .state = CT_RUNNING, .fn = fn,
-                     .arg = arg};
+    *c = (cthread_t){.local = cthreads.created, .group = group, .state = CT_RUNNING, .fn = fn, .arg = arg};
     group_t *g = group_of(group);
     if (!g) {
         g = &cthreads.groups[cthreads.ngroups++];
@@ -257,8 +258,7 @@ int sdsm_thread_wait(int handle, void **ret, char *err, size_t errlen)
     pthread_mutex_lock(&cthreads.mtx);
     if (handle < 0 || handle >= cthreads.created || cthreads.ct[handle].state == CT_FREE) {
         pthread_mutex_unlock(&cthreads.mtx);
-        snprintf(err, errlen, "no compute thread %d on this rank (%d created)", handle,
-                 cthreads.created);
+        snprintf(err, errlen, "no compute thread %d on this rank (%d created)", handle, cthreads.created);
         return SDSM_EINVAL;
     }
     cthread_t *c = &cthreads.ct[handle];
@@ -307,7 +307,8 @@ int sdsm_thread_self_id(char *err, size_t errlen)
         return cthreads.rank * cthreads.per_rank + self->local;
     if (cthreads.per_rank == 1 && cthreads.created == 0)
         return cthreads.rank; /* a program without compute threads: the main thread is one */
-    snprintf(err, errlen, "called from a thread that is not a compute thread "
+    snprintf(err, errlen,
+             "called from a thread that is not a compute thread "
              "(create them with sdsm_thread_create)");
     return SDSM_ESTATE;
 }
@@ -338,7 +339,8 @@ int sdsm_thread_barrier(int (*rank_barrier)(void), char *err, size_t errlen)
     pthread_mutex_lock(&cthreads.mtx);
     uint32_t g = atomic_load(&cthreads.gen);
     if (cthreads.created > cthreads.alive)
-        stop("sdsm_barrier", "compute thread %d (rank %d) called sdsm_barrier after %d compute "
+        stop("sdsm_barrier",
+             "compute thread %d (rank %d) called sdsm_barrier after %d compute "
              "thread%s of its rank returned: the barrier of all compute threads needs all %d",
              self ? cthreads.rank * cthreads.per_rank + self->local : -1, cthreads.rank,
              cthreads.created - cthreads.alive, cthreads.created - cthreads.alive == 1 ? "" : "s",
@@ -403,8 +405,8 @@ int sdsm_thread_check_finalize(char *err, size_t errlen)
         return SDSM_ESTATE;
     }
     if (created > 0 && created != cthreads.per_rank) {
-        snprintf(err, errlen, "rank %d created %d compute threads, but SDSM_THREADS=%d",
-                 cthreads.rank, created, cthreads.per_rank);
+        snprintf(err, errlen, "rank %d created %d compute threads, but SDSM_THREADS=%d", cthreads.rank,
+                 created, cthreads.per_rank);
         return SDSM_ESTATE;
     }
     return 0;

@@ -21,8 +21,8 @@ void sdsm_thread_init(int rank, int nprocs, int per_rank, int slots, int ranks_h
 /* stack, stack_len: memory for the thread's whole stack, or NULL for the C
  * library's own; the C library puts the thread's TLS and descriptor at its
  * top (pthread_attr_setstack). */
-int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, void *stack,
-                      size_t stack_len, char *err, size_t errlen);
+int sdsm_thread_start(int *handle, int group, void *(*fn)(void *), void *arg, void *stack, size_t stack_len,
+                      char *err, size_t errlen);
 int sdsm_thread_wait(int handle, void **ret, char *err, size_t errlen);
 /* Job-wide id of the calling compute thread, or a negative code. */
 int sdsm_thread_self_id(char *err, size_t errlen);

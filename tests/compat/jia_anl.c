@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#define K 50
+#define K     50
 #define SLOTS 8
 
 LOCKDEC(count_lock)
@@ -33,8 +33,7 @@ int main(int argc, char **argv)
     jia_config(HMIG, ON);
     jia_startstat();
     CLOCK(t0)
-    long *count = (long *)G_MALLOC(2 * sizeof(long))
-    long *slot = (long *)jia_alloc1(SLOTS * sizeof(long));
+    long *count = (long *)G_MALLOC(2 * sizeof(long)) long *slot = (long *)jia_alloc1(SLOTS * sizeof(long));
     BARRIER(bar, jiahosts)
     for (int k = 0; k < K; k++) {
         LOCK(count_lock)

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#define N 4096
+#define N      4096
 #define ROUNDS 20
 
 static void check(const char *what, long i, long want, long got)
@@ -22,8 +22,8 @@ int main(int argc, char **argv)
 {
     jia_init(argc, argv);
     int me = jiapid, np = jiahosts;
-    long *a = (long *)jia_alloc(N * sizeof(long));           /* at process 0 */
-    long *b = (long *)jia_alloc(sizeof(long) * 4);           /* at process 1 % np */
+    long *a = (long *)jia_alloc(N * sizeof(long)); /* at process 0 */
+    long *b = (long *)jia_alloc(sizeof(long) * 4); /* at process 1 % np */
     int page = 4096, pages = 8;
     char *c = (char *)jia_alloc3(pages * page, 2 * page, np - 1); /* 2-page blocks from the last */
     check("home of a", 0, 0, sdsm_home_of(a));

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 3000
+#define N      3000
 #define ROUNDS 20
 
 static void check(const char *what, long i, long want, long got)

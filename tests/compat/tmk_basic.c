@@ -9,17 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 5000
+#define N      5000
 #define ROUNDS 20
 
-static int  *grid;    /* shared, from Tmk_malloc on process 0 */
+static int *grid;     /* shared, from Tmk_malloc on process 0 */
 static long *counter; /* shared */
-static int   scale;   /* private, set by process 0 and distributed */
+static int scale;     /* private, set by process 0 and distributed */
 
 static void fail(const char *what, long i, long want, long got)
 {
-    fprintf(stderr, "tmk_basic: process %u: %s[%ld]: expected %ld, got %ld\n", Tmk_proc_id, what, i,
-            want, got);
+    fprintf(stderr, "tmk_basic: process %u: %s[%ld]: expected %ld, got %ld\n", Tmk_proc_id, what, i, want,
+            got);
     exit(1); /* the launcher stops the other processes */
 }
 

@@ -58,23 +58,21 @@
 #include <unistd.h>
 
 #define FAIL_AFTER_MS 300
-#define LATE_MS 5000
-#define FETCH_MS 8000
-#define FETCH_PAGES 64
+#define LATE_MS       5000
+#define FETCH_MS      8000
+#define FETCH_PAGES   64
 
 enum phase { PREINIT, INIT, POSTINIT, ALLOC, BARRIER, LOCK, FETCH, COND, FINALIZE, NPHASES };
 enum failure { KILL9, STOP, ABORT, EXIT3, RETURN, FREEZE, NFAILURES };
 
-static const char *const phase_names[NPHASES] = {"preinit", "init", "postinit", "alloc",
-                                                 "barrier", "lock", "fetch", "cond",
-                                                 "finalize"};
-static const char *const failure_names[NFAILURES] = {"kill9", "stop",   "abort",
-                                                     "exit3", "return", "freeze"};
+static const char *const phase_names[NPHASES] = {"preinit", "init",  "postinit", "alloc",   "barrier",
+                                                 "lock",    "fetch", "cond",     "finalize"};
+static const char *const failure_names[NFAILURES] = {"kill9", "stop", "abort", "exit3", "return", "freeze"};
 
-static enum phase   phase;
+static enum phase phase;
 static enum failure failure;
-static int          me = -1;
-static int          VICTIM = 1, LATE_RANK = 2; /* FAULT_RANK=R makes R the victim */
+static int me = -1;
+static int VICTIM = 1, LATE_RANK = 2; /* FAULT_RANK=R makes R the victim */
 
 static void sleep_ms(long ms)
 {
@@ -137,26 +135,20 @@ static void fail_now(int in_call)
             (long long)wall.tv_sec * 1000 + wall.tv_nsec / 1000000);
     fflush(stderr);
     switch (failure) {
-    case KILL9:
-        kill(getpid(), SIGKILL);
-        break;
+    case KILL9: kill(getpid(), SIGKILL); break;
     case STOP:
         kill(getpid(), SIGSTOP);
         /* Continued only by the launcher stopping the job: wait for its SIGTERM. */
         for (;;)
             pause();
-    case ABORT:
-        sdsm_abort(7, "fault: rank %d aborts during %s", VICTIM, phase_names[phase]);
-    case EXIT3:
-        exit(3);
+    case ABORT: sdsm_abort(7, "fault: rank %d aborts during %s", VICTIM, phase_names[phase]);
+    case EXIT3: exit(3);
     case RETURN:
         if (in_call)
             exit(0);
         return;
-    case FREEZE:
-        freeze();
-    default:
-        break;
+    case FREEZE: freeze();
+    default: break;
     }
     abort(); /* SIGKILL returned */
 }

@@ -45,9 +45,9 @@ static void fail(const char *what)
     abort();
 }
 
-static const uint8_t KEY[SDSM_KEY_BYTES] = {
-    0x6b, 0x65, 0x79, 0x20, 0x66, 0x6f, 0x72, 0x20, 0x74, 0x68, 0x65, 0x20, 0x66, 0x75, 0x7a, 0x7a,
-    0x65, 0x72, 0x27, 0x73, 0x20, 0x6a, 0x6f, 0x62, 0x2c, 0x20, 0x33, 0x32, 0x20, 0x62, 0x79, 0x74};
+static const uint8_t KEY[SDSM_KEY_BYTES] = {0x6b, 0x65, 0x79, 0x20, 0x66, 0x6f, 0x72, 0x20, 0x74, 0x68, 0x65,
+                                            0x20, 0x66, 0x75, 0x7a, 0x7a, 0x65, 0x72, 0x27, 0x73, 0x20, 0x6a,
+                                            0x6f, 0x62, 0x2c, 0x20, 0x33, 0x32, 0x20, 0x62, 0x79, 0x74};
 
 /* Take n bytes of input, zero-padded when it runs out. */
 static void take(const uint8_t **d, size_t *n, void *out, size_t len)
@@ -125,8 +125,8 @@ static void hello_c(const uint8_t *d, size_t n)
     int rc = sdsm_auth_check_hello_c(KEY, na, in, &got_rank, nc);
     memcpy(&rank, in + 8, 4);
     spec_proof(na, in + 16, rank, want);
-    int ok = memcmp(in, "SDSMC1\0\0", 8) == 0 && memcmp(in + 12, zero, 4) == 0 &&
-             memcmp(in + 32, want, 32) == 0;
+    int ok =
+        memcmp(in, "SDSMC1\0\0", 8) == 0 && memcmp(in + 12, zero, 4) == 0 && memcmp(in + 32, want, 32) == 0;
     if (ok != (rc == 0))
         fail(ok ? "a valid hello was refused" : "an invalid hello was accepted");
     if (rc == 0 && (got_rank != rank || memcmp(nc, in + 16, 16) != 0))
@@ -173,9 +173,9 @@ static void one_side(const uint8_t *d, size_t n, int acceptor)
 }
 
 typedef struct side {
-    int      fd, rc;
+    int fd, rc;
     uint32_t rank;
-    uint8_t  key[SDSM_KEY_BYTES];
+    uint8_t key[SDSM_KEY_BYTES];
 } side_t;
 
 static void *accept_side(void *arg)

@@ -72,14 +72,11 @@ static void check_batch(uint8_t **pages, uint32_t npages, const uint8_t *b, size
 }
 
 /* What the receiving handler checks before it uses the payload. */
-static void check_payload(const sdsm_hdr_t *h, const uint8_t *p, uint8_t **pages, uint32_t npages,
-                          size_t ps)
+static void check_payload(const sdsm_hdr_t *h, const uint8_t *p, uint8_t **pages, uint32_t npages, size_t ps)
 {
     switch (h->type) {
     case SDSM_MSG_DIFF:
-    case SDSM_MSG_FWD_DIFF:
-        check_batch(pages, npages, p, h->len, ps);
-        break;
+    case SDSM_MSG_FWD_DIFF: check_batch(pages, npages, p, h->len, ps); break;
     case SDSM_MSG_LOCK_REL: /* kept by the manager, checked in the grantee's chain */
         check_batch(pages, npages, p + 8, h->len - 8, ps);
         break;
@@ -108,8 +105,7 @@ static void check_payload(const sdsm_hdr_t *h, const uint8_t *p, uint8_t **pages
             memcpy(pages[i % npages], p + 8 + i * ps, ps);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 

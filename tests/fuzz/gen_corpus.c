@@ -20,7 +20,7 @@
 
 typedef struct buf {
     uint8_t b[1 << 16];
-    size_t  n;
+    size_t n;
 } buf_t;
 
 static void put(buf_t *o, const void *p, size_t n)
@@ -88,12 +88,12 @@ static void msg_seeds(const char *dir)
     uint32_t u[8] = {1, 2, 3, 0, 0, 0, 0, 0};
     char name[64];
 
-#define SEED(nm, ...)              \
-    do {                           \
-        o->n = 0;                  \
-        put(o, &mode, 1);          \
-        __VA_ARGS__;               \
-        save(dir, nm, o);          \
+#define SEED(nm, ...)                                                                                        \
+    do {                                                                                                     \
+        o->n = 0;                                                                                            \
+        put(o, &mode, 1);                                                                                    \
+        __VA_ARGS__;                                                                                         \
+        save(dir, nm, o);                                                                                    \
     } while (0)
 
     for (unsigned t = 1; t < SDSM_MSG_NTYPES; t++) {
@@ -101,9 +101,7 @@ static void msg_seeds(const char *dir)
         p->n = 0;
         switch (t) {
         case SDSM_MSG_DIFF:
-        case SDSM_MSG_FWD_DIFF:
-            some_batch(p, ps);
-            break;
+        case SDSM_MSG_FWD_DIFF: some_batch(p, ps); break;
         case SDSM_MSG_LOCK_REL:
             put32(p, 5);
             put32(p, 9);

@@ -122,8 +122,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < NPOL; k++) {
         if (policy(k) == SDSM_HOME_FIRST_TOUCH) {
             for (size_t i = 0; i < npages_of(sizeA); i++)
-                MP_CHECK("untouched first-touch page home", i, SDSM_ENOHOME,
-                         sdsm_home_of(A[k] + i * ps + 8));
+                MP_CHECK("untouched first-touch page home", i, SDSM_ENOHOME, sdsm_home_of(A[k] + i * ps + 8));
         } else {
             snprintf(label, sizeof label, "A/%s", polname(k));
             check_homes(label, A[k], sizeA, policy(k));
@@ -224,8 +223,7 @@ int main(int argc, char **argv)
         for (int f = 0; f < 2; f++) {
             MP_ASSERT(Cb[k] + sizeC <= live[f] || Cb[k] >= live[f] + sizeA,
                       "new block %p overlaps the live block %p", (void *)Cb[k], (void *)live[f]);
-            MP_ASSERT((unsigned char *)Z[k] + zn * zel <= live[f] ||
-                      (unsigned char *)Z[k] >= live[f] + sizeA,
+            MP_ASSERT((unsigned char *)Z[k] + zn * zel <= live[f] || (unsigned char *)Z[k] >= live[f] + sizeA,
                       "new calloc block %p overlaps the live block %p", (void *)Z[k], (void *)live[f]);
         }
         if (Cb[k] >= freed[0] && Cb[k] < freed[0] + sizeA)

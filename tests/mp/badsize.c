@@ -17,11 +17,11 @@
 #include <stdint.h>
 
 /* The call must return NULL and leave `code` in sdsm_last_error(). */
-#define MP_ALLOC_FAILS(what, code, call)                                                     \
-    do {                                                                                     \
-        void *mp_p_ = (call);                                                                \
-        MP_ASSERT(mp_p_ == NULL, "%s returned %p instead of NULL", what, mp_p_);              \
-        MP_CHECK(what, 0, code, sdsm_last_error());                                          \
+#define MP_ALLOC_FAILS(what, code, call)                                                                     \
+    do {                                                                                                     \
+        void *mp_p_ = (call);                                                                                \
+        MP_ASSERT(mp_p_ == NULL, "%s returned %p instead of NULL", what, mp_p_);                             \
+        MP_CHECK(what, 0, code, sdsm_last_error());                                                          \
     } while (0)
 
 int main(int argc, char **argv)

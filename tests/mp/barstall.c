@@ -42,7 +42,7 @@ static void *thread_b(void *arg)
     (void)arg;
     for (int r = 1; r <= ROUNDS; r++) {
         while (atomic_load(&a_holds) != r)
-            sdsm_comp_wait(); /* run once A waits in the barrier */
+            sdsm_comp_wait();    /* run once A waits in the barrier */
         sdsm_barrier();          /* last to arrive: keeps the slot */
         pthread_mutex_lock(&mu); /* A holds it: blocks, holding the slot */
         atomic_fetch_add(&b_got, 1);

@@ -13,7 +13,7 @@
 #define MP_NAME "bigalloc"
 #include "mp.h"
 
-#define GIB (1024UL * 1024 * 1024)
+#define GIB    (1024UL * 1024 * 1024)
 #define NLONGS (GIB / sizeof(long)) /* 2^27 */
 
 static size_t slot(long j, int r, int n, uint64_t mul)
@@ -21,7 +21,10 @@ static size_t slot(long j, int r, int n, uint64_t mul)
     return (size_t)(((uint64_t)j * (uint64_t)n + (uint64_t)r) * mul % NLONGS);
 }
 
-static long value(size_t idx, int r, int block) { return (long)(idx * 2654435761u) ^ ((long)r << 48) ^ ((long)block << 56); }
+static long value(size_t idx, int r, int block)
+{
+    return (long)(idx * 2654435761u) ^ ((long)r << 48) ^ ((long)block << 56);
+}
 
 static long vm_rss_kb(void)
 {
@@ -64,8 +67,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < n; r++)
             for (long j = 0; j < per; j++) {
                 size_t i = slot(j, r, n, muls[b]);
-                MP_CHECK(b ? "block-homed GiB long" : "cyclic-homed GiB long", i, value(i, r, b),
-                         blk[b][i]);
+                MP_CHECK(b ? "block-homed GiB long" : "cyclic-homed GiB long", i, value(i, r, b), blk[b][i]);
             }
     /* A few untouched places read zero, including the very ends. */
     size_t probes[3] = {0, NLONGS / 2 + 3, NLONGS - 1};
@@ -82,8 +84,8 @@ int main(int argc, char **argv)
     long rss = vm_rss_kb();
     MP_ASSERT(rss > 0, "cannot read VmRSS from /proc/self/status");
     if (rss > max_mb * 1024)
-        sdsm_abort(1, "%s: rank %d: VmRSS is %ld kB after touching %ld pages of 2 GiB, limit %ld MB",
-                   MP_NAME, me, rss, 2 * per * n, max_mb);
+        sdsm_abort(1, "%s: rank %d: VmRSS is %ld kB after touching %ld pages of 2 GiB, limit %ld MB", MP_NAME,
+                   me, rss, 2 * per * n, max_mb);
     MP_OK(sdsm_barrier());
     if (me == 0)
         fprintf(stderr, "bigalloc: rank 0 VmRSS %ld kB\n", rss);

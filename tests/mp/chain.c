@@ -44,8 +44,8 @@ static void check_upto(int kind, int round, int upto, const char *what)
     for (int r = 0; r < upto; r++)
         for (int j = 0; j < WORDS; j++) {
             char label[96];
-            snprintf(label, sizeof label, "%s: kind %d round %d, data of rank %d, word", what, kind,
-                     round, r);
+            snprintf(label, sizeof label, "%s: kind %d round %d, data of rank %d, word", what, kind, round,
+                     r);
             MP_CHECK(label, j, val(round, r, j), *slot(kind, r, j));
         }
 }

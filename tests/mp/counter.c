@@ -32,8 +32,7 @@ static void bump(volatile long *c, int lock, long mine, const char *what)
 {
     MP_OK(sdsm_lock(lock));
     long v = *c;
-    MP_ASSERT(v >= mine, "%s under lock %d reads %ld but this rank alone added %ld", what, lock, v,
-              mine);
+    MP_ASSERT(v >= mine, "%s under lock %d reads %ld but this rank alone added %ld", what, lock, v, mine);
     *c = v + 1;
     MP_OK(sdsm_unlock(lock));
 }

@@ -30,10 +30,7 @@ static __thread long tls_var;
 static long *volatile published;
 static volatile int zero; /* the compiler must not see the division by zero */
 
-static __attribute__((noinline)) void crash_null(void)
-{
-    *(volatile long *)(uintptr_t)zero = 42;
-}
+static __attribute__((noinline)) void crash_null(void) { *(volatile long *)(uintptr_t)zero = 42; }
 
 static __attribute__((noinline)) int recurse(int depth)
 {
@@ -62,8 +59,8 @@ static void *tls_thread(void *arg)
 static void run_thread(void *(*fn)(void *), size_t stack)
 {
     pthread_attr_t a;
-    if (stack && (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, stack) ||
-                  pthread_setattr_default_np(&a)))
+    if (stack &&
+        (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, stack) || pthread_setattr_default_np(&a)))
         sdsm_abort(1, "%s: cannot set the default stack size", MP_NAME);
     sdsm_thread_t t;
     MP_OK(sdsm_thread_create(&t, 0, fn, NULL));

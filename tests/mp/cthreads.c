@@ -73,34 +73,34 @@ static long arg;
 static int T, count;
 
 /* shared */
-static volatile long *sh_total, *sh_rank;      /* counter */
-static double *sa, *sb;                       /* stencil */
-static volatile long *mw;                     /* multiwriter */
-static volatile long *tok;                    /* ring */
-static volatile long *poll_tok;               /* poll */
-static volatile char *pages;                  /* faults */
-static volatile long *lk_shared, *lk_own;      /* locks, mwlocks */
-static volatile long *q_ring, *q_ctl;          /* prodcons */
+static volatile long *sh_total, *sh_rank; /* counter */
+static double *sa, *sb;                   /* stencil */
+static volatile long *mw;                 /* multiwriter */
+static volatile long *tok;                /* ring */
+static volatile long *poll_tok;           /* poll */
+static volatile char *pages;              /* faults */
+static volatile long *lk_shared, *lk_own; /* locks, mwlocks */
+static volatile long *q_ring, *q_ctl;     /* prodcons */
 /* per rank */
 static long group_slot[4096];
 static _Atomic int order_seq;
 static _Atomic int spinners;
 static int order_of[4096];
 
-#define LOCK_TOTAL 11
-#define LOCK_RANK  (100 + sdsm_rank())
-#define STENCIL_B  512
-#define MW_WORDS   (3 * 512)
-#define COND_RING  5
-#define LOCK_RING  77
-#define LOCK_POLL  (500 + sdsm_rank())
-#define LOCK_OF(l) (200 + (l))
-#define OWN_STRIDE 512 /* longs: a page of 4 KiB per lock */
-#define MWL_WORDS  (4 * 512)
-#define Q_SLOTS    16
-#define Q_LOCK(q)  (300 + (q))
-#define Q_COND(q)  (400 + (q))
-#define ITEM(gid, k) ((long)(gid) * 1000000 + (k) + 1)
+#define LOCK_TOTAL   11
+#define LOCK_RANK    (100 + sdsm_rank())
+#define STENCIL_B    512
+#define MW_WORDS     (3 * 512)
+#define COND_RING    5
+#define LOCK_RING    77
+#define LOCK_POLL    (500 + sdsm_rank())
+#define LOCK_OF(l)   (200 + (l))
+#define OWN_STRIDE   512 /* longs: a page of 4 KiB per lock */
+#define MWL_WORDS    (4 * 512)
+#define Q_SLOTS      16
+#define Q_LOCK(q)    (300 + (q))
+#define Q_COND(q)    (400 + (q))
+#define ITEM(gid, k) ((long)(gid)*1000000 + (k) + 1)
 
 static void do_counter(int id)
 {
@@ -150,8 +150,8 @@ static void do_stencil(int id)
     const double *want = arg % 2 ? b : a, *got = arg % 2 ? sb : sa;
     for (long i = 0; i < n; i++)
         if (memcmp(&want[i], &got[i], sizeof want[i]))
-            sdsm_abort(1, "cthreads: rank %d: stencil[%ld] = %.17g, sequential %.17g", sdsm_rank(), i,
-                       got[i], want[i]);
+            sdsm_abort(1, "cthreads: rank %d: stencil[%ld] = %.17g, sequential %.17g", sdsm_rank(), i, got[i],
+                       want[i]);
     free(a);
     free(b);
 }
@@ -232,8 +232,8 @@ static void do_compwait(int id)
     if (local == 0) {
         MP_CHECK("first to run", T - 1, 0, order_of[T - 1]);
         for (int k = 0; k < T - 1; k++)
-            MP_ASSERT(order_of[k] > 0, "thread %d ran at %d, before the thread that does not wait",
-                      k, order_of[k]);
+            MP_ASSERT(order_of[k] > 0, "thread %d ran at %d, before the thread that does not wait", k,
+                      order_of[k]);
     }
 }
 

@@ -12,10 +12,9 @@
 
 static void check_strerror(void)
 {
-    static const int codes[] = {SDSM_OK,       SDSM_EINVAL,   SDSM_ENOINIT,  SDSM_ENOMEM,
-                                SDSM_EMISMATCH, SDSM_ENOTHELD, SDSM_EPEER,    SDSM_EPROTO,
-                                SDSM_ENOTSUP,  SDSM_ESYS,     SDSM_ETIMEDOUT, SDSM_ESTATE,
-                                SDSM_EHELD,    SDSM_ENOHOME,  SDSM_EAUTH};
+    static const int codes[] = {SDSM_OK,        SDSM_EINVAL, SDSM_ENOINIT, SDSM_ENOMEM,  SDSM_EMISMATCH,
+                                SDSM_ENOTHELD,  SDSM_EPEER,  SDSM_EPROTO,  SDSM_ENOTSUP, SDSM_ESYS,
+                                SDSM_ETIMEDOUT, SDSM_ESTATE, SDSM_EHELD,   SDSM_ENOHOME, SDSM_EAUTH};
     const int nc = (int)(sizeof codes / sizeof *codes);
     for (int i = 0; i < nc; i++) {
         const char *s = sdsm_strerror(codes[i]);

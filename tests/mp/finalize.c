@@ -58,13 +58,15 @@ int main(int argc, char **argv)
     int n1 = count_fds(after, sizeof after);
     int ok = 1;
     if (n1 != n0) {
-        fprintf(stderr, "finalize: rank %d: %d descriptors open before sdsm_init, %d after "
-                "sdsm_finalize\n  before:%s\n  after: %s\n", me, n0, n1, before, after);
+        fprintf(stderr,
+                "finalize: rank %d: %d descriptors open before sdsm_init, %d after "
+                "sdsm_finalize\n  before:%s\n  after: %s\n",
+                me, n0, n1, before, after);
         ok = 0;
     }
     if (sdsm_rank() != me || sdsm_nprocs() != n) {
-        fprintf(stderr, "finalize: rank %d: after sdsm_finalize sdsm_rank() = %d, sdsm_nprocs() = %d\n",
-                me, sdsm_rank(), sdsm_nprocs());
+        fprintf(stderr, "finalize: rank %d: after sdsm_finalize sdsm_rank() = %d, sdsm_nprocs() = %d\n", me,
+                sdsm_rank(), sdsm_nprocs());
         ok = 0;
     }
     printf("finalized rank %d of %d\n", sdsm_rank(), sdsm_nprocs());

@@ -52,8 +52,8 @@ int main(int argc, char **argv)
             for (size_t r = 0; r < rows; r++) {
                 long *x = arr ? b : a;
                 int writer = (int)(r / ROWS), home = sdsm_home_of(&x[r * per]);
-                MP_ASSERT(home == writer, "row %zu of array %d: homed at rank %d, first written by %d",
-                          r, arr, home, writer);
+                MP_ASSERT(home == writer, "row %zu of array %d: homed at rank %d, first written by %d", r,
+                          arr, home, writer);
             }
     sdsm_barrier();
     sdsm_free(b);

@@ -15,15 +15,13 @@
 #include <errno.h>
 
 enum { AOP_LOAD, AOP_STORE, AOP_XCHG, AOP_CAS, AOP_ADD, AOP_SUB, AOP_AND, AOP_OR };
-int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                     uint64_t *old);
+int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
 
 /* As the OpenMP runtime calls it (omp/atomic.c, rt_home_atomic): -EAGAIN
  * asks again.  The home refuses while it does not know it is the home
  * yet: a first-touch page's manager may tell another rank who won the
  * claim before its answer reaches the winner. */
-static int home_op(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                   uint64_t *old)
+static int home_op(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old)
 {
     int rc, tries = 0;
     while ((rc = sdsm__omp_atomic(addr, size, op, val, expected, old)) == -EAGAIN && ++tries < 10000)
@@ -78,8 +76,10 @@ int main(int argc, char **argv)
              * (its copy, if it holds one, got the result; else it fetches
              * the home's, which may be newer still). */
             long seen = *(volatile long *)targets[t];
-            MP_ASSERT(seen >= (long)old + me + 1, "own read of counter %d: %ld, below its own "
-                      "result %ld", t, seen, (long)old + me + 1);
+            MP_ASSERT(seen >= (long)old + me + 1,
+                      "own read of counter %d: %ld, below its own "
+                      "result %ld",
+                      t, seen, (long)old + me + 1);
         }
         add_double(&d[5], 0.5);
         MP_ASSERT(home_op(&bits[me % 1024], 4, AOP_OR, 1u << (i % 32), 0, &old) == 1, "or");

@@ -23,10 +23,10 @@
 
 /* Private globals that rank P-1 sets and sdsm_distribute copies everywhere. */
 static struct {
-    int       magic[64];
-    long      (*fn)(long);
-    int      *self;
-    FILE     *out;
+    int magic[64];
+    long (*fn)(long);
+    int *self;
+    FILE *out;
     uint32_t *block;
 } priv;
 static int priv_target;
@@ -102,13 +102,16 @@ static void check_distribute(int me, int n)
 #define NB 24
 
 typedef struct tblocks {
-    int       t;
+    int t;
     uint32_t *b[NB];
 } tblocks_t;
 
 static size_t tsize(int t, int i) { return 100 + (size_t)(t * NB + i) * 700; } /* words */
 
-static uint32_t tval(int r, int t, int i, size_t k) { return (uint32_t)(r << 24 | t << 16 | i << 10) ^ (uint32_t)k; }
+static uint32_t tval(int r, int t, int i, size_t k)
+{
+    return (uint32_t)(r << 24 | t << 16 | i << 10) ^ (uint32_t)k;
+}
 
 static void tfill(int r, int t, int i, uint32_t *b)
 {

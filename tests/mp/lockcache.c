@@ -26,8 +26,7 @@ static void add(volatile long *c, int lock, long expect, const char *what)
 {
     MP_OK(sdsm_lock(lock));
     long v = *c;
-    MP_ASSERT(expect < 0 || v == expect, "%s under lock %d reads %ld, expected %ld", what, lock, v,
-              expect);
+    MP_ASSERT(expect < 0 || v == expect, "%s under lock %d reads %ld, expected %ld", what, lock, v, expect);
     *c = v + 1;
     MP_OK(sdsm_unlock(lock));
 }
@@ -62,8 +61,8 @@ int main(int argc, char **argv)
             MP_OK(sdsm_unlock(n + 1));
         }
         long v = cnt[n + 1];
-        MP_ASSERT(v == t * n + me, "turns: cnt reads %ld at turn %ld of rank %d, expected %ld", v, t,
-                  me, t * n + me);
+        MP_ASSERT(v == t * n + me, "turns: cnt reads %ld at turn %ld of rank %d, expected %ld", v, t, me,
+                  t * n + me);
         cnt[n + 1] = v + 1;
         *turn = (me + 1) % n;
         MP_OK(sdsm_unlock(n + 1));

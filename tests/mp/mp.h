@@ -27,41 +27,41 @@
 #endif
 
 /* Expected == actual, as integers; otherwise stop the job with the details. */
-#define MP_CHECK(what, idx, expected, actual)                                                   \
-    do {                                                                                      \
-        long long mp_e_ = (long long)(expected), mp_a_ = (long long)(actual);                 \
-        if (mp_e_ != mp_a_)                                                                   \
-            sdsm_abort(1, "%s: rank %d: %s[%lld]: expected %lld (0x%llx), got %lld (0x%llx)", \
-                       MP_NAME, sdsm_rank(), (what), (long long)(idx), mp_e_,                 \
-                       (unsigned long long)mp_e_, mp_a_, (unsigned long long)mp_a_);          \
+#define MP_CHECK(what, idx, expected, actual)                                                                \
+    do {                                                                                                     \
+        long long mp_e_ = (long long)(expected), mp_a_ = (long long)(actual);                                \
+        if (mp_e_ != mp_a_)                                                                                  \
+            sdsm_abort(1, "%s: rank %d: %s[%lld]: expected %lld (0x%llx), got %lld (0x%llx)", MP_NAME,       \
+                       sdsm_rank(), (what), (long long)(idx), mp_e_, (unsigned long long)mp_e_, mp_a_,       \
+                       (unsigned long long)mp_a_);                                                           \
     } while (0)
 
 /* A condition that must hold; `fmt` describes it. */
-#define MP_ASSERT(cond, ...)                                                                  \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            char mp_m_[512];                                                                  \
-            snprintf(mp_m_, sizeof mp_m_, __VA_ARGS__);                                       \
-            sdsm_abort(1, "%s: rank %d: %s:%d: check failed: %s: %s", MP_NAME, sdsm_rank(),   \
-                       __FILE__, __LINE__, #cond, mp_m_);                                     \
-        }                                                                                     \
+#define MP_ASSERT(cond, ...)                                                                                 \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            char mp_m_[512];                                                                                 \
+            snprintf(mp_m_, sizeof mp_m_, __VA_ARGS__);                                                      \
+            sdsm_abort(1, "%s: rank %d: %s:%d: check failed: %s: %s", MP_NAME, sdsm_rank(), __FILE__,        \
+                       __LINE__, #cond, mp_m_);                                                              \
+        }                                                                                                    \
     } while (0)
 
 /* An sdsm call that must return 0. */
-#define MP_OK(call)                                                                           \
-    do {                                                                                      \
-        int mp_rc_ = (call);                                                                  \
-        if (mp_rc_ != 0)                                                                      \
-            sdsm_abort(1, "%s: rank %d: %s:%d: %s returned %d (%s)", MP_NAME, sdsm_rank(),    \
-                       __FILE__, __LINE__, #call, mp_rc_, sdsm_strerror(mp_rc_));             \
+#define MP_OK(call)                                                                                          \
+    do {                                                                                                     \
+        int mp_rc_ = (call);                                                                                 \
+        if (mp_rc_ != 0)                                                                                     \
+            sdsm_abort(1, "%s: rank %d: %s:%d: %s returned %d (%s)", MP_NAME, sdsm_rank(), __FILE__,         \
+                       __LINE__, #call, mp_rc_, sdsm_strerror(mp_rc_));                                      \
     } while (0)
 
 /* A pointer returned by an allocator that must not be NULL. */
-#define MP_NONNULL(p)                                                                         \
-    do {                                                                                      \
-        if ((p) == NULL)                                                                      \
-            sdsm_abort(1, "%s: rank %d: %s:%d: %s returned NULL", MP_NAME, sdsm_rank(),       \
-                       __FILE__, __LINE__, #p);                                               \
+#define MP_NONNULL(p)                                                                                        \
+    do {                                                                                                     \
+        if ((p) == NULL)                                                                                     \
+            sdsm_abort(1, "%s: rank %d: %s:%d: %s returned NULL", MP_NAME, sdsm_rank(), __FILE__, __LINE__,  \
+                       #p);                                                                                  \
     } while (0)
 
 static inline void mp_init(int *argc, char ***argv)

@@ -50,8 +50,9 @@ static inline mp_endpoint_t mp_listener(pid_t pid)
     while (fgets(line, sizeof line, f)) {
         unsigned ip, port, st;
         unsigned long ino;
-        if (sscanf(line, " %*d: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &ip, &port, &st,
-                   &ino) != 4 || st != 0x0A)
+        if (sscanf(line, " %*d: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &ip, &port, &st, &ino) !=
+                4 ||
+            st != 0x0A)
             continue;
         for (int i = 0; i < ni; i++)
             if (inodes[i] == ino) {

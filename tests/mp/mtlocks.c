@@ -23,8 +23,8 @@
 static int n, me, T;
 static long K;
 static int locked_only;
-static volatile long *slot;  /* slot[l * 8], l < T: counter of lock l */
-static volatile long *mine;  /* mine[(r * T + t) * 8]: per-thread counter, no lock needed */
+static volatile long *slot; /* slot[l * 8], l < T: counter of lock l */
+static volatile long *mine; /* mine[(r * T + t) * 8]: per-thread counter, no lock needed */
 
 static void *worker(void *p)
 {

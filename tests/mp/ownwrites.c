@@ -48,8 +48,10 @@ int main(int argc, char **argv)
             for (int i = 0; i < 20; i++) {
                 long v = p[mine];
                 if (v != k)
-                    sdsm_abort(1, "%s: rank %d: own long %zu of page 0 (read %d after writing it, "
-                               "round %ld): expected %ld, got %ld", MP_NAME, me, mine, i, k, k, v);
+                    sdsm_abort(1,
+                               "%s: rank %d: own long %zu of page 0 (read %d after writing it, "
+                               "round %ld): expected %ld, got %ld",
+                               MP_NAME, me, mine, i, k, k, v);
             }
         }
     }

@@ -18,12 +18,12 @@
 #define MP_NAME "prodcons"
 #include "mp.h"
 
-#define SLOTS 8
-#define LOCK_BUF 1
-#define COND_NOT_FULL 1
+#define SLOTS          8
+#define LOCK_BUF       1
+#define COND_NOT_FULL  1
 #define COND_NOT_EMPTY 2
-#define LOCK_FLAG 2
-#define COND_FLAG 3
+#define LOCK_FLAG      2
+#define COND_FLAG      3
 
 typedef struct ring {
     long slot[SLOTS];

@@ -27,7 +27,10 @@ static volatile long *ctr, *big;
 
 static long word(int gid, int j, long k) { return (long)gid * 1000003L + (long)j * 101L + k; }
 
-static volatile long *slot(int gid, int j) { return big + ((size_t)gid * (size_t)NP + (size_t)j) * (ps / sizeof(long)); }
+static volatile long *slot(int gid, int j)
+{
+    return big + ((size_t)gid * (size_t)NP + (size_t)j) * (ps / sizeof(long));
+}
 
 static void *worker(void *p)
 {

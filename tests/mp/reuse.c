@@ -16,7 +16,7 @@
 #include "mp.h"
 
 #define WORDS_PER_RANK 4
-#define MIX_MAX 48
+#define MIX_MAX        48
 
 /* Where rank r puts word w in a block of `pages` pages: spread over the block. */
 static size_t word_at(int r, int w, int n, size_t pages, size_t ps, unsigned iter)
@@ -36,8 +36,7 @@ static void loop(int iters, size_t mb)
         MP_NONNULL(p);
         if (it == 0)
             first = p;
-        MP_ASSERT(p == first, "iteration %d got %p, not the freed range at %p", it, (void *)p,
-                  (void *)first);
+        MP_ASSERT(p == first, "iteration %d got %p, not the freed range at %p", it, (void *)p, (void *)first);
         if (it > 0) /* last iteration's words, at the same addresses, must be gone */
             for (int r = 0; r < n; r++)
                 for (int w = 0; w < WORDS_PER_RANK; w++)
@@ -45,7 +44,8 @@ static void loop(int iters, size_t mb)
                              *(volatile long *)(p + word_at(r, w, n, pages, ps, (unsigned)it - 1)));
         MP_OK(sdsm_barrier());
         for (int w = 0; w < WORDS_PER_RANK; w++)
-            *(volatile long *)(p + word_at(me, w, n, pages, ps, (unsigned)it)) = (long)it * 1000 + me * 10 + w;
+            *(volatile long *)(p + word_at(me, w, n, pages, ps, (unsigned)it)) =
+                (long)it * 1000 + me * 10 + w;
         MP_OK(sdsm_barrier());
         for (int r = 0; r < n; r++)
             for (int w = 0; w < WORDS_PER_RANK; w++)
@@ -100,8 +100,8 @@ static void mix(int rounds)
         for (int i = 0; i < MIX_MAX; i++)
             for (int j = i + 1; j < MIX_MAX; j++)
                 MP_ASSERT(b[i].p + b[i].size <= b[j].p || b[j].p + b[j].size <= b[i].p,
-                          "blocks %d [%p, +%zu) and %d [%p, +%zu) overlap", i, (void *)b[i].p,
-                          b[i].size, j, (void *)b[j].p, b[j].size);
+                          "blocks %d [%p, +%zu) and %d [%p, +%zu) overlap", i, (void *)b[i].p, b[i].size, j,
+                          (void *)b[j].p, b[j].size);
         MP_OK(sdsm_barrier());
         for (int i = 0; i < MIX_MAX; i++)
             if (b[i].owner == me) { /* first, middle and last byte of every page would be slow; ends */

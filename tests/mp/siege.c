@@ -18,7 +18,7 @@
  * of this job with an unattacked one and reads the refusal lines.
  */
 #define _GNU_SOURCE /* before mp.h: prctl, MSG_NOSIGNAL */
-#define MP_NAME "siege"
+#define MP_NAME     "siege"
 #include "mp.h"
 #include "mp_listener.h"
 
@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 
 #define MAX_CONNS 256
-#define WAIT_MS 10000 /* for rank 0's port, and for the attack to be in place */
+#define WAIT_MS   10000 /* for rank 0's port, and for the attack to be in place */
 
 static const char slow_magic[64] = "SDSMC1\0"; /* magic, then zeros */
 
@@ -58,8 +58,8 @@ static void open_conns(const char *ready, uint32_t ip, unsigned port, int idle, 
 {
     for (int i = 0; i < idle + slow && nconns < MAX_CONNS; i++) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                                 .sin_addr = {.s_addr = ip}};
+        struct sockaddr_in sa = {
+            .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {.s_addr = ip}};
         if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa))
             attacker_fail(ready, "cannot connect to a port of the job");
         conns[nconns++] = (conn_t){.fd = fd, .slow = i < idle ? 0 : 1 + (i - idle) % 2};

@@ -48,7 +48,8 @@ static void *thread_b(void *arg)
     for (int r = 1; r <= ROUNDS; r++) {
         sdsm_comp_wait(); /* run once A waits for its page */
         while (atomic_load(&a_holds) != r)
-            nanosleep(&(struct timespec){0, 200000}, NULL); /* sleeping, not spinning: a spinner keeps its slot */
+            nanosleep(&(struct timespec){0, 200000},
+                      NULL);     /* sleeping, not spinning: a spinner keeps its slot */
         pthread_mutex_lock(&mu); /* A may hold it: blocks, holding the run slot */
         pthread_mutex_unlock(&mu);
         sdsm_group_barrier(0);

@@ -18,8 +18,7 @@ static int R, C;
 static double initial(int i, int j)
 {
     /* Irregular but exact values; the edges stay fixed. */
-    return (double)((i * 131 + j * 17) % 97) * 0.25 + (i == 0 ? 100.0 : 0.0) +
-           (j == C - 1 ? -50.0 : 0.0);
+    return (double)((i * 131 + j * 17) % 97) * 0.25 + (i == 0 ? 100.0 : 0.0) + (j == C - 1 ? -50.0 : 0.0);
 }
 
 /* One row of the update.  Used by the parallel and the sequential run alike. */
@@ -31,8 +30,7 @@ static void __attribute__((noinline)) update_row(const double *old, double *nw, 
             out[j] = old[(size_t)i * C + j];
         return;
     }
-    const double *up = old + (size_t)(i - 1) * C, *mid = old + (size_t)i * C,
-                 *dn = old + (size_t)(i + 1) * C;
+    const double *up = old + (size_t)(i - 1) * C, *mid = old + (size_t)i * C, *dn = old + (size_t)(i + 1) * C;
     out[0] = mid[0];
     for (int j = 1; j < C - 1; j++)
         out[j] = 0.25 * (up[j] + dn[j] + mid[j - 1] + mid[j + 1]) + 0.0625 * mid[j];
@@ -86,9 +84,11 @@ int main(int argc, char **argv)
         memcpy(&want, &s[sc][k], 8);
         memcpy(&got, &g[cur][k], 8);
         if (want != got)
-            sdsm_abort(1, "%s: rank %d: grid[%zu][%zu] (index %zu): expected %.17g (0x%016llx), "
-                       "got %.17g (0x%016llx)", MP_NAME, me, k / C, k % C, k, s[sc][k],
-                       (unsigned long long)want, g[cur][k], (unsigned long long)got);
+            sdsm_abort(1,
+                       "%s: rank %d: grid[%zu][%zu] (index %zu): expected %.17g (0x%016llx), "
+                       "got %.17g (0x%016llx)",
+                       MP_NAME, me, k / C, k % C, k, s[sc][k], (unsigned long long)want, g[cur][k],
+                       (unsigned long long)got);
     }
     /* The values must actually have moved away from the start. */
     MP_ASSERT(iters == 0 || g[cur][(size_t)1 * C + 1] != initial(1, 1), "grid did not change");

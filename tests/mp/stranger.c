@@ -62,8 +62,8 @@ static void probe(const char *who, uint32_t ip, unsigned port)
         long long left = t0 + 4000 - now_ms();
         if (left <= 0) {
             close(fd);
-            sdsm_abort(1, "%s: rank 0: %s %s:%u did not close a junk connection within 4 s",
-                       MP_NAME, who, addr, port);
+            sdsm_abort(1, "%s: rank 0: %s %s:%u did not close a junk connection within 4 s", MP_NAME, who,
+                       addr, port);
         }
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, (int)left) <= 0)
@@ -80,8 +80,10 @@ static void probe(const char *who, uint32_t ip, unsigned port)
         MP_ASSERT(errno == EINTR || errno == EAGAIN, "recv from %s: %s", who, strerror(errno));
     }
     close(fd);
-    fprintf(stderr, "stranger: %s %s:%u accepted in %lld ms, closed the junk connection after "
-            "%lld ms (%lld bytes)\n", who, addr, port, t0 - tc, now_ms() - t0, got);
+    fprintf(stderr,
+            "stranger: %s %s:%u accepted in %lld ms, closed the junk connection after "
+            "%lld ms (%lld bytes)\n",
+            who, addr, port, t0 - tc, now_ms() - t0, got);
 }
 
 /* Connect, send a few bytes of junk and hang up at once, mid-handshake. */
@@ -90,16 +92,15 @@ static void hangup(const char *who, uint32_t ip, unsigned port)
     long long tc = now_ms();
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     MP_ASSERT(fd >= 0, "socket: %s", strerror(errno));
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr = {.s_addr = ip}};
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {.s_addr = ip}};
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
         static const char part[] = "SDSMC1\0\0junk"; /* a hello cut short */
         ssize_t w = send(fd, part, sizeof part, MSG_NOSIGNAL);
         (void)w;
     }
     close(fd);
-    fprintf(stderr, "stranger: %s port %u: hung up mid-handshake after %lld ms\n", who, port,
-            now_ms() - tc);
+    fprintf(stderr, "stranger: %s port %u: hung up mid-handshake after %lld ms\n", who, port, now_ms() - tc);
 }
 
 int main(int argc, char **argv)

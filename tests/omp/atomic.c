@@ -23,7 +23,7 @@ static long long tickets[N];
 
 int main(void)
 {
-    long ml = 0;          /* on main's stack */
+    long ml = 0; /* on main's stack */
     double md = 0;
     unsigned long long mu = 0;
     long *hl = malloc(sizeof *hl); /* on the heap */
@@ -53,8 +53,8 @@ int main(void)
 #pragma omp atomic
         *hl = 1 + *hl;
     }
-    printf("update: int %d long %ld char %u short %d double %.17g float %.9g\n", gi, gl,
-           (unsigned)gc, gs, gd, (double)gf);
+    printf("update: int %d long %ld char %u short %d double %.17g float %.9g\n", gi, gl, (unsigned)gc, gs, gd,
+           (double)gf);
     printf("update: stack long %ld double %.17g ull %llx heap %ld\n", ml, md, mu, *hl);
 
     /* capture: tickets are unique, so they are a permutation of 0..N-1 */
@@ -98,8 +98,8 @@ int main(void)
         sum_after += after >= 1000;
         dsum += dv > 0;
     }
-    printf("capture: x %d, %d olds in range, %d news >= 1000, double %.17g, %g positive\n", cx,
-           sum_before, sum_after, dx, dsum);
+    printf("capture: x %d, %d olds in range, %d news >= 1000, double %.17g, %g positive\n", cx, sum_before,
+           sum_after, dx, dsum);
 
     /* capture with swap: the exchanged values are what was written */
     long sw = -1;

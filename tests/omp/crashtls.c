@@ -19,8 +19,8 @@ int main(void)
 #pragma omp parallel
     {
         if (omp_get_thread_num() == omp_get_num_threads() - 1)
-            printf("crashtls: thread %d of %d read %d\n", omp_get_thread_num(),
-                   omp_get_num_threads(), *master_tls);
+            printf("crashtls: thread %d of %d read %d\n", omp_get_thread_num(), omp_get_num_threads(),
+                   *master_tls);
     }
     printf("OK crashtls\n");
     return 0;

@@ -16,7 +16,7 @@ static long total, squares; /* one critical guards both */
 static long hist[16];       /* critical(hist) */
 static double best = -1;    /* critical(best): the value and where */
 static int best_at = -1;
-static int order[N];        /* critical(log): an append-only log */
+static int order[N]; /* critical(log): an append-only log */
 static int logged;
 
 static void add_shared(long v);
@@ -93,7 +93,4 @@ static void add_shared(long v)
     in_callee += v;
 }
 
-static long shared_sum(void)
-{
-    return in_callee;
-}
+static long shared_sum(void) { return in_callee; }

@@ -26,8 +26,8 @@
 #define ROUNDS 40
 
 static long gblock[MAXT][WORDS];
-static int  flag1[MAXT];
-static int  flagp[MAXT][1024];
+static int flag1[MAXT];
+static int flagp[MAXT][1024];
 
 static int *flag_of(int wide, int t) { return wide ? &flagp[t][0] : &flag1[t]; }
 

@@ -18,7 +18,7 @@
 #define PLANES 60
 #define MAXT   64
 
-static int  flag[MAXT];
+static int flag[MAXT];
 static long val[PLANES][MAXT];
 
 static void wait_left(int t)

@@ -23,8 +23,8 @@
 #define PLANES 30
 #define SWEEPS 200
 
-static int    flag[MAXT];
-static int    planes = 3; /* a barrier every 3 planes: it failed most runs at 3 ranks */
+static int flag[MAXT];
+static int planes = 3; /* a barrier every 3 planes: it failed most runs at 3 ranks */
 static double row[MAXT][PLANES][ROW];
 
 static void wait_while(int *f, int v)
@@ -94,6 +94,7 @@ int main(int argc, char **argv)
         return 2;
     if (stale)
         fprintf(stderr, "flagsweep: %ld stale words\n", stale);
-    ot_check(stale == 0, "%d forward and backward sweeps of %d planes behind flags, no stale word", sweeps, planes);
+    ot_check(stale == 0, "%d forward and backward sweeps of %d planes behind flags, no stale word", sweeps,
+             planes);
     return ot_done();
 }

@@ -24,9 +24,9 @@ struct stats {
     char name[16];
 } gstats = {0, 0, "initial"};
 
-long *gptr = zeroed;            /* a pointer to a global, in a global */
+long *gptr = zeroed; /* a pointer to a global, in a global */
 
-static int tp = -1;             /* threadprivate */
+static int tp = -1; /* threadprivate */
 #pragma omp threadprivate(tp)
 static long tpcount;
 #pragma omp threadprivate(tpcount)
@@ -40,10 +40,7 @@ static long bump(long v)
     return calls;
 }
 
-static long counter_calls(void)
-{
-    return bump(0);
-}
+static long counter_calls(void) { return bump(0); }
 
 int main(void)
 {

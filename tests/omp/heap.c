@@ -12,7 +12,7 @@
 
 #include "omptest.h"
 
-#define N 100000
+#define N      100000
 #define BLOCKS 256
 
 struct node {

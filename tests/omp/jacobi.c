@@ -18,8 +18,8 @@ static double boundary = 100.0; /* changed by the serial code between regions */
 
 int main(void)
 {
-    double (*u)[N] = malloc(sizeof(double[N][N]));
-    double (*v)[N] = malloc(sizeof(double[N][N]));
+    double(*u)[N] = malloc(sizeof(double[N][N]));
+    double(*v)[N] = malloc(sizeof(double[N][N]));
     if (!u || !v)
         return 1;
 #pragma omp parallel for

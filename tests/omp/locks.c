@@ -9,7 +9,7 @@
 
 #include "omptest.h"
 
-#define N 500
+#define N       500
 #define BUCKETS 8
 
 static omp_lock_t glock;
@@ -17,7 +17,7 @@ static long gcount;
 
 int main(void)
 {
-    omp_lock_t slock;         /* on main's stack */
+    omp_lock_t slock; /* on main's stack */
     omp_nest_lock_t nlock;
     omp_lock_t *hlocks = malloc(BUCKETS * sizeof *hlocks); /* on the heap */
     long buckets[BUCKETS] = {0};

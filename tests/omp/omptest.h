@@ -24,8 +24,7 @@ static int ot_failed;
 
 /* "check <what>: ok" or "check <what>: FAILED"; a failure also makes the
  * exit status 1 (ot_done). */
-__attribute__((format(printf, 2, 3), unused))
-static void ot_check(int ok, const char *fmt, ...)
+__attribute__((format(printf, 2, 3), unused)) static void ot_check(int ok, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -38,8 +37,7 @@ static void ot_check(int ok, const char *fmt, ...)
 }
 
 /* FNV-1a over bytes: a digest of an array, printed instead of the array. */
-__attribute__((unused))
-static uint64_t ot_hash(const void *p, size_t n)
+__attribute__((unused)) static uint64_t ot_hash(const void *p, size_t n)
 {
     const unsigned char *b = p;
     uint64_t h = 0xcbf29ce484222325ull;
@@ -49,8 +47,7 @@ static uint64_t ot_hash(const void *p, size_t n)
 }
 
 /* The last line and the exit status. */
-__attribute__((unused))
-static int ot_done(void)
+__attribute__((unused)) static int ot_done(void)
 {
     printf("%s\n", ot_failed ? "FAILED" : "done");
     fflush(stdout);

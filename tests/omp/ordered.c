@@ -27,22 +27,22 @@ static void check_log(const char *what, int n)
 
 #define PRAGMA(x) _Pragma(#x)
 
-#define ORDERED_LOOP(what, sched)                                  \
-    do {                                                           \
-        int n = 0;                                                 \
-        long run = 0;                                              \
-        memset(seq, -1, sizeof seq);                               \
-        PRAGMA(omp parallel for ordered sched)                     \
-        for (int i = 0; i < N; i++) {                              \
-            long v = ((long)i * 31) % 101; /* unordered work */    \
-            _Pragma("omp ordered")                                 \
-            {                                                      \
-                seq[n++] = i;                                      \
-                run += v;                                          \
-                prefix[i] = run;                                   \
-            }                                                      \
-        }                                                          \
-        check_log(what, n);                                        \
+#define ORDERED_LOOP(what, sched)                                                                            \
+    do {                                                                                                     \
+        int n = 0;                                                                                           \
+        long run = 0;                                                                                        \
+        memset(seq, -1, sizeof seq);                                                                         \
+        PRAGMA(omp parallel for ordered sched)                                                               \
+        for (int i = 0; i < N; i++) {                                                                        \
+            long v = ((long)i * 31) % 101; /* unordered work */                                              \
+            _Pragma("omp ordered")                                                                           \
+            {                                                                                                \
+                seq[n++] = i;                                                                                \
+                run += v;                                                                                    \
+                prefix[i] = run;                                                                             \
+            }                                                                                                \
+        }                                                                                                    \
+        check_log(what, n);                                                                                  \
     } while (0)
 
 int main(void)

@@ -22,7 +22,7 @@
 #define N      64
 
 static long g_sum;
-static int  bad_global, bad_local, bad_heap, bad_atomic, bad_double;
+static int bad_global, bad_local, bad_heap, bad_atomic, bad_double;
 
 /* sum of i over [0, N) plus the round: every thread knows the answer. */
 static long expect(int round) { return (long)N * (N - 1) / 2 + round; }
@@ -120,7 +120,8 @@ int main(void)
     heap_rounds(cell);
     atomic_rounds();
     printf("reads of a wrong combined value in %d rounds: global %d, local %d, local double %d, "
-           "heap %d, atomic %d\n", ROUNDS, bad_global, bad_local, bad_double, bad_heap, bad_atomic);
+           "heap %d, atomic %d\n",
+           ROUNDS, bad_global, bad_local, bad_double, bad_heap, bad_atomic);
     ot_check(bad_global + bad_local + bad_double + bad_heap + bad_atomic == 0,
              "every thread read the combined values");
     free(cell);

@@ -21,56 +21,57 @@
 /* One reduction: r starts at init (as the program's variable; the
  * operator's own identity starts each thread's copy), every iteration
  * applies "r = r op v(i)" in the operator's form (stmt). */
-#define RED(type, fmt, op, init, stmt)                                   \
-    do {                                                                 \
-        type r = init;                                                   \
-        PRAGMA(omp parallel for reduction(op : r) schedule(dynamic, 7))  \
-        for (int i = 0; i < N; i++)                                      \
-            stmt;                                                        \
-        printf("%-8s %-3s " fmt "\n", #type, #op, r);                    \
+#define RED(type, fmt, op, init, stmt)                                                                       \
+    do {                                                                                                     \
+        type r = init;                                                                                       \
+        PRAGMA(omp parallel for reduction(op : r) schedule(dynamic, 7))                                      \
+        for (int i = 0; i < N; i++)                                                                          \
+            stmt;                                                                                            \
+        printf("%-8s %-3s " fmt "\n", #type, #op, r);                                                        \
     } while (0)
 
 /* The same inside a region, with a static loop. */
-#define RED_IN(type, fmt, op, init, stmt)                                \
-    do {                                                                 \
-        type r = init;                                                   \
-        PRAGMA(omp parallel)                                             \
-        {                                                                \
-            PRAGMA(omp for reduction(op : r))                            \
-            for (int i = 0; i < N; i++)                                  \
-                stmt;                                                    \
-        }                                                                \
-        printf("%-8s %-3s " fmt " (omp for)\n", #type, #op, r);          \
+#define RED_IN(type, fmt, op, init, stmt)                                                                    \
+    do {                                                                                                     \
+        type r = init;                                                                                       \
+        PRAGMA(omp parallel)                                                                                 \
+        {                                                                                                    \
+            PRAGMA(omp for reduction(op : r))                                                                \
+            for (int i = 0; i < N; i++)                                                                      \
+                stmt;                                                                                        \
+        }                                                                                                    \
+        printf("%-8s %-3s " fmt " (omp for)\n", #type, #op, r);                                              \
     } while (0)
 
 /* Operators every arithmetic type has. */
-#define ARITH(type, fmt, one)                                                     \
-    RED(type, fmt, +, (type)3, r += (type)(i % 10));                              \
-    RED_IN(type, fmt, +, (type)0, r += (type)(i % 13));                           \
-    RED(type, fmt, -, (type)100, r -= (type)(i % 9));                             \
-    RED(type, fmt, *, (type)1, r *= (type)(i % 97 == 5 ? 2 : 1));                \
-    RED_IN(type, fmt, *, (type)3, r *= (type)(i % 250 == 7 ? 2 : 1));             \
-    RED(type, fmt, max, (type)0, r = r > (type)((i * 37) % 1001) ? r : (type)((i * 37) % 1001)); \
-    RED(type, fmt, min, (type)5000, r = r < (type)((i * 53) % 997 + 1) ? r : (type)((i * 53) % 997 + 1)); \
+#define ARITH(type, fmt, one)                                                                                \
+    RED(type, fmt, +, (type)3, r += (type)(i % 10));                                                         \
+    RED_IN(type, fmt, +, (type)0, r += (type)(i % 13));                                                      \
+    RED(type, fmt, -, (type)100, r -= (type)(i % 9));                                                        \
+    RED(type, fmt, *, (type)1, r *= (type)(i % 97 == 5 ? 2 : 1));                                            \
+    RED_IN(type, fmt, *, (type)3, r *= (type)(i % 250 == 7 ? 2 : 1));                                        \
+    RED(type, fmt, max, (type)0, r = r > (type)((i * 37) % 1001) ? r : (type)((i * 37) % 1001));             \
+    RED(type, fmt, min, (type)5000, r = r < (type)((i * 53) % 997 + 1) ? r : (type)((i * 53) % 997 + 1));    \
     RED_IN(type, fmt, min, (type)5000, r = r < (type)((i * 53) % 997 + 1) ? r : (type)((i * 53) % 997 + 1)); \
-    RED(type, fmt, &&, (type)1, r = r && (type)(i + one));                        \
-    RED(type, fmt, &&, (type)1, r = r && (type)(i != 617));                       \
-    RED(type, fmt, ||, (type)0, r = r || (type)(i == 801));                       \
+    RED(type, fmt, &&, (type)1, r = r && (type)(i + one));                                                   \
+    RED(type, fmt, &&, (type)1, r = r && (type)(i != 617));                                                  \
+    RED(type, fmt, ||, (type)0, r = r || (type)(i == 801));                                                  \
     RED(type, fmt, ||, (type)0, r = r || (type)(i > N))
 
 /* Bitwise operators, integer types only. */
-#define BITS(type, fmt)                                                           \
-    RED(type, fmt, &, (type)~(type)0, r &= (type)(i % 29 == 3 ? ~((type)1 << (i % 23)) : ~(type)0)); \
-    RED(type, fmt, |, (type)0, r |= (type)(i % 5 == 0 ? (type)1 << (i % 27) : 0)); \
-    RED_IN(type, fmt, |, (type)64, r |= (type)(i % 7 == 0 ? (type)1 << (i % 19) : 0)); \
-    RED(type, fmt, ^, (type)0, r ^= (type)((unsigned)i * 2654435761u));           \
+#define BITS(type, fmt)                                                                                      \
+    RED(type, fmt, &, (type) ~(type)0, r &= (type)(i % 29 == 3 ? ~((type)1 << (i % 23)) : ~(type)0));        \
+    RED(type, fmt, |, (type)0, r |= (type)(i % 5 == 0 ? (type)1 << (i % 27) : 0));                           \
+    RED_IN(type, fmt, |, (type)64, r |= (type)(i % 7 == 0 ? (type)1 << (i % 19) : 0));                       \
+    RED(type, fmt, ^, (type)0, r ^= (type)((unsigned)i * 2654435761u));                                      \
     RED_IN(type, fmt, ^, (type)5, r ^= (type)((unsigned)i * 40503u))
 
 /* A user-defined reduction: a pair kept as (count, sum). */
 typedef struct {
     long n, sum;
 } pair_t;
-#pragma omp declare reduction(pairadd : pair_t : omp_out.n += omp_in.n, omp_out.sum += omp_in.sum) \
+#pragma omp declare reduction(pairadd:pair_t                                                                 \
+                              : omp_out.n += omp_in.n, omp_out.sum += omp_in.sum)                            \
     initializer(omp_priv = (pair_t){0, 0})
 
 long gsum = 7; /* a reduction on a global */
@@ -124,7 +125,7 @@ int main(void)
 
     /* An array section: a histogram. */
     long hist[10] = {0};
-#pragma omp parallel for reduction(+ : hist[0 : 10]) schedule(dynamic, 13)
+#pragma omp parallel for reduction(+ : hist [0:10]) schedule(dynamic, 13)
     for (int i = 0; i < N; i++)
         hist[(i * 7) % 10] += i;
     printf("histogram");

@@ -19,12 +19,9 @@ static int count[N];  /* times each iteration ran */
 static int owner[N];  /* the thread that ran it last */
 static int owner2[N]; /* the same for a second, identical loop */
 static long val[N];
-static int team;      /* team size of the last region */
+static int team; /* team size of the last region */
 
-static long f(long i)
-{
-    return (i * i * 7 + 3) % 1009;
-}
+static long f(long i) { return (i * i * 7 + 3) % 1009; }
 
 static void reset(void)
 {

@@ -28,21 +28,44 @@ int main(void)
 #pragma omp sections lastprivate(last)
         {
 #pragma omp section
-            { r[0] = work(0); runs[0]++; last = 0; }
+            {
+                r[0] = work(0);
+                runs[0]++;
+                last = 0;
+            }
 #pragma omp section
-            { r[1] = work(1); runs[1]++; last = 1; }
+            {
+                r[1] = work(1);
+                runs[1]++;
+                last = 1;
+            }
 #pragma omp section
-            { r[2] = work(2); runs[2]++; last = 2; }
+            {
+                r[2] = work(2);
+                runs[2]++;
+                last = 2;
+            }
 #pragma omp section
-            { r[3] = work(3); runs[3]++; last = 3; }
+            {
+                r[3] = work(3);
+                runs[3]++;
+                last = 3;
+            }
 #pragma omp section
-            { r[4] = work(4); runs[4]++; last = 4; }
+            {
+                r[4] = work(4);
+                runs[4]++;
+                last = 4;
+            }
 #pragma omp section
-            { r[5] = work(5); runs[5]++; last = 5; }
+            {
+                r[5] = work(5);
+                runs[5]++;
+                last = 5;
+            }
         }
     }
-    printf("sections: %ld %ld %ld %ld %ld %ld, lastprivate %d\n", r[0], r[1], r[2], r[3], r[4],
-           r[5], last);
+    printf("sections: %ld %ld %ld %ld %ld %ld, lastprivate %d\n", r[0], r[1], r[2], r[3], r[4], r[5], last);
     int once = 1;
     for (int k = 0; k < 6; k++)
         once &= runs[k] == 1;
@@ -53,9 +76,15 @@ int main(void)
 #pragma omp parallel sections reduction(+ : sum)
     {
 #pragma omp section
-        { sum += work(6); runs[6]++; }
+        {
+            sum += work(6);
+            runs[6]++;
+        }
 #pragma omp section
-        { sum += work(7); runs[7]++; }
+        {
+            sum += work(7);
+            runs[7]++;
+        }
     }
     printf("parallel sections: sum %ld\n", sum);
     ot_check(runs[6] == 1 && runs[7] == 1, "parallel sections: each section once");

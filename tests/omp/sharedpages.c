@@ -19,9 +19,9 @@
 
 #include "omptest.h"
 
-#define MAXT  16
-#define HALF  256 /* longs: half a 4 KiB page */
-#define ROW   512
+#define MAXT 16
+#define HALF 256 /* longs: half a 4 KiB page */
+#define ROW  512
 
 static long grow[MAXT][ROW];
 static long own[MAXT][ROW]; /* read by its writer only */

@@ -21,10 +21,7 @@ struct acc {
 
 static long *via_global; /* points into main's stack */
 
-static long fib(int n)
-{
-    return n < 2 ? n : fib(n - 1) + fib(n - 2);
-}
+static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
 static long leaf(long i)
 {
@@ -33,10 +30,7 @@ static long leaf(long i)
     return fib((int)(i % 15)) + pad[i % 512];
 }
 
-static long middle(long i)
-{
-    return leaf(i) * 2 + leaf(i + 1);
-}
+static long middle(long i) { return leaf(i) * 2 + leaf(i + 1); }
 
 /* Orphaned: the enclosing region's team shares these. */
 static void orphan_fill(long *a, int n)
@@ -86,10 +80,10 @@ static long inner_frame(int depth)
 
 int main(void)
 {
-    long a[N];              /* main's array */
+    long a[N]; /* main's array */
     struct acc acc = {0, 0, 0};
     int n = N / 2 + 1;
-    double vla[n];          /* a variable-length array of main */
+    double vla[n]; /* a variable-length array of main */
     memset(a, 0, sizeof a);
 
 #pragma omp parallel

@@ -15,15 +15,19 @@
 #include "omptest.h"
 
 #define REGIONS 6
-#define BIG 3000 /* longs: about 6 pages */
+#define BIG     3000 /* longs: about 6 pages */
 
 static int tp_int = 5;
 static double tp_dbl = 0.25;
-static struct pt { int a; char s[13]; long b; } tp_st = {1, "twelve chars", 2};
+static struct pt {
+    int a;
+    char s[13];
+    long b;
+} tp_st = {1, "twelve chars", 2};
 static long tp_arr[16];
 static char tp_txt[100];
 static long tp_big[BIG];
-static int tp_mine = -1;     /* each thread's own, never copied in */
+static int tp_mine = -1; /* each thread's own, never copied in */
 #pragma omp threadprivate(tp_int, tp_dbl, tp_st, tp_arr, tp_txt, tp_big, tp_mine)
 
 static long big_val(int r, int i) { return (long)r * 1000003 + i * 7; }
@@ -95,8 +99,7 @@ int main(void)
     int copyin_ok = 0, loop_ok = 0, mine_ok = 0, cp_ok = 0, cp_dyn_ok = 0;
     for (int r = 1; r <= REGIONS; r++) {
         master_sets(r);
-#pragma omp parallel copyin(tp_int, tp_dbl, tp_st, tp_arr, tp_txt, tp_big) \
-    reduction(+ : copyin_ok, mine_ok)
+#pragma omp parallel copyin(tp_int, tp_dbl, tp_st, tp_arr, tp_txt, tp_big) reduction(+ : copyin_ok, mine_ok)
         {
             copyin_ok += copied_ok(r);
             /* each thread's own value persists from the last region */

@@ -32,16 +32,13 @@ void GOMP_barrier(void);
 #define N 200
 static long cnt[N], sec[8], ran;
 
-static void reset(void)
-{
-    memset(cnt, 0, sizeof cnt);
-}
+static void reset(void) { memset(cnt, 0, sizeof cnt); }
 
 static void check(const char *what, long lo, long hi, long step)
 {
     for (long i = 0; i < N; i++) {
-        int in = step > 0 ? i >= lo && i < hi && (i - lo) % step == 0
-                          : i <= lo && i > hi && (lo - i) % -step == 0;
+        int in =
+            step > 0 ? i >= lo && i < hi && (i - lo) % step == 0 : i <= lo && i > hi && (lo - i) % -step == 0;
         CHECK(cnt[i] == in, "%s: iteration %ld ran %ld times", what, i, cnt[i]);
     }
 }
@@ -107,8 +104,7 @@ int main(void)
     CHECK(ran == nt, "GOMP_parallel_start: %ld threads ran", ran);
 
     void (*starts[])(void (*)(void *), void *, unsigned, long, long, long, long) = {
-        GOMP_parallel_loop_static_start, GOMP_parallel_loop_dynamic_start,
-        GOMP_parallel_loop_guided_start};
+        GOMP_parallel_loop_static_start, GOMP_parallel_loop_dynamic_start, GOMP_parallel_loop_guided_start};
     for (int k = 0; k < 3; k++) {
         reset();
         starts[k](combined_body, NULL, 0, 2, N, 3, 2);
@@ -137,8 +133,8 @@ int main(void)
         plain_body(&arg);
         for (long i = 0; i < N; i++) {
             long want = (i >= 1 && i % 2 == 1) + 10 + (i > 4 && (N - 1 - i) % 2 == 0) * 100;
-            CHECK(cnt[i] == want, "GOMP_loop_start sched %ld: iteration %ld: %ld, want %ld", sched, i,
-                  cnt[i], want);
+            CHECK(cnt[i] == want, "GOMP_loop_start sched %ld: iteration %ld: %ld, want %ld", sched, i, cnt[i],
+                  want);
         }
         for (int k = 1; k <= 5; k++)
             CHECK(sec[k] == 1, "sections2: section %d ran %ld times", k, sec[k]);

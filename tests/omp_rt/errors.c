@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 #pragma omp parallel
 #pragma omp for ordered(1)
         for (int i = 1; i < 100; i++) {
-#pragma omp ordered depend(sink: i - 1)
+#pragma omp ordered depend(sink : i - 1)
             A[i] = A[i - 1] + 1;
 #pragma omp ordered depend(source)
         }
@@ -42,8 +42,7 @@ int main(int argc, char **argv)
             exit(5);
     } else if (!strcmp(what, "errordirective")) {
 #pragma omp parallel
-        if (omp_get_thread_num() == 1)
-        {
+        if (omp_get_thread_num() == 1) {
 #pragma omp error at(execution) severity(fatal) message("stop here")
         }
     } else if (!strcmp(what, "stack")) {

@@ -12,7 +12,7 @@ static struct {
     long lo, hi, step;
     unsigned long long ulo, uhi;
     int kinds;
-} *S;
+} * S;
 
 static void reset(void)
 {
@@ -38,18 +38,16 @@ static void check(const char *what, long lo, long hi, long step)
     CHECK(ran == want, "%s: %ld iterations ran, want %ld", what, ran, want);
 }
 
-#define BODY(i)                                     \
-    do {                                            \
-        S->cnt[i]++;                                \
-        S->owner[i] = omp_get_thread_num();         \
-        S->tot[omp_get_thread_num()]++;             \
+#define BODY(i)                                                                                              \
+    do {                                                                                                     \
+        S->cnt[i]++;                                                                                         \
+        S->owner[i] = omp_get_thread_num();                                                                  \
+        S->tot[omp_get_thread_num()]++;                                                                      \
     } while (0)
 
-#define LOOP(name, sched)                                                  \
-    reset();                                                               \
-    _Pragma("omp parallel") {                                              \
-        _Pragma(sched) for (long i = S->lo; i < S->hi; i += S->step) BODY(i); \
-    }                                                                      \
+#define LOOP(name, sched)                                                                                    \
+    reset();                                                                                                 \
+    _Pragma("omp parallel") { _Pragma(sched) for (long i = S->lo; i < S->hi; i += S->step) BODY(i); }        \
     check(name, S->lo, S->hi, S->step);
 
 int main(void)

@@ -16,7 +16,7 @@ static struct {
     omp_lock_t lock;
     omp_nest_lock_t nest;
     long tested;
-} *S;
+} * S;
 
 int main(void)
 {
@@ -96,8 +96,8 @@ int main(void)
     CHECK(S->d == 0.25 * nt * M, "atomic double %g", S->d);
     CHECK(S->l == (long)nt * M && S->nl == (long)nt * M, "locks %ld %ld", S->l, S->nl);
     CHECK(S->tested == nt, "test_lock %ld", S->tested);
-    CHECK(S->single == 1 && S->masked == 2 && S->task == 10, "single %ld masked %ld task %ld",
-          S->single, S->masked, S->task);
+    CHECK(S->single == 1 && S->masked == 2 && S->task == 10, "single %ld masked %ld task %ld", S->single,
+          S->masked, S->task);
     for (int s = 1; s <= 3; s++)
         CHECK(S->sec[s] == 1, "section %d ran %ld times", s, S->sec[s]);
     /* every value the capture returned is distinct: the increments were atomic */

@@ -5,7 +5,7 @@
 static struct {
     long round;
     long val[1024], sum[1024], bad[1024];
-} *S;
+} * S;
 
 int main(void)
 {

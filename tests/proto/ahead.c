@@ -32,7 +32,10 @@
 static int me, np;
 static const char *proto;
 
-static long value(int round, int owner, long pg, long w) { return round * 100000000L + owner * 1000000L + pg * WORDS + w; }
+static long value(int round, int owner, long pg, long w)
+{
+    return round * 100000000L + owner * 1000000L + pg * WORDS + w;
+}
 
 static void check_page(long *b, int round, int owner, long pg, const char *what)
 {
@@ -54,9 +57,10 @@ static void write_page(long *b, int round, long pg)
 static void expect_ahead(const char *what, uint64_t reqs, uint64_t ahead)
 {
     if (ahead == 0 || reqs * 3 > NPG)
-        sdsm_abort(1, "ahead: rank %d (%s): %s: %llu requests or faults for %d pages, %llu pages "
-                   "taken ahead (the pattern was not followed)", me, proto, what, (unsigned long long)reqs,
-                   NPG, (unsigned long long)ahead);
+        sdsm_abort(1,
+                   "ahead: rank %d (%s): %s: %llu requests or faults for %d pages, %llu pages "
+                   "taken ahead (the pattern was not followed)",
+                   me, proto, what, (unsigned long long)reqs, NPG, (unsigned long long)ahead);
 }
 
 /* Drop our copies of the block, so that every protocol faults on them
@@ -144,12 +148,12 @@ static void sweeps(void)
 
 typedef struct held {
     sdsm_hdr_t h;
-    uint8_t   *p;
+    uint8_t *p;
 } held_t;
 
 static sdsm_msg_handler_t real[SDSM_MSG_NTYPES];
-static held_t             held[HELD_MAX];
-static _Atomic int        nheld, hold = 1;
+static held_t held[HELD_MAX];
+static _Atomic int nheld, hold = 1;
 
 static int wrapped(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {

@@ -106,7 +106,7 @@ static void test_set_home(int n, int me)
              pt_stat(SDSM_ST_PAGES_SERVED) - served0);
     const char *proto = getenv("SDSM_PROTOCOL");
     int home_twins = proto && !strcmp(proto, "ibec"); /* ibec's homes diff pages others hold */
-    if (me == n - 1 && !home_twins) { /* the new home writes in place: no diffs */
+    if (me == n - 1 && !home_twins) {                 /* the new home writes in place: no diffs */
         uint64_t d0 = pt_stat(SDSM_ST_DIFFS_MADE);
         for (int i = 0; i < 4 * 512; i++)
             a[i] = -i;
@@ -132,8 +132,10 @@ static void test_barrier_at(int n, int me)
         sdsm_barrier_at(m);
         uint64_t sent = pt_msgs(SDSM_MSG_BAR_RELEASE) - rel0, up = pt_msgs(SDSM_MSG_BAR_UP) - up0;
         if (sdsm_barrier_is_tree()) /* the root alone passes nothing up */
-            PT_CHECK(me == m ? "subtree arrivals sent by the chosen root" : "subtree arrivals sent by "
-                     "a rank under the root", me == m ? 0 : 1, up);
+            PT_CHECK(me == m ? "subtree arrivals sent by the chosen root"
+                             : "subtree arrivals sent by "
+                               "a rank under the root",
+                     me == m ? 0 : 1, up);
         else /* its own release is not a message */
             PT_CHECK(me == m ? "releases sent by the chosen manager" : "releases sent by a non-manager",
                      me == m ? n - 1 : 0, sent);

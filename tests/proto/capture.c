@@ -17,14 +17,14 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-#define L1 1
-#define L2 2
+#define L1     1
+#define L2     2
 #define ROUNDS 3
 
 static volatile long *page; /* slot of lock 1, slot of lock 2, B's word: one page */
 #define SLOT1 page[0]
 #define SLOT2 page[8]
-#define WORD page[16]
+#define WORD  page[16]
 
 static _Atomic int step;
 static long base;

@@ -17,8 +17,8 @@ static void round_(int calloc_it)
             a[i] += 1; /* 0 -> 1: one byte of each int changes */
     sdsm_barrier();
     if (me == 1) {
-        PT_CHECK(calloc_it ? "diff runs, sdsm_calloc(100, 4)" : "diff runs, sdsm_alloc",
-                 calloc_it ? 1 : 100, pt_stat(SDSM_ST_DIFF_RUNS_MADE) - runs0);
+        PT_CHECK(calloc_it ? "diff runs, sdsm_calloc(100, 4)" : "diff runs, sdsm_alloc", calloc_it ? 1 : 100,
+                 pt_stat(SDSM_ST_DIFF_RUNS_MADE) - runs0);
         PT_CHECK(calloc_it ? "diff bytes, sdsm_calloc(100, 4)" : "diff bytes, sdsm_alloc",
                  calloc_it ? 400 : 100, pt_stat(SDSM_ST_DIFF_BYTES_MADE) - bytes0);
     }

@@ -16,10 +16,10 @@
 #define PT_NAME "homecopy"
 #include "pt.h"
 
-#define L 3   /* guards the flag */
-#define LX 4  /* guards X in the second part */
-#define X 100 /* the byte the home writes twice */
-#define Y 200 /* a byte only read: makes rank 1 fetch the page */
+#define L  3   /* guards the flag */
+#define LX 4   /* guards X in the second part */
+#define X  100 /* the byte the home writes twice */
+#define Y  200 /* a byte only read: makes rank 1 fetch the page */
 
 static void wait_flag(volatile long *flag, long want)
 {

@@ -49,8 +49,8 @@ static void check_all(long **b, int round, const char *what)
     for (int r = 0; r < np; r++)
         for (long i = 0; i < WORDS; i++)
             if (b[r][i] != value(round, r, i))
-                sdsm_abort(1, "prefetch: rank %d: %s: block %d word %ld: expected %ld, got %ld", me, what,
-                           r, i, value(round, r, i), b[r][i]);
+                sdsm_abort(1, "prefetch: rank %d: %s: block %d word %ld: expected %ld, got %ld", me, what, r,
+                           i, value(round, r, i), b[r][i]);
 }
 
 /* Every other block, from an address inside its first page to one inside
@@ -118,7 +118,8 @@ int main(int argc, char **argv)
     prefetch_others(b);
     PT_CHECK("FETCH messages sent by sdsm_prefetch", (uint64_t)(np - 1) * runs, pt_msgs(SDSM_MSG_FETCH) - f0);
     PT_CHECK("pages prefetched (statistics)", (uint64_t)(np - 1) * NPG, pt_stat(SDSM_ST_PREFETCH_PAGES) - p0);
-    PT_CHECK("prefetch requests (statistics)", (uint64_t)(np - 1) * runs, pt_stat(SDSM_ST_PREFETCH_REQS) - q0);
+    PT_CHECK("prefetch requests (statistics)", (uint64_t)(np - 1) * runs,
+             pt_stat(SDSM_ST_PREFETCH_REQS) - q0);
     check_all(b, 2, "read after prefetch");
     PT_CHECK("FETCH messages after sdsm_prefetch and the reads", (uint64_t)(np - 1) * runs,
              pt_msgs(SDSM_MSG_FETCH) - f0);
@@ -146,8 +147,10 @@ int main(int argc, char **argv)
         for (long i = 0; i < WORDS; i++) {
             long want = writer != r && i % 512 == 1 + writer ? -1 - writer : value(3, r, i);
             if (a[r][i] != want)
-                sdsm_abort(1, "prefetch: rank %d: written while prefetched: block %d word %ld: expected %ld, got %ld",
-                           me, r, i, want, a[r][i]);
+                sdsm_abort(
+                    1,
+                    "prefetch: rank %d: written while prefetched: block %d word %ld: expected %ld, got %ld",
+                    me, r, i, want, a[r][i]);
         }
     }
 

@@ -35,8 +35,7 @@ int main(int argc, char **argv)
     PT_CHECK("write faults on pages only this rank holds", 0, pt_stat(SDSM_ST_WRITE_FAULTS) - wf);
     PT_CHECK("read faults on pages only this rank holds", 0, pt_stat(SDSM_ST_READ_FAULTS) - rf);
     PT_CHECK("twins of pages only this rank holds", 0, pt_stat(SDSM_ST_TWINS) - tw);
-    PT_CHECK("barrier rounds (arrivals) with nothing to send", iters,
-             pt_stat(SDSM_ST_BARRIER_ROUNDS) - arr);
+    PT_CHECK("barrier rounds (arrivals) with nothing to send", iters, pt_stat(SDSM_ST_BARRIER_ROUNDS) - arr);
 
     /* Shared from here on: the neighbour reads, the owner keeps writing. */
     long *next = a + ((me + 1) % n) * per;
@@ -45,8 +44,7 @@ int main(int argc, char **argv)
             mine[p * words] = 1000 * it + me;
         sdsm_barrier();
         for (long p = 0; p < pages; p++)
-            PT_CHECK("the neighbour's writes after a barrier", 1000 * it + (me + 1) % n,
-                     next[p * words]);
+            PT_CHECK("the neighbour's writes after a barrier", 1000 * it + (me + 1) % n, next[p * words]);
         sdsm_barrier();
     }
     pt_ok();

@@ -14,12 +14,11 @@
 #include "core/stats.h"
 #include "net/msg.h"
 
-#define PT_CHECK(what, expected, actual)                                                        \
-    do {                                                                                        \
-        long long e_ = (long long)(expected), a_ = (long long)(actual);                         \
-        if (e_ != a_)                                                                           \
-            sdsm_abort(1, "%s: rank %d: %s: expected %lld, got %lld", PT_NAME, sdsm_rank(),      \
-                       what, e_, a_);                                                           \
+#define PT_CHECK(what, expected, actual)                                                                     \
+    do {                                                                                                     \
+        long long e_ = (long long)(expected), a_ = (long long)(actual);                                      \
+        if (e_ != a_)                                                                                        \
+            sdsm_abort(1, "%s: rank %d: %s: expected %lld, got %lld", PT_NAME, sdsm_rank(), what, e_, a_);   \
     } while (0)
 
 static inline uint64_t pt_stat(sdsm_stat_t s) { return atomic_load(&sdsm_stats.v[s]); }

@@ -24,7 +24,7 @@ static double entry(long i, long j)
     return i == j ? v + (double)N : v;
 }
 
-#define A(a, i, j) ((a)[(i) * N + (j)])
+#define A(a, i, j) ((a)[(i)*N + (j)])
 
 static void factor_diag(double *a, long k)
 {
@@ -129,9 +129,10 @@ int main(int argc, char **argv)
                 bad++;
             }
         if (bad)
-            sdsm_abort(1, "%s: rank %d: run %d: %ld of %ld elements differ from the sequential LU "
-                       "(first: row %ld column %ld)", PT_NAME, sdsm_rank(), run, bad, N * N,
-                       first / N, first % N);
+            sdsm_abort(1,
+                       "%s: rank %d: run %d: %ld of %ld elements differ from the sequential LU "
+                       "(first: row %ld column %ld)",
+                       PT_NAME, sdsm_rank(), run, bad, N * N, first / N, first % N);
         sdsm_barrier();
         sdsm_free(a);
     }

@@ -16,7 +16,10 @@
 #define NPG   40
 #define WORDS 512
 
-static long value(int round, int writer, long pg, long w) { return round * 10000000L + writer * 100000L + pg * WORDS + w; }
+static long value(int round, int writer, long pg, long w)
+{
+    return round * 10000000L + writer * 100000L + pg * WORDS + w;
+}
 
 int main(int argc, char **argv)
 {
@@ -39,8 +42,8 @@ int main(int argc, char **argv)
     if (strcmp(proto, "ibec") == 0)
         PT_CHECK("diffs sent early under ibec", 0, early);
     else if (sdsm_cfg.write_buffer && early < NPG / 2)
-        sdsm_abort(1, "wbuf: rank %d (%s): %llu diffs sent early for %d pages written, buffer %ld", me,
-                   proto, (unsigned long long)early, NPG, sdsm_cfg.write_buffer);
+        sdsm_abort(1, "wbuf: rank %d (%s): %llu diffs sent early for %d pages written, buffer %ld", me, proto,
+                   (unsigned long long)early, NPG, sdsm_cfg.write_buffer);
     sdsm_barrier();
     for (long pg = 0; pg < NPG; pg++)
         for (long w = 0; w < WORDS; w++)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_PRINTED 25 /* failures printed per case; the rest are only counted */
+#define MAX_PRINTED      25 /* failures printed per case; the rest are only counted */
 #define MAX_FAILED_CASES 64
 
 static unsigned long checks, failures, case_failures;
@@ -113,8 +113,7 @@ int ck_prefix(const char *file, int line, const char *expr, const char *s, const
         return 1;
     }
     char d[512];
-    snprintf(d, sizeof d, "\"%s\" does not start with \"%s\"", s ? s : "(null)",
-             pre ? pre : "(null)");
+    snprintf(d, sizeof d, "\"%s\" does not start with \"%s\"", s ? s : "(null)", pre ? pre : "(null)");
     ck_fail(file, line, expr, d);
     return 0;
 }
@@ -125,8 +124,7 @@ int ck_mem(const char *file, int line, const char *expr, const void *a, const vo
     for (size_t i = 0; i < n; i++)
         if (x[i] != y[i]) {
             char d[128];
-            snprintf(d, sizeof d, "first difference at offset %zu of %zu: %#04x vs %#04x", i, n,
-                     x[i], y[i]);
+            snprintf(d, sizeof d, "first difference at offset %zu of %zu: %#04x vs %#04x", i, n, x[i], y[i]);
             ck_fail(file, line, expr, d);
             return 0;
         }
@@ -140,8 +138,8 @@ static void run(const char *name, void (*fn)(void), const char *bug)
     ncases++;
     fn();
     if (case_failures) {
-        fprintf(stderr, "--- %s: %lu check(s) failed%s%s\n", name, case_failures,
-                bug ? "; KNOWN BUG: " : "", bug ? bug : "");
+        fprintf(stderr, "--- %s: %lu check(s) failed%s%s\n", name, case_failures, bug ? "; KNOWN BUG: " : "",
+                bug ? bug : "");
         if (nfailed_cases < MAX_FAILED_CASES) {
             failed_cases[nfailed_cases] = name;
             failed_bugs[nfailed_cases++] = bug;
@@ -159,8 +157,8 @@ int ck_done(const char *suite)
     fprintf(stderr, "%s: %u case(s), %lu check(s), %lu failed\n", suite, ncases, checks, failures);
     for (unsigned i = 0; i < nfailed_cases; i++) {
         if (failed_bugs[i])
-            fprintf(stderr, "  FAILED %s (known bug, fails until src/ is fixed: %s)\n",
-                    failed_cases[i], failed_bugs[i]);
+            fprintf(stderr, "  FAILED %s (known bug, fails until src/ is fixed: %s)\n", failed_cases[i],
+                    failed_bugs[i]);
         else
             fprintf(stderr, "  FAILED %s\n", failed_cases[i]);
     }

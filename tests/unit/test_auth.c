@@ -44,11 +44,11 @@ static void sha(const void *p, size_t n, uint8_t out[32])
     sdsm_sha256_final(&s, out);
 }
 
-#define CHECK_DIGEST(d, hex)                         \
-    do {                                             \
-        char h_[65];                                 \
-        tohex((d), 32, h_);                          \
-        CHECK_STR(h_, hex);                          \
+#define CHECK_DIGEST(d, hex)                                                                                 \
+    do {                                                                                                     \
+        char h_[65];                                                                                         \
+        tohex((d), 32, h_);                                                                                  \
+        CHECK_STR(h_, hex);                                                                                  \
     } while (0)
 
 static int64_t now_ms(void)
@@ -234,12 +234,10 @@ static void test_key_generate_parse(void)
 /* ------------------------------------------------------- message builders */
 
 /* Two keys that differ in the last bit only. */
-static const uint8_t KEY_A[SDSM_KEY_BYTES] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                             12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                             23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
-static const uint8_t KEY_B[SDSM_KEY_BYTES] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                             12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                             23, 24, 25, 26, 27, 28, 29, 30, 31, 33};
+static const uint8_t KEY_A[SDSM_KEY_BYTES] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+                                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+static const uint8_t KEY_B[SDSM_KEY_BYTES] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+                                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 33};
 
 /* proof = HMAC(key, tag na nc rank), as auth.h describes it */
 static void proof(const uint8_t *key, const char *tag, const uint8_t na[16], const uint8_t nc[16],
@@ -253,8 +251,8 @@ static void proof(const uint8_t *key, const char *tag, const uint8_t na[16], con
     sdsm_hmac_sha256(key, SDSM_KEY_BYTES, m, sizeof m, out);
 }
 
-static void make_hello_c(const uint8_t *key, const uint8_t na[16], const uint8_t nc[16],
-                         uint32_t rank, uint8_t out[SDSM_AUTH_HELLO_C_LEN])
+static void make_hello_c(const uint8_t *key, const uint8_t na[16], const uint8_t nc[16], uint32_t rank,
+                         uint8_t out[SDSM_AUTH_HELLO_C_LEN])
 {
     memset(out, 0, SDSM_AUTH_HELLO_C_LEN);
     memcpy(out, "SDSMC1\0\0", 8);
@@ -344,14 +342,14 @@ static void test_builders(void)
 /* ----------------------------------------------------------- handshake */
 
 typedef struct side {
-    int            fd;
+    int fd;
     const uint8_t *key;
-    uint32_t       rank; /* connector: sent; acceptor: learned */
-    int            timeout_ms;
-    int            close_on_fail;
-    int            rc;
-    int64_t        elapsed_ms;
-    pthread_t      th;
+    uint32_t rank; /* connector: sent; acceptor: learned */
+    int timeout_ms;
+    int close_on_fail;
+    int rc;
+    int64_t elapsed_ms;
+    pthread_t th;
 } side_t;
 
 static void *acceptor_main(void *arg)
@@ -399,8 +397,7 @@ static int finish(side_t *s, int ms, const char *what)
     if (pthread_timedjoin_np(s->th, NULL, &ts) == 0)
         return 1;
     char msg[160];
-    snprintf(msg, sizeof msg, "%s still blocked after %d ms (timeout was %d ms)", what, ms,
-             s->timeout_ms);
+    snprintf(msg, sizeof msg, "%s still blocked after %d ms (timeout was %d ms)", what, ms, s->timeout_ms);
     ck_fail(__FILE__, __LINE__, "handshake side returns in time", msg);
     shutdown(s->fd, SHUT_RDWR); /* its read now sees EOF */
     pthread_join(s->th, NULL);
@@ -448,8 +445,7 @@ static void handshake_other_key(int nonblock)
 {
     int fds[2];
     pair(fds, nonblock);
-    side_t acc = {.fd = fds[0], .key = KEY_A, .rank = 0xdead, .timeout_ms = 5000,
-                  .close_on_fail = 1};
+    side_t acc = {.fd = fds[0], .key = KEY_A, .rank = 0xdead, .timeout_ms = 5000, .close_on_fail = 1};
     side_t con = {.fd = fds[1], .key = KEY_B, .rank = 3, .timeout_ms = 5000};
     start(&acc, acceptor_main);
     start(&con, connector_main);

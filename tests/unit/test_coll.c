@@ -121,34 +121,34 @@ static int mismatch_in_child(sdsm_coll_t a, sdsm_coll_t b, char *out, size_t len
 static void test_mismatch(void)
 {
     char err[1024];
-    int st = mismatch_in_child(rec(SDSM_COLL_BARRIER, 2, 0, 0, 0), rec(SDSM_COLL_ALLOC, 2, 4096, 1, 0),
-                               err, sizeof err);
+    int st = mismatch_in_child(rec(SDSM_COLL_BARRIER, 2, 0, 0, 0), rec(SDSM_COLL_ALLOC, 2, 4096, 1, 0), err,
+                               sizeof err);
     CHECK_I(st, !=, 0);
     CHECK_HAS(err, "collective mismatch: rank 0 is in sdsm_barrier() (manager 0) (collective #2), "
                    "rank 1 in sdsm_alloc(size 4096, home 0) (collective #2)");
-    st = mismatch_in_child(rec(SDSM_COLL_BARRIER, 0, 0, 1, 0), rec(SDSM_COLL_BARRIER, 0, 1, 1, 0),
-                           err, sizeof err);
+    st = mismatch_in_child(rec(SDSM_COLL_BARRIER, 0, 0, 1, 0), rec(SDSM_COLL_BARRIER, 0, 1, 1, 0), err,
+                           sizeof err);
     CHECK_I(st, !=, 0);
     CHECK_HAS(err, "rank 0 is in sdsm_barrier_at(0) (collective #0), rank 1 in sdsm_barrier_at(1)");
     st = mismatch_in_child(rec(SDSM_COLL_BCAST, 5, 0x1000, 64, 0), rec(SDSM_COLL_BCAST, 5, 0x1000, 64, 1),
                            err, sizeof err);
     CHECK_I(st, !=, 0);
     CHECK_HAS(err, "root 0) (collective #5), rank 1 in sdsm_bcast(0x1000, 64 bytes, root 1)");
-    st = mismatch_in_child(rec(SDSM_COLL_FREE, 1, 0x1000, 0, 0), rec(SDSM_COLL_ALLOC, 1, 4096, 1, 0),
-                           err, sizeof err);
+    st = mismatch_in_child(rec(SDSM_COLL_FREE, 1, 0x1000, 0, 0), rec(SDSM_COLL_ALLOC, 1, 4096, 1, 0), err,
+                           sizeof err);
     CHECK_I(st, !=, 0);
     CHECK_HAS(err, "sdsm_free(0x1000) (collective #1), rank 1 in sdsm_alloc(");
     /* The same call agrees: the child gets to its own exit. */
-    st = mismatch_in_child(rec(SDSM_COLL_FINALIZE, 1, 0, 0, 0), rec(SDSM_COLL_FINALIZE, 1, 0, 0, 0),
-                           err, sizeof err);
+    st = mismatch_in_child(rec(SDSM_COLL_FINALIZE, 1, 0, 0, 0), rec(SDSM_COLL_FINALIZE, 1, 0, 0, 0), err,
+                           sizeof err);
     CHECK_I(st, ==, 0);
     CHECK_STR(err, "");
 }
 
 typedef struct seen {
-    int      n;
+    int n;
     uint32_t kind;
-    int64_t  id;
+    int64_t id;
 } seen_t;
 
 static void visit(void *arg, int thread, uint32_t kind, int64_t id, uint64_t ns)

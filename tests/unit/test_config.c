@@ -92,14 +92,14 @@ static void test_parse_size(void)
     size_bad("K");
     size_bad("G");
     size_bad("iB");
-    size_bad("99999999999999999999");  /* > 2^64 */
-    size_bad("18446744073709551616");  /* 2^64 */
+    size_bad("99999999999999999999"); /* > 2^64 */
+    size_bad("18446744073709551616"); /* 2^64 */
     size_bad("18446744073709551615G");
     size_bad("17179869184G"); /* 2^34 GiB = 2^64 */
     size_bad("16777216T");
     size_bad("64KK");
     size_bad("64Bi");
-    size_bad("64iB");   /* 'i' needs a unit before it */
+    size_bad("64iB"); /* 'i' needs a unit before it */
     size_bad("64 K");
     size_bad("64K ");
     size_bad("64KiBx");
@@ -135,7 +135,7 @@ static void long_bad(const char *s, long lo, long hi)
 static void test_parse_long(void)
 {
     long_ok("0", 0, 10, 0);
-    long_ok("10", 0, 10, 10);   /* bounds are inclusive */
+    long_ok("10", 0, 10, 10); /* bounds are inclusive */
     long_ok("-1", -1, 5, -1);
     long_ok("5", 5, 5, 5);
     long_ok("0x10", 0, 100, 16); /* base prefixes are accepted */
@@ -155,14 +155,14 @@ static void test_parse_long(void)
     long_bad("5x", 0, 10);
     long_bad("5 ", 0, 10);
     long_bad("1.0", 0, 10);
-    long_bad("9223372036854775808", LONG_MIN, LONG_MAX);  /* overflow */
+    long_bad("9223372036854775808", LONG_MIN, LONG_MAX); /* overflow */
     long_bad("-9223372036854775809", LONG_MIN, LONG_MAX);
     long_bad("99999999999999999999", 0, LONG_MAX);
 }
 
 /* -------------------------------------------------------------- load */
 
-static int  nwarn;
+static int nwarn;
 static char last_warn[512];
 
 static void warn_cb(const char *msg)
@@ -222,11 +222,21 @@ static void test_load_each_variable(void)
     char err[256];
     char key[] = "SDSM_JOB_KEY=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
     char *env[] = {
-        "SDSM_RANK=3",           "SDSM_NPROCS=8",          "SDSM_RENDEZVOUS=10.0.0.1:4000",
-        key,                     "SDSM_HEAP_SIZE=1G",      "SDSM_PAGE_SIZE=16K",
-        "SDSM_HEAP_BASE=0x100000000000", "SDSM_STATS=1",   "SDSM_ERRORS=return",
-        "SDSM_PROTOCOL=hlrc",    "SDSM_LOG=debug",         "SDSM_BARRIER_MANAGER=2",
-        "SDSM_TIMEOUT=86400",    "SDSM_SPIN_US=0",         NULL,
+        "SDSM_RANK=3",
+        "SDSM_NPROCS=8",
+        "SDSM_RENDEZVOUS=10.0.0.1:4000",
+        key,
+        "SDSM_HEAP_SIZE=1G",
+        "SDSM_PAGE_SIZE=16K",
+        "SDSM_HEAP_BASE=0x100000000000",
+        "SDSM_STATS=1",
+        "SDSM_ERRORS=return",
+        "SDSM_PROTOCOL=hlrc",
+        "SDSM_LOG=debug",
+        "SDSM_BARRIER_MANAGER=2",
+        "SDSM_TIMEOUT=86400",
+        "SDSM_SPIN_US=0",
+        NULL,
     };
     CHECK_I(load(&c, env, err, sizeof err), ==, 0);
     CHECK_STR(err, "");
@@ -249,9 +259,9 @@ static void test_load_each_variable(void)
     /* one at a time, over the defaults */
     struct {
         const char *var;
-        size_t      off;
-        int         is_size;
-        long        want;
+        size_t off;
+        int is_size;
+        long want;
     } one[] = {
         {"SDSM_RANK=0", offsetof(sdsm_config_t, rank), 0, 0},
         {"SDSM_NPROCS=1048576", offsetof(sdsm_config_t, nprocs), 0, 1 << 20},
@@ -337,8 +347,8 @@ static void test_load_unknown_and_foreign(void)
 {
     sdsm_config_t c;
     char err[256];
-    char *env[] = {"HOME=/root", "SDSM_FOO=1", "PATH=/usr/bin:/bin", "SDSMX=3", "sdsm_rank=5",
-                   "XSDSM_RANK=2", "LANG=C", NULL};
+    char *env[] = {"HOME=/root", "SDSM_FOO=1", "PATH=/usr/bin:/bin", "SDSMX=3", "sdsm_rank=5", "XSDSM_RANK=2",
+                   "LANG=C",     NULL};
     CHECK_I(load(&c, env, err, sizeof err), ==, 0);
     CHECK_I(nwarn, ==, 1);
     CHECK_HAS(last_warn, "SDSM_FOO");
@@ -369,31 +379,31 @@ static void test_load_cross_checks(void)
     static const struct {
         const char *a, *b, *name;
     } bad[] = {
-        {"SDSM_PAGE_SIZE=6000", NULL, "SDSM_PAGE_SIZE"},      /* not a power of two */
+        {"SDSM_PAGE_SIZE=6000", NULL, "SDSM_PAGE_SIZE"}, /* not a power of two */
         {"SDSM_PAGE_SIZE=12K", NULL, "SDSM_PAGE_SIZE"},
-        {"SDSM_PAGE_SIZE=2048", NULL, "SDSM_PAGE_SIZE"},      /* below 4096 */
+        {"SDSM_PAGE_SIZE=2048", NULL, "SDSM_PAGE_SIZE"}, /* below 4096 */
         {"SDSM_PAGE_SIZE=0", NULL, "SDSM_PAGE_SIZE"},
         {"SDSM_PAGE_SIZE=12K", "SDSM_HEAP_BASE=0", "SDSM_PAGE_SIZE"}, /* base fits: still bad */
         {"SDSM_PAGE_SIZE=6000", "SDSM_HEAP_BASE=0", "SDSM_PAGE_SIZE"},
-        {"SDSM_PAGE_SIZE=32M", NULL, "SDSM_PAGE_SIZE"},       /* above 16M */
-        {"SDSM_RANK=1", NULL, "SDSM_RANK"},                   /* nprocs defaults to 1 */
+        {"SDSM_PAGE_SIZE=32M", NULL, "SDSM_PAGE_SIZE"}, /* above 16M */
+        {"SDSM_RANK=1", NULL, "SDSM_RANK"},             /* nprocs defaults to 1 */
         {"SDSM_RANK=4", "SDSM_NPROCS=4", "SDSM_RANK"},
         {"SDSM_RANK=1048576", "SDSM_NPROCS=1048576", "SDSM_RANK"},
-        {"SDSM_HEAP_SIZE=4095", NULL, "SDSM_HEAP_SIZE"},      /* less than a page */
+        {"SDSM_HEAP_SIZE=4095", NULL, "SDSM_HEAP_SIZE"}, /* less than a page */
         {"SDSM_HEAP_SIZE=16K", "SDSM_PAGE_SIZE=32K", "SDSM_HEAP_SIZE"},
-        {"SDSM_HEAP_SIZE=16T", NULL, "SDSM_HEAP_SIZE"},       /* 2^32 pages */
+        {"SDSM_HEAP_SIZE=16T", NULL, "SDSM_HEAP_SIZE"}, /* 2^32 pages */
         {"SDSM_HEAP_BASE=0x200000001000", "SDSM_PAGE_SIZE=8K", "SDSM_HEAP_BASE"},
         {"SDSM_HEAP_BASE=0x200000000800", NULL, "SDSM_HEAP_BASE"},
-        {"SDSM_HEAP_BASE=0", NULL, "SDSM_HEAP_BASE"},            /* the NULL guard */
+        {"SDSM_HEAP_BASE=0", NULL, "SDSM_HEAP_BASE"}, /* the NULL guard */
         {"SDSM_HEAP_BASE=0xff000", NULL, "SDSM_HEAP_BASE"},
-        {"SDSM_HEAP_BASE=0x7fff00000000", NULL, "SDSM_HEAP_BASE"}, /* + 64G passes 2^47 */
+        {"SDSM_HEAP_BASE=0x7fff00000000", NULL, "SDSM_HEAP_BASE"},                    /* + 64G passes 2^47 */
         {"SDSM_HEAP_BASE=0xfffffffffffff000", "SDSM_HEAP_SIZE=1G", "SDSM_HEAP_BASE"}, /* wraps */
         {"SDSM_BARRIER_MANAGER=1", NULL, "SDSM_BARRIER_MANAGER"}, /* nprocs defaults to 1 */
         {"SDSM_BARRIER_MANAGER=5", "SDSM_NPROCS=2", "SDSM_BARRIER_MANAGER"},
         {"SDSM_BARRIER_MANAGER=1048576", "SDSM_NPROCS=1048576", "SDSM_BARRIER_MANAGER"},
-        {"SDSM_PEER_TIMEOUT=1", NULL, "SDSM_PEER_TIMEOUT"},   /* below 2 heartbeats of 1 s */
+        {"SDSM_PEER_TIMEOUT=1", NULL, "SDSM_PEER_TIMEOUT"}, /* below 2 heartbeats of 1 s */
         {"SDSM_PEER_TIMEOUT=3", "SDSM_HEARTBEAT=2", "SDSM_PEER_TIMEOUT"},
-        {"SDSM_HEARTBEAT=5ms", NULL, "SDSM_HEARTBEAT"},       /* below 10 ms */
+        {"SDSM_HEARTBEAT=5ms", NULL, "SDSM_HEARTBEAT"}, /* below 10 ms */
     };
     sdsm_config_t c;
     char err[256];
@@ -411,14 +421,14 @@ static void test_load_cross_checks(void)
     static const char *const good[][2] = {
         {"SDSM_RANK=3", "SDSM_NPROCS=4"},
         {"SDSM_RANK=-1", "SDSM_NPROCS=4"},
-        {"SDSM_PAGE_SIZE=16M", "SDSM_HEAP_SIZE=16M"},            /* exactly one page */
-        {"SDSM_HEAP_SIZE=17592186040320", NULL},                 /* 2^32 - 1 pages */
+        {"SDSM_PAGE_SIZE=16M", "SDSM_HEAP_SIZE=16M"}, /* exactly one page */
+        {"SDSM_HEAP_SIZE=17592186040320", NULL},      /* 2^32 - 1 pages */
         {"SDSM_HEAP_BASE=0x200000002000", "SDSM_PAGE_SIZE=8K"},
         {"SDSM_HEAP_BASE=0x100000", "SDSM_HEAP_SIZE=1G"},
-        {"SDSM_HEAP_BASE=0x7fffc0000000", "SDSM_HEAP_SIZE=1G"},  /* ends exactly at 2^47 */
+        {"SDSM_HEAP_BASE=0x7fffc0000000", "SDSM_HEAP_SIZE=1G"}, /* ends exactly at 2^47 */
         {"SDSM_BARRIER_MANAGER=3", "SDSM_NPROCS=4"},
         {"SDSM_PEER_TIMEOUT=2", "SDSM_HEARTBEAT=1"},
-        {"SDSM_PEER_TIMEOUT=0", "SDSM_HEARTBEAT=60"},             /* no timeout */
+        {"SDSM_PEER_TIMEOUT=0", "SDSM_HEARTBEAT=60"}, /* no timeout */
         {"SDSM_PEER_TIMEOUT=500ms", "SDSM_HEARTBEAT=250ms"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {

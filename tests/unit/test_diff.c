@@ -15,7 +15,7 @@
 #include "check.h"
 #include "mem/diff.h"
 
-#define GUARD 256
+#define GUARD  256
 #define CANARY 0xCC
 
 typedef struct run {
@@ -101,8 +101,8 @@ static void change(ck_rng_t *r, const uint8_t *twin, uint8_t *cur, size_t i)
 }
 
 /* Bytes a correct diff must carry: changed bytes, widened to whole elements. */
-static void expected_mask(const uint8_t *twin, const uint8_t *cur, size_t ps, size_t gran,
-                          size_t phase, uint8_t *mask)
+static void expected_mask(const uint8_t *twin, const uint8_t *cur, size_t ps, size_t gran, size_t phase,
+                          uint8_t *mask)
 {
     memset(mask, 0, ps);
     size_t ph = gran > 1 ? phase % gran : 0;
@@ -288,9 +288,8 @@ static void test_unchanged_page(void)
 }
 
 /* Encode and compare with the exact expected bytes of the encoding. */
-static void expect_encoding(const uint8_t *twin, const uint8_t *cur, size_t ps, size_t gran,
-                            size_t phase, const uint8_t *hdr, size_t hdrlen, size_t from,
-                            size_t runlen, size_t want_runs)
+static void expect_encoding(const uint8_t *twin, const uint8_t *cur, size_t ps, size_t gran, size_t phase,
+                            const uint8_t *hdr, size_t hdrlen, size_t from, size_t runlen, size_t want_runs)
 {
     uint8_t *out;
     size_t nruns, ndata;
@@ -326,8 +325,7 @@ static void test_page_edges(void)
         /* last byte: gap ps-1 is a two-byte varint */
         memcpy(cur, twin, ps);
         change(&r, twin, cur, ps - 1);
-        expect_encoding(twin, cur, ps, 1, 0, (const uint8_t[]){g_last[0], g_last[1], 1}, 3,
-                        ps - 1, 1, 1);
+        expect_encoding(twin, cur, ps, 1, 0, (const uint8_t[]){g_last[0], g_last[1], 1}, 3, ps - 1, 1, 1);
 
         /* first 8-byte word */
         memcpy(cur, twin, ps);
@@ -339,8 +337,7 @@ static void test_page_edges(void)
         memcpy(cur, twin, ps);
         for (size_t i = ps - 8; i < ps; i++)
             change(&r, twin, cur, i);
-        expect_encoding(twin, cur, ps, 1, 0, (const uint8_t[]){g_word[0], g_word[1], 8}, 3, ps - 8,
-                        8, 1);
+        expect_encoding(twin, cur, ps, 1, 0, (const uint8_t[]){g_word[0], g_word[1], 8}, 3, ps - 8, 8, 1);
 
         /* a run crossing a word boundary: bytes 5..12 */
         memcpy(cur, twin, ps);
@@ -472,21 +469,21 @@ static void test_granularity_exact(void)
     struct {
         size_t gran, phase, at, start, len;
     } one[] = {
-        {12, 0, 0, 0, 12},       /* first element */
-        {12, 0, 4095, 4092, 4},  /* element 341 = [4092, 4104) clipped */
-        {12, 5, 0, 0, 7},        /* element [-5, 7) clipped */
-        {12, 5, 7, 7, 12},       /* next element [7, 19) */
-        {12, 5, 4095, 4087, 9},  /* element 341 = [4087, 4099) clipped */
-        {12, 17, 0, 0, 7},       /* phase taken modulo gran: as phase 5 */
-        {24, 23, 0, 0, 1},       /* first element is one byte */
+        {12, 0, 0, 0, 12},      /* first element */
+        {12, 0, 4095, 4092, 4}, /* element 341 = [4092, 4104) clipped */
+        {12, 5, 0, 0, 7},       /* element [-5, 7) clipped */
+        {12, 5, 7, 7, 12},      /* next element [7, 19) */
+        {12, 5, 4095, 4087, 9}, /* element 341 = [4087, 4099) clipped */
+        {12, 17, 0, 0, 7},      /* phase taken modulo gran: as phase 5 */
+        {24, 23, 0, 0, 1},      /* first element is one byte */
         {24, 23, 1, 1, 24},
         {16, 8, 8, 8, 16},
         {2, 1, 0, 0, 1},
         {2, 1, 2, 1, 2},
-        {4096, 0, 1234, 0, 4096},  /* the whole page is one element */
+        {4096, 0, 1234, 0, 4096}, /* the whole page is one element */
         {4096, 1000, 3095, 0, 3096},
         {4096, 1000, 3096, 3096, 1000},
-        {8192, 0, 17, 0, 4096},    /* element larger than the page */
+        {8192, 0, 17, 0, 4096}, /* element larger than the page */
         {8192, 4096, 4095, 0, 4096},
         {8192, 6000, 2191, 0, 2192},
         {8192, 6000, 2192, 2192, 1904},
@@ -499,12 +496,11 @@ static void test_granularity_exact(void)
         size_t n = 0;
         CHECK_I(decode(out, len, ps, run, 2, &n), ==, 0);
         if (!CHECK_U(n, ==, 1) || !CHECK_U(nruns, ==, 1))
-            fprintf(stderr, "    case %zu: gran %zu phase %zu byte %zu\n", i, one[i].gran,
-                    one[i].phase, one[i].at);
-        if (n == 1 &&
-            !(CHECK_U(run[0].start, ==, one[i].start) & CHECK_U(run[0].len, ==, one[i].len)))
-            fprintf(stderr, "    case %zu: gran %zu phase %zu byte %zu\n", i, one[i].gran,
-                    one[i].phase, one[i].at);
+            fprintf(stderr, "    case %zu: gran %zu phase %zu byte %zu\n", i, one[i].gran, one[i].phase,
+                    one[i].at);
+        if (n == 1 && !(CHECK_U(run[0].start, ==, one[i].start) & CHECK_U(run[0].len, ==, one[i].len)))
+            fprintf(stderr, "    case %zu: gran %zu phase %zu byte %zu\n", i, one[i].gran, one[i].phase,
+                    one[i].at);
         CHECK_U(ndata, ==, one[i].len);
         free(out);
         verify(twin, cur, ps, one[i].gran, one[i].phase);
@@ -533,12 +529,12 @@ static void test_check_rejects(void)
     memset(buf, 0xAB, sizeof buf);
 #define RUNS(...) ((const uint8_t[]){__VA_ARGS__}), sizeof((const uint8_t[]){__VA_ARGS__})
     /* accepted: the boundaries */
-    CHECK_I(sdsm_diff_check(buf, 0, ps), ==, 0);                           /* empty */
-    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9), ps), ==, 0);                    /* byte 0 */
-    CHECK_I(sdsm_diff_check(RUNS(0xFF, 0x1F, 1, 9), ps), ==, 0);           /* byte 4095 */
-    CHECK_I(sdsm_diff_check(RUNS(0x80, 0x20, 0), ps), ==, 0);              /* gap = 4096, len 0 */
+    CHECK_I(sdsm_diff_check(buf, 0, ps), ==, 0);                                   /* empty */
+    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9), ps), ==, 0);                            /* byte 0 */
+    CHECK_I(sdsm_diff_check(RUNS(0xFF, 0x1F, 1, 9), ps), ==, 0);                   /* byte 4095 */
+    CHECK_I(sdsm_diff_check(RUNS(0x80, 0x20, 0), ps), ==, 0);                      /* gap = 4096, len 0 */
     CHECK_I(sdsm_diff_check(RUNS(0x80, 0x80, 0x80, 0x80, 0x00, 1, 9), ps), ==, 0); /* 5 bytes */
-    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 1, 2, 8, 8), ps), ==, 0);        /* two runs */
+    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 1, 2, 8, 8), ps), ==, 0);                /* two runs */
 
     /* truncated varints */
     CHECK_I(sdsm_diff_check(RUNS(0x80), ps), ==, -EPROTO);
@@ -564,7 +560,7 @@ static void test_check_rejects(void)
     /* gap past the end */
     CHECK_I(sdsm_diff_check(RUNS(0x81, 0x20, 0), ps), ==, -EPROTO);
     CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0x80, 0x20, 0), ps), ==, -EPROTO); /* 1 + 4096 */
-    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0xFF, 0x1F, 0), ps), ==, 0);          /* 1 + 4095 */
+    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0xFF, 0x1F, 0), ps), ==, 0);       /* 1 + 4095 */
     /* a huge gap that would wrap a naive pos + gap */
     CHECK_I(sdsm_diff_check(RUNS(0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 1, 9), ps), ==, -EPROTO);
     /* len past the buffer */
@@ -650,7 +646,7 @@ static void test_chain_check(void)
     uint8_t c[64] = {0};
 
     CHECK_I(sdsm_diff_chain_check(c, 0, np, ps), ==, 0);
-    put32(c, 7);  /* stamp */
+    put32(c, 7);     /* stamp */
     put32(c + 4, 0); /* empty batch */
     CHECK_I(sdsm_diff_chain_check(c, 8, np, ps), ==, 0);
     /* a batch of one entry: page 2, runs "gap 0, len 1, 0x42" */

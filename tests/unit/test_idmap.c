@@ -37,9 +37,11 @@ static void test_map(void)
     if (!CHECK(ids != NULL))
         return;
     for (int i = 0; i < N; i++)
-        ids[i] = i < N / 2 ? (uint32_t)i : i < 3 * N / 4 ? (uint32_t)i * 40503u + 7u : (uint32_t)(i - 3 * N / 4) << 12 | 1u;
+        ids[i] = i < N / 2       ? (uint32_t)i
+                 : i < 3 * N / 4 ? (uint32_t)i * 40503u + 7u
+                                 : (uint32_t)(i - 3 * N / 4) << 12 | 1u;
     long want_sum = 0;
-    int  wrong_put = 0;
+    int wrong_put = 0;
     for (int i = 0; i < N; i++) {
         if (sdsm_idmap_get(&m, ids[i])) /* an id of two classes at once: skip */
             continue;

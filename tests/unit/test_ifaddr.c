@@ -67,9 +67,17 @@ static void test_parse_list(void)
     CHECK_U(port, ==, 65535);
     /* More than fit: counted, not stored past max. */
     CHECK_I(sdsm_ifaddr_parse_list("1.1.1.1,2.2.2.2,3.3.3.3:9", a, 2, &port), ==, 3);
-    const char *bad[] = {"10.0.0.1", "10.0.0.1:", "10.0.0.1:0", "10.0.0.1:65536", ":80",
-                         "10.0.0.1,:80", "10.0.0.1,,10.0.0.2:80", "host:80", "10.0.0.1,:80",
-                         "1.2.3.4,5.6.7.8,:1", "999.1.1.1:1"};
+    const char *bad[] = {"10.0.0.1",
+                         "10.0.0.1:",
+                         "10.0.0.1:0",
+                         "10.0.0.1:65536",
+                         ":80",
+                         "10.0.0.1,:80",
+                         "10.0.0.1,,10.0.0.2:80",
+                         "host:80",
+                         "10.0.0.1,:80",
+                         "1.2.3.4,5.6.7.8,:1",
+                         "999.1.1.1:1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK_I(sdsm_ifaddr_parse_list(bad[i], a, 4, &port), ==, -EINVAL);
 }

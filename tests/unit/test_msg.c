@@ -28,11 +28,12 @@ static void expect(unsigned type, uint32_t len, size_t ps, int want)
 
 /* The payloads as the protocol defines them (msg.h), written out again. */
 static const struct {
-    unsigned    type;
+    unsigned type;
     const char *name;
-    uint32_t    min, max, multiple; /* length = min + k * multiple <= max */
+    uint32_t min, max, multiple; /* length = min + k * multiple <= max */
 } spec[] = {
-    {SDSM_MSG_FETCH, "FETCH", 8, 12, 0}, /* page, count (prefetch)[, stride]: 8 or 12, checked by the handler */
+    {SDSM_MSG_FETCH, "FETCH", 8, 12,
+     0}, /* page, count (prefetch)[, stride]: 8 or 12, checked by the handler */
     {SDSM_MSG_FETCH_REP, "FETCH_REP", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_HOME_REQ, "HOME_REQ", 8, 8, 0},
     {SDSM_MSG_HOME_REP, "HOME_REP", 8, ANY, 2}, /* page, home, homes of the next pages */
@@ -49,12 +50,12 @@ static const struct {
     {SDSM_MSG_COND_ACK, "COND_ACK", 0, 0, 0},
     {SDSM_MSG_COND_SIGNAL, "COND_SIGNAL", 8, 8, 0},
     {SDSM_MSG_COND_WAKE, "COND_WAKE", 4, 4, 0},
-    {SDSM_MSG_ALLOC_REQ, "ALLOC_REQ", 64, 64, 0},   /* call, request */
+    {SDSM_MSG_ALLOC_REQ, "ALLOC_REQ", 64, 64, 0}, /* call, request */
     {SDSM_MSG_ALLOC_REP, "ALLOC_REP", 4, 4 + 512, 0},
     {SDSM_MSG_STATS, "STATS", 0, ANY, 8},
     {SDSM_MSG_BYE, "BYE", 0, 0, 0},
     {SDSM_MSG_FWD_DIFF, "FWD_DIFF", 0, ANY, 0},
-    {SDSM_MSG_PUSH, "PUSH", 8, ANY, 0},          /* and exactly 8 + page size */
+    {SDSM_MSG_PUSH, "PUSH", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_LEAVE, "LEAVE", 4, ANY, 4},
     {SDSM_MSG_HOME_DATA, "HOME_DATA", 8, ANY, 0}, /* and exactly 8 + page size */
     {SDSM_MSG_FETCH_REPZ, "FETCH_REPZ", 8, ANY, 0},
@@ -64,13 +65,13 @@ static const struct {
     {SDSM_MSG_HANG_QUERY, "HANG_QUERY", 0, 0, 0},
     {SDSM_MSG_HANG_STATE, "HANG_STATE", 0, 2048, 0},
     {SDSM_MSG_HEARTBEAT, "HEARTBEAT", 0, 0, 0},
-    {SDSM_MSG_FETCH_ZC, "FETCH_ZC", 8, 8, 0},      /* first, count */
-    {SDSM_MSG_ZC_HELLO, "ZC_HELLO", 40, 40, 0},    /* pid, fd, 32-byte token */
-    {SDSM_MSG_ATOMIC, "ATOMIC", 24, 24, 0},        /* page, offset, size, op, value, expected */
-    {SDSM_MSG_ATOMIC_REP, "ATOMIC_REP", 12, 12, 0}, /* old value, status */
-    {SDSM_MSG_BAR_UP, "BAR_UP", 44, ANY, 4},      /* flags, call, root, n, pairs, moves */
-    {SDSM_MSG_SOFT_PROBE, "SOFT_PROBE", 8, 8, 0},   /* first, count */
-    {SDSM_MSG_SOFT_REP, "SOFT_REP", 16, 16, 0},     /* first, count, kept bits */
+    {SDSM_MSG_FETCH_ZC, "FETCH_ZC", 8, 8, 0},         /* first, count */
+    {SDSM_MSG_ZC_HELLO, "ZC_HELLO", 40, 40, 0},       /* pid, fd, 32-byte token */
+    {SDSM_MSG_ATOMIC, "ATOMIC", 24, 24, 0},           /* page, offset, size, op, value, expected */
+    {SDSM_MSG_ATOMIC_REP, "ATOMIC_REP", 12, 12, 0},   /* old value, status */
+    {SDSM_MSG_BAR_UP, "BAR_UP", 44, ANY, 4},          /* flags, call, root, n, pairs, moves */
+    {SDSM_MSG_SOFT_PROBE, "SOFT_PROBE", 8, 8, 0},     /* first, count */
+    {SDSM_MSG_SOFT_REP, "SOFT_REP", 16, 16, 0},       /* first, count, kept bits */
     {SDSM_MSG_SOFT_CONFIRM, "SOFT_CONFIRM", 8, 8, 0}, /* first, count */
     {SDSM_MSG_LOCK_FWD, "LOCK_FWD", 8, 8, 0},         /* lock, rank */
     {SDSM_MSG_LOCK_PASSED, "LOCK_PASSED", 8, 8, 0},   /* lock, rank */
@@ -176,10 +177,10 @@ static void test_rejects_bad_length(void)
             }
     }
     /* the array types by name */
-    expect(SDSM_MSG_INVAL, 0, PS, -EPROTO);   /* at least one page */
+    expect(SDSM_MSG_INVAL, 0, PS, -EPROTO); /* at least one page */
     expect(SDSM_MSG_INVAL, 6, PS, -EPROTO);
     expect(SDSM_MSG_BAR_ARRIVE, 2, PS, -EPROTO);
-    expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO);  /* flags and count at least */
+    expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO); /* flags and count at least */
     expect(SDSM_MSG_BAR_RELEASE, 13, PS, -EPROTO);
     expect(SDSM_MSG_STATS, 12, PS, -EPROTO);
     expect(SDSM_MSG_ALLOC_REQ, 63, PS, -EPROTO);

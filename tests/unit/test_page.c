@@ -251,8 +251,8 @@ static void test_region(void)
     sdsm_region_fini();
 
     /* an occupied base is refused, not replaced */
-    void *busy = mmap((void *)BASE, 4096, PROT_READ,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    void *busy =
+        mmap((void *)BASE, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     CHECK(busy == (void *)BASE);
     fprintf(stderr, "(an error about mapping the shared region is expected here)\n");
     CHECK_I(sdsm_region_init(4 * 4096, 4096, BASE, 0, 1), ==, -EEXIST);

@@ -89,7 +89,9 @@ static void test_random_model(void)
 {
     enum { PAGES = 4096, LIVE = 64 };
     static uint8_t used[PAGES];
-    struct { uint32_t first, n; } live[LIVE] = {{0, 0}};
+    struct {
+        uint32_t first, n;
+    } live[LIVE] = {{0, 0}};
     sdsm_spans_t s;
     ck_rng_t rng = {42};
     memset(used, 0, sizeof used);

@@ -70,8 +70,16 @@ static int slow_progress(void)
     return 0;
 }
 
-static int yes(uint64_t now) { (void)now; return 1; }
-static int no(uint64_t now) { (void)now; return 0; }
+static int yes(uint64_t now)
+{
+    (void)now;
+    return 1;
+}
+static int no(uint64_t now)
+{
+    (void)now;
+    return 0;
+}
 
 static void *changer(void *arg)
 {

@@ -11,16 +11,16 @@
 #include "core/status.h"
 
 static const struct {
-    int         code;
+    int code;
     const char *says; /* a word the description must hold */
 } codes[] = {
-    {SDSM_EINVAL, "invalid argument"},   {SDSM_ENOINIT, "not initialized"},
-    {SDSM_ENOMEM, "out of memory"},      {SDSM_EMISMATCH, "different arguments"},
-    {SDSM_ENOTHELD, "not held"},         {SDSM_EPEER, "peer rank failed"},
-    {SDSM_EPROTO, "malformed message"},  {SDSM_ENOTSUP, "not supported"},
-    {SDSM_ESYS, "system call failed"},   {SDSM_ETIMEDOUT, "timed out"},
-    {SDSM_ESTATE, "invalid state"},      {SDSM_EHELD, "already held"},
-    {SDSM_ENOHOME, "no home"},           {SDSM_EAUTH, "authentication"},
+    {SDSM_EINVAL, "invalid argument"},  {SDSM_ENOINIT, "not initialized"},
+    {SDSM_ENOMEM, "out of memory"},     {SDSM_EMISMATCH, "different arguments"},
+    {SDSM_ENOTHELD, "not held"},        {SDSM_EPEER, "peer rank failed"},
+    {SDSM_EPROTO, "malformed message"}, {SDSM_ENOTSUP, "not supported"},
+    {SDSM_ESYS, "system call failed"},  {SDSM_ETIMEDOUT, "timed out"},
+    {SDSM_ESTATE, "invalid state"},     {SDSM_EHELD, "already held"},
+    {SDSM_ENOHOME, "no home"},          {SDSM_EAUTH, "authentication"},
 };
 #define NCODES (sizeof codes / sizeof codes[0])
 

@@ -44,7 +44,7 @@
 struct arank {
     int rank;
     pid_t pid;
-    int out[2];          /* our read ends of its stdout, stderr; -1 once closed */
+    int out[2]; /* our read ends of its stdout, stderr; -1 once closed */
     bool reaped;
 };
 
@@ -53,15 +53,15 @@ static struct {
     const char *host, *rendezvous, *nprocs, *wdir;
     char key[2 * SDSM_KEY_BYTES + 1]; /* the job key: set in each rank's child only */
     char **argv;
-    struct arank *ranks;  /* this host's, in the order of --rank */
+    struct arank *ranks; /* this host's, in the order of --rank */
     int nranks, nreaped;
     int sfd;
     pid_t pgid;
     struct proc_restore restore; /* what a rank's child restores before exec */
     bool stopping, killed, out_dead;
     int64_t stop_at;
-    int64_t hb_us, timeout_us;  /* 0: no heartbeats / no timeout */
-    int64_t heard_at, sent_at;  /* last byte from the launcher, last frame to it */
+    int64_t hb_us, timeout_us; /* 0: no heartbeats / no timeout */
+    int64_t heard_at, sent_at; /* last byte from the launcher, last frame to it */
 } agent_state = {.sfd = -1};
 
 static void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,8 +70,7 @@ static void agent_say(const char *fmt, ...)
 {
     char prefix[300];
     int saved = errno; /* %m must see the caller's errno */
-    snprintf(prefix, sizeof prefix, "sdsmrun (agent on %s): ",
-             agent_state.host ? agent_state.host : "?");
+    snprintf(prefix, sizeof prefix, "sdsmrun (agent on %s): ", agent_state.host ? agent_state.host : "?");
     errno = saved;
     va_list ap;
     va_start(ap, fmt);
@@ -87,8 +86,7 @@ static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
     int k = 0;
     /* A launcher that reads nothing for the peer timeout is as gone as one
      * whose pipe broke: never block on it for longer. */
-    int64_t until =
-        launcher_now() + (agent_state.timeout_us ? agent_state.timeout_us : INT64_MAX / 2);
+    int64_t until = launcher_now() + (agent_state.timeout_us ? agent_state.timeout_us : INT64_MAX / 2);
     agent_state.sent_at = launcher_now();
     while (left > 0 && !agent_state.out_dead) {
         ssize_t n = writev(STDOUT_FILENO, iov + k, 2 - k);
@@ -97,11 +95,12 @@ static void send_frame(uint8_t type, uint32_t rank, const void *p, uint32_t len)
         if (n < 0 && errno == EAGAIN) {
             int64_t wait = until - launcher_now();
             struct pollfd po = {.fd = STDOUT_FILENO, .events = POLLOUT};
-            if (wait > 0 && (poll(&po, 1, wait > 1000000 ? 1000 : (int)(wait / 1000) + 1) >= 0 ||
-                             errno == EINTR))
+            if (wait > 0 &&
+                (poll(&po, 1, wait > 1000000 ? 1000 : (int)(wait / 1000) + 1) >= 0 || errno == EINTR))
                 continue;
             agent_say("the launcher took nothing from this agent for %.1f s (SDSM_PEER_TIMEOUT): "
-                      "stopping this host's ranks", (double)agent_state.timeout_us / 1e6);
+                      "stopping this host's ranks",
+                      (double)agent_state.timeout_us / 1e6);
         }
         if (n <= 0) {
             agent_state.out_dead = true; /* the launcher is gone */
@@ -154,8 +153,10 @@ static int parse(int argc, char **argv)
         const char *o = argv[i];
         if (strcmp(o, "--") == 0) {
             agent_state.argv = argv + i + 1;
-            return *agent_state.argv && agent_state.host && agent_state.rendezvous &&
-                   agent_state.nprocs && agent_state.nranks ? 0 : -1;
+            return *agent_state.argv && agent_state.host && agent_state.rendezvous && agent_state.nprocs &&
+                           agent_state.nranks
+                       ? 0
+                       : -1;
         }
         if (i + 1 >= argc)
             return -1;
@@ -179,8 +180,7 @@ static int parse(int argc, char **argv)
             long r = strtol(v, &end, 10);
             if (*end || end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
                 return -1;
-            agent_state.ranks[agent_state.nranks++] =
-                (struct arank){.rank = (int)r, .out = {-1, -1}};
+            agent_state.ranks[agent_state.nranks++] = (struct arank){.rank = (int)r, .out = {-1, -1}};
         } else if (strcmp(o, "--env") == 0) {
             char *eq = strchr(v, '=');
             if (!eq || eq == v)
@@ -403,8 +403,7 @@ static void loop(void)
         int64_t now = launcher_now();
         if (agent_state.out_dead)
             stop();
-        if (agent_state.stopping && !agent_state.killed &&
-            now >= agent_state.stop_at + KILL_AFTER_US) {
+        if (agent_state.stopping && !agent_state.killed && now >= agent_state.stop_at + KILL_AFTER_US) {
             signal_ranks(SIGKILL);
             agent_state.killed = true;
         }
@@ -417,8 +416,7 @@ static void loop(void)
             for (int k = 0; k < 2; k++)
                 if (agent_state.ranks[i].out[k] >= 0) {
                     who[np - 2] = 2 * i + k;
-                    pfd[np++] =
-                        (struct pollfd){.fd = agent_state.ranks[i].out[k], .events = POLLIN};
+                    pfd[np++] = (struct pollfd){.fd = agent_state.ranks[i].out[k], .events = POLLIN};
                 }
         if (poll(pfd, (nfds_t)np, poll_ms(now)) < 0 && errno != EINTR)
             fail(1, "poll: %m");

@@ -33,10 +33,10 @@
 
 #include <stdint.h>
 
-#define AGENT_MAX_DATA (64u * 1024)
-#define AGENT_MAX_TEXT 400u
-#define AGENT_MAGIC "\0sdsmrun agent 1\n"
-#define AGENT_MAGIC_LEN (sizeof AGENT_MAGIC - 1)
+#define AGENT_MAX_DATA   (64u * 1024)
+#define AGENT_MAX_TEXT   400u
+#define AGENT_MAGIC      "\0sdsmrun agent 1\n"
+#define AGENT_MAGIC_LEN  (sizeof AGENT_MAGIC - 1)
 #define AGENT_MAX_BANNER (64u * 1024)
 
 enum agent_type {

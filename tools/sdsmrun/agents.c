@@ -82,10 +82,7 @@ static char *quoted(const char *s)
     return q;
 }
 
-static void add_quoted(struct words *ws, const char *s)
-{
-    add_word(ws, quoted(s));
-}
+static void add_quoted(struct words *ws, const char *s) { add_word(ws, quoted(s)); }
 
 static void add_printf(struct words *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -115,8 +112,8 @@ static void free_words(struct words *ws)
  * (sdsmrun sets the job's own ones itself). */
 static bool forwarded(const char *e)
 {
-    static const char *const own[] = {"SDSM_RANK=", "SDSM_NPROCS=", "SDSM_RENDEZVOUS=",
-                                      "SDSM_JOB_KEY=", "SDSM_HOST=", "SDSM_RSH=", NULL};
+    static const char *const own[] = {
+        "SDSM_RANK=", "SDSM_NPROCS=", "SDSM_RENDEZVOUS=", "SDSM_JOB_KEY=", "SDSM_HOST=", "SDSM_RSH=", NULL};
     if (strncmp(e, "SDSM_", 5) != 0 || !strchr(e, '='))
         return false;
     for (int i = 0; own[i]; i++)
@@ -190,8 +187,8 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
     return ws->oom ? -1 : 0;
 }
 
-static __attribute__((noreturn)) void agent_child(const struct job *j, const struct agent *a,
-                                                  char **argv, int in_r, int out_w)
+static __attribute__((noreturn)) void agent_child(const struct job *j, const struct agent *a, char **argv,
+                                                  int in_r, int out_w)
 {
     proc_child_begin(j->self, j->pgid);
     dup2(in_r, STDIN_FILENO);
@@ -238,8 +235,8 @@ static int start_agent(struct job *j, struct agent *a)
     int n = snprintf(line, sizeof line, "%s\n", j->keyhex);
     if (write(a->in_w, line, (size_t)n) != n)
         launcher_verbose(j, "host %s: cannot pass the job key to its agent: %m", host);
-    launcher_verbose(j, "host %s: agent started through '%s' (pid %d) at %.1f ms", host, j->rsh,
-                     (int)pid, launcher_ms(j, launcher_now()));
+    launcher_verbose(j, "host %s: agent started through '%s' (pid %d) at %.1f ms", host, j->rsh, (int)pid,
+                     launcher_ms(j, launcher_now()));
     free_words(&ws);
     return 0;
 fail:
@@ -299,8 +296,8 @@ static void agent_failed(struct job *j, struct agent *a, int status, const char 
 
 static void bad_frame(struct job *j, struct agent *a, const struct agent_frame *f)
 {
-    agent_failed(j, a, 1, "its agent sent a bad message (type %u, rank %u, length %u)",
-                 (unsigned)f->type, ntohl(f->rank), ntohl(f->len));
+    agent_failed(j, a, 1, "its agent sent a bad message (type %u, rank %u, length %u)", (unsigned)f->type,
+                 ntohl(f->rank), ntohl(f->len));
     if (a->out_r >= 0)
         close(a->out_r);
     a->out_r = -1;
@@ -341,8 +338,7 @@ static void frame(struct job *j, struct agent *a, const struct agent_frame *f, c
         v = ntohl(v);
     }
     switch (f->type) {
-    case AGENT_BEAT: /* its arrival was the news */
-        break;
+    case AGENT_BEAT: /* its arrival was the news */ break;
     case AGENT_HELLO:
         a->ready = true;
         launcher_verbose(j, "host %s: agent ready at %.1f ms", host, launcher_ms(j, launcher_now()));
@@ -365,9 +361,7 @@ static void frame(struct job *j, struct agent *a, const struct agent_frame *f, c
     case AGENT_STDERR:
         iofwd_feed(j, (int)r, f->type == AGENT_STDOUT ? STDOUT_FILENO : STDERR_FILENO, p, len);
         break;
-    case AGENT_STOPPED:
-        job_rank_stopped(j, rk, (int)v);
-        break;
+    case AGENT_STOPPED: job_rank_stopped(j, rk, (int)v); break;
     case AGENT_EXIT:
         iofwd_feed_end(j, (int)r);
         job_rank_exited(j, rk, (int)v);
@@ -407,7 +401,8 @@ static void keep_banner(struct agent *a, const uint8_t *p, size_t len)
         uint8_t b = p[i];
         if (a->banner_len < room) /* all are counted, for the limit */
             a->banner[a->banner_len] = (b == '\n' || b == '\r' || b == '\t') ? ' '
-                                       : (b < 0x20 || b >= 0x7f) ? '?' : (char)b;
+                                       : (b < 0x20 || b >= 0x7f)             ? '?'
+                                                                             : (char)b;
     }
     a->banner[a->banner_len < room ? a->banner_len : room] = '\0';
 }
@@ -418,8 +413,7 @@ static const char *banner_text(const struct agent *a, char *buf, size_t len)
     size_t n = strlen(a->banner);
     while (n > 0 && a->banner[n - 1] == ' ')
         n--;
-    snprintf(buf, len, "'%.*s%s'", (int)n, a->banner,
-             a->banner_len >= sizeof a->banner - 1 ? "..." : "");
+    snprintf(buf, len, "'%.*s%s'", (int)n, a->banner, a->banner_len >= sizeof a->banner - 1 ? "..." : "");
     return buf;
 }
 
@@ -437,8 +431,8 @@ static void unexpected_output(struct job *j, struct agent *a, const char *after)
     char text[sizeof a->banner + 8];
     banner_tail(a);
     a->failed = true;
-    job_fail(j, 1, "unexpected output from the remote shell on host %s: %s%s",
-             j->hosts[a->host].name, banner_text(a, text, sizeof text), after);
+    job_fail(j, 1, "unexpected output from the remote shell on host %s: %s%s", j->hosts[a->host].name,
+             banner_text(a, text, sizeof text), after);
 }
 
 /*
@@ -448,8 +442,7 @@ static void unexpected_output(struct job *j, struct agent *a, const char *after)
 static bool find_magic(struct job *j, struct agent *a)
 {
     uint8_t *m = memmem(a->buf, a->len, AGENT_MAGIC, AGENT_MAGIC_LEN);
-    size_t skip = m ? (size_t)(m - a->buf)
-                    : a->len >= AGENT_MAGIC_LEN ? a->len - (AGENT_MAGIC_LEN - 1) : 0;
+    size_t skip = m ? (size_t)(m - a->buf) : a->len >= AGENT_MAGIC_LEN ? a->len - (AGENT_MAGIC_LEN - 1) : 0;
     keep_banner(a, a->buf, skip);
     if (m)
         skip += AGENT_MAGIC_LEN;
@@ -542,19 +535,14 @@ bool agents_reaped(struct job *j, pid_t pid, int st)
         snprintf(after, sizeof after, "; it %s before the agent started", how);
         unexpected_output(j, a, after);
     } else if (!a->ready) {
-        agent_failed(j, a, 1, "the remote shell '%s' failed before the agent started: it %s", j->rsh,
-                     how);
+        agent_failed(j, a, 1, "the remote shell '%s' failed before the agent started: it %s", j->rsh, how);
     } else if (left || !WIFEXITED(st) || WEXITSTATUS(st)) {
-        agent_failed(j, a, 1, "its agent (pid %d) %s with %d rank(s) still running", (int)pid, how,
-                     left);
+        agent_failed(j, a, 1, "its agent (pid %d) %s with %d rank(s) still running", (int)pid, how, left);
     }
     return true;
 }
 
-size_t agents_npoll(const struct job *j)
-{
-    return (size_t)j->nagents;
-}
+size_t agents_npoll(const struct job *j) { return (size_t)j->nagents; }
 
 size_t agents_pollset(struct job *j, struct pollfd *pfd)
 {
@@ -608,17 +596,18 @@ void agents_timers(struct job *j, int64_t now)
         if (!a->ready && !a->reaped && now >= a->ready_by && a->banner_len && !a->synced)
             unexpected_output(j, a, "; no agent answered after it within SDSM_TIMEOUT");
         else if (!a->ready && !a->reaped && now >= a->ready_by)
-            agent_failed(j, a, 1, "no word from its agent through '%s' within %lld s (SDSM_TIMEOUT)",
-                         j->rsh, (long long)(j->setup_us / 1000000));
+            agent_failed(j, a, 1, "no word from its agent through '%s' within %lld s (SDSM_TIMEOUT)", j->rsh,
+                         (long long)(j->setup_us / 1000000));
         else if (agent_silent(j, a, now) && a->out_r >= 0)
             agent_read(j, a, READ_BUDGET); /* we may be the late one: look before blaming */
         if (!j->stopping && agent_silent(j, a, now)) {
             char ranks[128];
             agent_ranks(j, a, ranks, sizeof ranks);
-            agent_failed(j, a, 1, "no word from its agent (remote shell pid %d; %s) for %.1f s "
+            agent_failed(j, a, 1,
+                         "no word from its agent (remote shell pid %d; %s) for %.1f s "
                          "(SDSM_PEER_TIMEOUT): the agent is stopped or hung, or the host or its "
-                         "connection is cut off", (int)a->pid, ranks,
-                         (double)(now - a->heard_at) / 1e6);
+                         "connection is cut off",
+                         (int)a->pid, ranks, (double)(now - a->heard_at) / 1e6);
         }
     }
 }

@@ -66,8 +66,7 @@ static void format_addrs(struct job *j, const uint32_t *cands, int n)
     for (int i = 0; i < n; i++) {
         struct in_addr a = {.s_addr = cands[i]};
         inet_ntop(AF_INET, &a, ip, sizeof ip);
-        used += (size_t)snprintf(j->rdv_agents + used, sizeof j->rdv_agents - used, "%s%s",
-                                 i ? "," : "", ip);
+        used += (size_t)snprintf(j->rdv_agents + used, sizeof j->rdv_agents - used, "%s%s", i ? "," : "", ip);
     }
     snprintf(j->rdv_agents + used, sizeof j->rdv_agents - used, ":%u", (unsigned)j->port);
     struct in_addr a = {.s_addr = n ? cands[0] : htonl(INADDR_LOOPBACK)};
@@ -135,7 +134,8 @@ static void refuse_stranger(struct job *j, struct conn *c, const char *why)
     if (sdsm_stranger_note(&strangers, c->ip, why, launcher_now() / 1000, &quiet)) {
         if (quiet)
             launcher_say("refused connection from %s (%s), and %u more from the same address "
-                         "since the last report", c->peer, why, quiet);
+                         "since the last report",
+                         c->peer, why, quiet);
         else
             launcher_say("refused connection from %s (%s)", c->peer, why);
     }
@@ -393,13 +393,15 @@ static bool blame_unregistered(struct job *j, uint32_t gave_up, const char *reas
             continue;
         missing++;
         if (shown < 8 && used < sizeof who - 40)
-            used += (size_t)snprintf(who + used, sizeof who - used, "%s%d (pid %d)",
-                                     shown++ ? ", " : "", r, (int)j->ranks[r].pid);
+            used += (size_t)snprintf(who + used, sizeof who - used, "%s%d (pid %d)", shown++ ? ", " : "", r,
+                                     (int)j->ranks[r].pid);
     }
     if (missing > shown)
         snprintf(who + used, sizeof who - used, " and %d more", missing - shown);
-    job_fail(j, 1, "rank%s %s did not call sdsm_init in time: rank %u gave up waiting for %s "
-             "after %.1f s (%s)", missing > 1 ? "s" : "", who, gave_up, missing > 1 ? "them" : "it",
+    job_fail(j, 1,
+             "rank%s %s did not call sdsm_init in time: rank %u gave up waiting for %s "
+             "after %.1f s (%s)",
+             missing > 1 ? "s" : "", who, gave_up, missing > 1 ? "them" : "it",
              (double)(launcher_now() - rk->t_reg) / 1e6, reason);
     return true;
 }
@@ -451,7 +453,8 @@ static void do_lost(struct job *j, struct conn *c, const uint8_t *p, uint32_t le
     if (ms && !j->stopping) {
         char pb[96];
         struct rank *silent = &j->ranks[r];
-        job_fail(j, 1, "rank %u (pid %s) stopped responding: rank %u heard nothing from it for "
+        job_fail(j, 1,
+                 "rank %u (pid %s) stopped responding: rank %u heard nothing from it for "
                  "%.1f s (SDSM_PEER_TIMEOUT); stopped by a signal, hung, or cut off from the network",
                  r, job_pid_str(j, silent, pb, sizeof pb), c->rank, ms / 1000.0);
     }
@@ -462,18 +465,12 @@ static int header_ok(const struct job *j, const struct conn *c, const sdsm_hdr_t
 {
     /* flags, epoch and seq carry nothing on control links and are ignored. */
     switch (h->type) {
-    case SDSM_CTRL_REGISTER:
-        return c->st == CONN_AUTHED && h->len == sizeof(sdsm_ctrl_register_t);
-    case SDSM_CTRL_ABORT:
-        return h->len >= 4 && h->len <= 4 + SDSM_CTRL_MAX_REASON;
-    case SDSM_CTRL_DONE:
-        return c->st == CONN_LINKED && j->table_sent && h->len == 0;
-    case SDSM_CTRL_LOST:
-        return c->st == CONN_LINKED && j->table_sent && (h->len == 4 || h->len == 8);
-    case SDSM_CTRL_STATE:
-        return c->st == CONN_LINKED && j->table_sent && h->len <= SDSM_CTRL_MAX_REASON;
-    default:
-        return 0;
+    case SDSM_CTRL_REGISTER: return c->st == CONN_AUTHED && h->len == sizeof(sdsm_ctrl_register_t);
+    case SDSM_CTRL_ABORT: return h->len >= 4 && h->len <= 4 + SDSM_CTRL_MAX_REASON;
+    case SDSM_CTRL_DONE: return c->st == CONN_LINKED && j->table_sent && h->len == 0;
+    case SDSM_CTRL_LOST: return c->st == CONN_LINKED && j->table_sent && (h->len == 4 || h->len == 8);
+    case SDSM_CTRL_STATE: return c->st == CONN_LINKED && j->table_sent && h->len <= SDSM_CTRL_MAX_REASON;
+    default: return 0;
     }
 }
 
@@ -613,7 +610,8 @@ int ctrl_ask_all(struct job *j)
         return 0;
     for (size_t i = 0; i < j->nconns; i++) {
         struct conn *c = j->conns[i];
-        if (c->fd >= 0 && c->st == CONN_LINKED && !j->ranks[c->rank].done && conn_send(j, c, &h, sizeof h) == 0)
+        if (c->fd >= 0 && c->st == CONN_LINKED && !j->ranks[c->rank].done &&
+            conn_send(j, c, &h, sizeof h) == 0)
             n++;
     }
     return n;

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE  2
 #define DEFAULT_RSH "ssh -o BatchMode=yes"
 
 static int say_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -137,8 +137,8 @@ static int parse_hostfile(struct job *j, const char *path)
         lineno++;
         int e = hostfile_line(j, line);
         if (e > 0) {
-            rc = say_usage("%s:%d: expected 'host [slots=N]' (N from 1 to %d), '#' comments",
-                           path, lineno, LAUNCHER_MAX_RANKS);
+            rc = say_usage("%s:%d: expected 'host [slots=N]' (N from 1 to %d), '#' comments", path, lineno,
+                           LAUNCHER_MAX_RANKS);
             break;
         }
         if (e < 0) {
@@ -266,8 +266,8 @@ int hosts_place(struct job *j)
         total += j->hosts[h].slots;
     }
     if (total < j->n) {
-        launcher_say("%d ranks need %d slots, but the hosts have only %ld; no rank was started", j->n,
-                     j->n, total);
+        launcher_say("%d ranks need %d slots, but the hosts have only %ld; no rank was started", j->n, j->n,
+                     total);
         return EXIT_USAGE;
     }
     j->ranks = calloc((size_t)j->n, sizeof *j->ranks);

@@ -51,33 +51,33 @@
 #define DRAIN_MAX      (64u << 20)      /* at the end, per stream: bounds a writer that never stops */
 
 struct stream {
-    int fd;              /* read end; -1 once closed */
-    int rank, dst;       /* dst: STDOUT_FILENO or STDERR_FILENO */
+    int fd;        /* read end; -1 once closed */
+    int rank, dst; /* dst: STDOUT_FILENO or STDERR_FILENO */
     char *buf;
     size_t len, cap;
 };
 
 struct iofwd {
     bool to_files;
-    bool restore_ttin;   /* we ignore SIGTTIN; the ranks get the default back */
+    bool restore_ttin; /* we ignore SIGTTIN; the ranks get the default back */
     /* input */
-    bool in_open;        /* still reading our stdin */
-    int in_w;            /* write end of rank 0's stdin pipe; -1 once closed */
+    bool in_open; /* still reading our stdin */
+    int in_w;     /* write end of rank 0's stdin pipe; -1 once closed */
     char in_buf[READ_CHUNK];
     size_t in_len, in_off;
     /* output */
-    struct stream *s;    /* 2 per rank: stdout, stderr */
-    bool tagged;         /* --tag-output: the only case where newlines are added */
-    bool dst_dead[3];    /* our stdout/stderr went away: discard */
-    bool dst_closed[3];  /* closed when we started (now /dev/null): writing is an error */
-    bool write_failed;   /* a write error was reported: the exit status must say so */
+    struct stream *s;      /* 2 per rank: stdout, stderr */
+    bool tagged;           /* --tag-output: the only case where newlines are added */
+    bool dst_dead[3];      /* our stdout/stderr went away: discard */
+    bool dst_closed[3];    /* closed when we started (now /dev/null): writing is an error */
+    bool write_failed;     /* a write error was reported: the exit status must say so */
     struct stream *mid[3]; /* the stream that left our stdout/stderr mid-line */
-    char *out;           /* tagged lines are assembled here */
+    char *out;             /* tagged lines are assembled here */
     size_t outcap;
     /* a rank's ends between iofwd_prepare and the fork */
     int child_fd[3];
     /* poll entries handed out by iofwd_pollset, in order */
-    int *polled;         /* stream index, or -1 for stdin, -2 for rank 0's pipe */
+    int *polled; /* stream index, or -1 for stdin, -2 for rank 0's pipe */
     size_t npolled;
 };
 
@@ -182,8 +182,7 @@ int iofwd_prepare(struct job *j, int r)
     if (io->to_files) {
         if ((cf[1] = open_output(j, r, "stdout")) < 0 || (cf[2] = open_output(j, r, "stderr")) < 0)
             goto fail_quiet;
-    } else if (proc_out_pipe(&io->s[2 * r].fd, &cf[1]) ||
-               proc_out_pipe(&io->s[2 * r + 1].fd, &cf[2])) {
+    } else if (proc_out_pipe(&io->s[2 * r].fd, &cf[1]) || proc_out_pipe(&io->s[2 * r + 1].fd, &cf[2])) {
         goto fail;
     }
     return 0;
@@ -464,10 +463,7 @@ void iofwd_feed_end(struct job *j, int r)
 
 /* ------------------------------------------------------- event loop */
 
-size_t iofwd_npoll(const struct job *j)
-{
-    return j->io ? 2 * (size_t)j->n + 1 : 0;
-}
+size_t iofwd_npoll(const struct job *j) { return j->io ? 2 * (size_t)j->n + 1 : 0; }
 
 size_t iofwd_pollset(struct job *j, struct pollfd *pfd)
 {

@@ -34,15 +34,9 @@ int64_t launcher_now(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-double launcher_ms(const struct job *j, int64_t t)
-{
-    return (double)(t - j->t0) / 1000.0;
-}
+double launcher_ms(const struct job *j, int64_t t) { return (double)(t - j->t0) / 1000.0; }
 
-void launcher_set_line_guard(void (*guard)(int dst))
-{
-    line_guard = guard;
-}
+void launcher_set_line_guard(void (*guard)(int dst)) { line_guard = guard; }
 
 void launcher_vsay(const char *prefix, const char *fmt, va_list ap)
 {
@@ -193,8 +187,8 @@ static void judge(struct job *j, struct rank *rk)
     else if (WIFSIGNALED(st))
         job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %s) %s", r, pid, how);
     else if (WEXITSTATUS(st) && rk->lost)
-        job_fail(j, WEXITSTATUS(st), "rank %d (pid %s) %s after losing its link to rank %d (pid %s)",
-                 r, pid, how, rk->lost - 1, job_pid_str(j, &j->ranks[rk->lost - 1], lb, sizeof lb));
+        job_fail(j, WEXITSTATUS(st), "rank %d (pid %s) %s after losing its link to rank %d (pid %s)", r, pid,
+                 how, rk->lost - 1, job_pid_str(j, &j->ranks[rk->lost - 1], lb, sizeof lb));
     else if (WEXITSTATUS(st))
         job_fail(j, WEXITSTATUS(st), "rank %d (pid %s) %s", r, pid, how);
     else if (rk->registered && j->table_sent && !rk->done)
@@ -244,8 +238,7 @@ void job_rank_stopped(struct job *j, struct rank *rk, int sig)
     if (j->stopping)
         launcher_verbose(j, "rank %d (pid %s) stopped by signal %d", r, pb, sig);
     else
-        job_fail(j, 128 + sig, "rank %d (pid %s) stopped by signal %d (%s)", r, pb, sig,
-                 strsignal(sig));
+        job_fail(j, 128 + sig, "rank %d (pid %s) stopped by signal %d (%s)", r, pb, sig, strsignal(sig));
 }
 
 void job_rank_exited(struct job *j, struct rank *rk, int wstatus)

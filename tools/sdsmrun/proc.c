@@ -148,7 +148,7 @@ void proc_child_aslr(void)
  * signalling our children again and again until none is left reaches
  * everything the job started.  The launcher's and the agents' last step.
  */
-#define SWEEP_ROUND_MS 10
+#define SWEEP_ROUND_MS     10
 #define SWEEP_KILL_WAIT_US 2000000LL /* SIGKILL -> giving up */
 
 static void reap_any(void)

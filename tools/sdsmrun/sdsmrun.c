@@ -34,9 +34,9 @@
 
 #include "sdsm.h"
 
-#define EXIT_USAGE 2
-#define EXIT_TIMEOUT 124
-#define EXIT_NOEXEC 127
+#define EXIT_USAGE    2
+#define EXIT_TIMEOUT  124
+#define EXIT_NOEXEC   127
 #define MAX_TIMEOUT_S 31536000.0 /* a year: keeps the deadline arithmetic far from overflow */
 
 static const char usage_line[] =
@@ -238,8 +238,7 @@ static const char *proto_list(void)
     static char list[64];
     size_t used = 0;
     for (int i = 0; i < SDSM_PROTO_COUNT && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                 sdsm_proto_names[i]);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", sdsm_proto_names[i]);
     return list;
 }
 
@@ -333,8 +332,8 @@ static int option(struct job *j, int c, char **argv)
     case 'x': return hosts_option(j, c, optarg);
     case 'I': return print_info();
     case 'V':
-        snprintf(version, sizeof version, "sdsmrun (sdsm) %d.%d.%d\n", SDSM_VERSION_MAJOR,
-                 SDSM_VERSION_MINOR, SDSM_VERSION_PATCH);
+        snprintf(version, sizeof version, "sdsmrun (sdsm) %d.%d.%d\n", SDSM_VERSION_MAJOR, SDSM_VERSION_MINOR,
+                 SDSM_VERSION_PATCH);
         return print_texts(vers);
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default:
@@ -347,22 +346,26 @@ static int option(struct job *j, int c, char **argv)
 /* Returns -1 to run the job, else the exit status. */
 static int parse_args(struct job *j, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"nprocs", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 't'},
-        {"stats", no_argument, NULL, 's'},        {"protocol", required_argument, NULL, 'p'},
-        {"verbose", no_argument, NULL, 'v'},      {"info", no_argument, NULL, 'I'},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-        /* long only: 'T' and 'O' are not in the short option string */
-        {"tag-output", no_argument, NULL, 'T'},   {"output-filename", required_argument, NULL, 'O'},
-        {"hosts", required_argument, NULL, OPT_HOSTS},
-        {"hostfile", required_argument, NULL, OPT_HOSTFILE},
-        {"map-by", required_argument, NULL, OPT_MAP_BY},
-        {"rsh", required_argument, NULL, OPT_RSH},
-        {"prefix", required_argument, NULL, OPT_PREFIX},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"aslr", no_argument, NULL, OPT_ASLR},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"nprocs", required_argument, NULL, 'n'},
+                                             {"timeout", required_argument, NULL, 't'},
+                                             {"stats", no_argument, NULL, 's'},
+                                             {"protocol", required_argument, NULL, 'p'},
+                                             {"verbose", no_argument, NULL, 'v'},
+                                             {"info", no_argument, NULL, 'I'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
+                                             /* long only: 'T' and 'O' are not in the short option string */
+                                             {"tag-output", no_argument, NULL, 'T'},
+                                             {"output-filename", required_argument, NULL, 'O'},
+                                             {"hosts", required_argument, NULL, OPT_HOSTS},
+                                             {"hostfile", required_argument, NULL, OPT_HOSTFILE},
+                                             {"map-by", required_argument, NULL, OPT_MAP_BY},
+                                             {"rsh", required_argument, NULL, OPT_RSH},
+                                             {"prefix", required_argument, NULL, OPT_PREFIX},
+                                             {"threads", required_argument, NULL, OPT_THREADS},
+                                             {"aslr", no_argument, NULL, OPT_ASLR},
+                                             {"trace", required_argument, NULL, OPT_TRACE},
+                                             {NULL, 0, NULL, 0}};
     int c;
     opterr = 0;
     /* '+': the program's own options are not ours; ':': report missing values ourselves. */
@@ -433,8 +436,8 @@ static int setup_nofile(struct job *j)
         return 0;
     /* Short of fds the rendezvous would stall half-way: better say so now. */
     if (rl.rlim_max < need) {
-        launcher_say("%d ranks need about %lu open files, but the limit is %lu (see ulimit -n)",
-                     j->n, (unsigned long)need, (unsigned long)rl.rlim_max);
+        launcher_say("%d ranks need about %lu open files, but the limit is %lu (see ulimit -n)", j->n,
+                     (unsigned long)need, (unsigned long)rl.rlim_max);
         return -1;
     }
     j->child_restore.nofile = rl;
@@ -573,8 +576,8 @@ static void linger_timers(struct job *j, int64_t now)
             ctrl_close(j, rk->link); /* judges it */
         else if (!rk->reaped && !rk->link && !j->stopping) {
             char pb[96];
-            job_fail(j, 1, "rank %d (pid %s) closed its control link without calling sdsm_finalize",
-                     r, job_pid_str(j, rk, pb, sizeof pb));
+            job_fail(j, 1, "rank %d (pid %s) closed its control link without calling sdsm_finalize", r,
+                     job_pid_str(j, rk, pb, sizeof pb));
         }
     }
 }
@@ -728,8 +731,7 @@ static int run(struct job *j)
     /* Output the job could not pass on fails it, as it fails any program. */
     if (iofwd_finish(j) && j->status == 0)
         j->status = 1;
-    launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()),
-                     j->status);
+    launcher_verbose(j, "job finished at %.1f ms, exit status %d", launcher_ms(j, launcher_now()), j->status);
     /* Strangers may still be connected; leak checkers should see a clean exit. */
     ctrl_close_all(j);
     ctrl_sweep(j);

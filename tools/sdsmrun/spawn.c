@@ -85,8 +85,7 @@ int spawn_all(struct job *j)
 
 static bool wrapped(const struct rank *rk)
 {
-    return rk->agent < 0 && rk->link && !rk->reaped && !rk->done && rk->reg_pid > 0 &&
-           rk->reg_pid != rk->pid;
+    return rk->agent < 0 && rk->link && !rk->reaped && !rk->done && rk->reg_pid > 0 && rk->reg_pid != rk->pid;
 }
 
 static bool pid_stopped(pid_t pid)
@@ -113,8 +112,8 @@ void spawn_timers(struct job *j, int64_t now)
     for (int r = 0; r < j->n; r++) {
         struct rank *rk = &j->ranks[r];
         if (wrapped(rk) && pid_stopped(rk->reg_pid)) {
-            job_fail(j, 128 + SIGSTOP, "rank %d (pid %d) stopped by a signal (it runs under pid %d)",
-                     r, (int)rk->reg_pid, (int)rk->pid);
+            job_fail(j, 128 + SIGSTOP, "rank %d (pid %d) stopped by a signal (it runs under pid %d)", r,
+                     (int)rk->reg_pid, (int)rk->pid);
             return;
         }
     }

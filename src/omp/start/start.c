@@ -10,7 +10,4 @@ int __real_main(int argc, char **argv, char **envp);
 int __wrap_main(int argc, char **argv, char **envp);
 int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char **, char **));
 
-int __wrap_main(int argc, char **argv, char **envp)
-{
-    return sdsm_omp_main(argc, argv, envp, __real_main);
-}
+int __wrap_main(int argc, char **argv, char **envp) { return sdsm_omp_main(argc, argv, envp, __real_main); }
