@@ -1,10 +1,11 @@
 /*
- * claim.c - first-touch claims at the page's manager.
+ * claim.c - first-touch claims: the manager's side, and the claimer's
+ * runs of first touches that decide how many pages a claim asks for.
  *
  * The first rank to touch a first-touch page becomes its home; the page's
  * manager (alloc.h: runs of SDSM_MGR_CHUNK pages, round robin) arbitrates.
  * A claim may also ask for the pages after it, which the claimer's sweep is
- * about to touch (fetch.c, claim_run): those are claimed softly.  The
+ * about to touch (sdsm_home_claim_run, below): those are claimed softly.  The
  * claimer treats them as its own and touches them with no message; the
  * manager tells nobody else, and when another rank asks for one first, it
  * asks the claimer (SOFT_PROBE).  A claimer that has not touched the page
@@ -300,4 +301,103 @@ void sdsm_home_claim_init(void)
     sdsm_msg_set_handler(SDSM_MSG_HOME_REQ, on_home_req);
     sdsm_msg_set_handler(SDSM_MSG_SOFT_PROBE, on_soft_probe);
     sdsm_msg_set_handler(SDSM_MSG_SOFT_REP, on_soft_rep);
+}
+
+/*
+ * First-touch claims in runs.  A thread writing a first-touch block in
+ * order (initialising its part of an array, or of a few arrays row by row)
+ * would claim each page with its own round trip to the page's manager.
+ * When a claim continues one of this thread's recent runs of first touches,
+ * it asks for as many pages after it as the run has so far (up to the end
+ * of the manager's run and of the allocation): the manager grants those
+ * nobody has claimed yet, and the write-ahead then opens them as home pages.
+ * A page claimed ahead but never touched here is homed here although
+ * another rank touches it first: a placement cost, never a wrong answer,
+ * and bounded by the doubling (a run that ends at a neighbour's block
+ * claims at most as many of its pages as it wrote of its own).
+ */
+#define FT_STREAMS 4
+
+typedef struct ft_streams {
+    uint32_t next[FT_STREAMS]; /* the page after a run of first touches */
+    uint32_t len[FT_STREAMS];  /* the run's length */
+    uint32_t soft[FT_STREAMS]; /* first page it claimed ahead in its manager's run, + 1 */
+    uint32_t victim;
+} ft_streams_t;
+
+static __thread ft_streams_t ft __attribute__((tls_model("initial-exec")));
+
+static int ft_stream(uint32_t pg)
+{
+    for (int i = 0; i < FT_STREAMS; i++)
+        if (ft.next[i] == pg && pg)
+            return i;
+    return -1;
+}
+
+/*
+ * This thread first-touched pg (as its home).  A run that leaves a
+ * manager's run has touched every page it claimed ahead there: the manager
+ * is told (SOFT_CONFIRM), so others learn those homes from its answers and
+ * it need not ask (claim.c).  Pages claimed ahead where a run ends are
+ * asked about when somebody else wants them.
+ */
+static void ft_confirm(int i, uint32_t upto)
+{
+    uint32_t s = ft.soft[i], q[2] = {s - 1, upto - (s - 1)};
+    if (upto > s - 1 && q[1] <= SDSM_MGR_CHUNK - q[0] % SDSM_MGR_CHUNK)
+        sdsm_net_send(sdsm_page_manager(s - 1, hs.n), SDSM_MSG_SOFT_CONFIRM, 0, 0, q, 8, NULL, 0);
+}
+
+/* A release: the pages this thread's runs claimed ahead and touched so far
+ * are confirmed now, before the others, synchronised by it, ask for them. */
+void sdsm_home_claims_flush(void)
+{
+    for (int i = 0; i < FT_STREAMS; i++) {
+        uint32_t s = ft.soft[i], next = ft.next[i];
+        if (!s)
+            continue;
+        ft_confirm(i, next);
+        /* the rest of its manager's run may still be claimed softly */
+        ft.soft[i] = next / SDSM_MGR_CHUNK == (s - 1) / SDSM_MGR_CHUNK ? next + 1 : 0;
+    }
+}
+
+void sdsm_home_ft_touched(uint32_t pg)
+{
+    int i = ft_stream(pg);
+    if (i < 0) {
+        i = (int)(ft.victim++ % FT_STREAMS);
+        ft.len[i] = 0;
+        ft.soft[i] = 0;
+    }
+    uint32_t s = ft.soft[i];
+    if (s && pg / SDSM_MGR_CHUNK != (s - 1) / SDSM_MGR_CHUNK) {
+        ft_confirm(i, pg);
+        ft.soft[i] = 0;
+    }
+    ft.next[i] = pg + 1;
+    ft.len[i]++;
+}
+
+/* The pages to claim from pg on: 1, or more when pg continues one of this
+ * thread's runs of first touches (start_fetch's HOME_REQ, fetch.c). */
+uint32_t sdsm_home_claim_run(uint32_t pg)
+{
+    int i = ft_stream(pg);
+    const sdsm_alloc_rec_t *a = i < 0 ? NULL : sdsm_alloc_find(pg);
+    if (!a)
+        return 1;
+    uint64_t end = sdsm_mgr_run_end(pg, a);
+    if (end > (uint64_t)pg + ft.len[i])
+        end = (uint64_t)pg + ft.len[i];
+    if (end <= (uint64_t)pg + 1)
+        return 1;
+    if (ft.soft[i] && (ft.soft[i] - 1) / SDSM_MGR_CHUNK != pg / SDSM_MGR_CHUNK) {
+        ft_confirm(i, pg); /* the run left that manager's run: all touched */
+        ft.soft[i] = 0;
+    }
+    if (!ft.soft[i])
+        ft.soft[i] = pg + 2; /* pg + 1 onwards are claimed softly */
+    return (uint32_t)(end - pg);
 }

@@ -2,7 +2,8 @@
  * fetch.c - pages travel from their homes: the fault path (a page nobody
  * here holds is requested from its home, with a sequential prefetch
  * window), the replies being installed, and the first-touch claims that
- * decide a home.  The home's end of a fetch is serve.c; a page made
+ * decide a home (how many pages a claim asks for: claim.c).  The home's
+ * end of a fetch is serve.c; a page made
  * writable, open.c.  A page is never readable before its contents are in
  * place, and never writable before it is on the dirty list.
  */
@@ -169,110 +170,13 @@ static uint32_t join_ahead(uint32_t pg, int home)
     return n;
 }
 
-/*
- * First-touch claims in runs.  A thread writing a first-touch block in
- * order (initialising its part of an array, or of a few arrays row by row)
- * would claim each page with its own round trip to the page's manager.
- * When a claim continues one of this thread's recent runs of first touches,
- * it asks for as many pages after it as the run has so far (up to the end
- * of the manager's run and of the allocation): the manager grants those
- * nobody has claimed yet, and the write-ahead then opens them as home pages.
- * A page claimed ahead but never touched here is homed here although
- * another rank touches it first: a placement cost, never a wrong answer,
- * and bounded by the doubling (a run that ends at a neighbour's block
- * claims at most as many of its pages as it wrote of its own).
- */
-#define FT_STREAMS 4
-
-typedef struct ft_streams {
-    uint32_t next[FT_STREAMS]; /* the page after a run of first touches */
-    uint32_t len[FT_STREAMS];  /* the run's length */
-    uint32_t soft[FT_STREAMS]; /* first page it claimed ahead in its manager's run, + 1 */
-    uint32_t victim;
-} ft_streams_t;
-
-static __thread ft_streams_t ft __attribute__((tls_model("initial-exec")));
-
-static int ft_stream(uint32_t pg)
-{
-    for (int i = 0; i < FT_STREAMS; i++)
-        if (ft.next[i] == pg && pg)
-            return i;
-    return -1;
-}
-
-/*
- * This thread first-touched pg (as its home).  A run that leaves a
- * manager's run has touched every page it claimed ahead there: the manager
- * is told (SOFT_CONFIRM), so others learn those homes from its answers and
- * it need not ask (claim.c).  Pages claimed ahead where a run ends are
- * asked about when somebody else wants them.
- */
-static void ft_confirm(int i, uint32_t upto)
-{
-    uint32_t s = ft.soft[i], q[2] = {s - 1, upto - (s - 1)};
-    if (upto > s - 1 && q[1] <= SDSM_MGR_CHUNK - q[0] % SDSM_MGR_CHUNK)
-        sdsm_net_send(sdsm_page_manager(s - 1, hs.n), SDSM_MSG_SOFT_CONFIRM, 0, 0, q, 8, NULL, 0);
-}
-
-/* A release: the pages this thread's runs claimed ahead and touched so far
- * are confirmed now, before the others, synchronised by it, ask for them. */
-void sdsm_home_claims_flush(void)
-{
-    for (int i = 0; i < FT_STREAMS; i++) {
-        uint32_t s = ft.soft[i], next = ft.next[i];
-        if (!s)
-            continue;
-        ft_confirm(i, next);
-        /* the rest of its manager's run may still be claimed softly */
-        ft.soft[i] = next / SDSM_MGR_CHUNK == (s - 1) / SDSM_MGR_CHUNK ? next + 1 : 0;
-    }
-}
-
-void sdsm_home_ft_touched(uint32_t pg)
-{
-    int i = ft_stream(pg);
-    if (i < 0) {
-        i = (int)(ft.victim++ % FT_STREAMS);
-        ft.len[i] = 0;
-        ft.soft[i] = 0;
-    }
-    uint32_t s = ft.soft[i];
-    if (s && pg / SDSM_MGR_CHUNK != (s - 1) / SDSM_MGR_CHUNK) {
-        ft_confirm(i, pg);
-        ft.soft[i] = 0;
-    }
-    ft.next[i] = pg + 1;
-    ft.len[i]++;
-}
-
-static uint32_t claim_run(uint32_t pg)
-{
-    int i = ft_stream(pg);
-    const sdsm_alloc_rec_t *a = i < 0 ? NULL : sdsm_alloc_find(pg);
-    if (!a)
-        return 1;
-    uint64_t end = sdsm_mgr_run_end(pg, a);
-    if (end > (uint64_t)pg + ft.len[i])
-        end = (uint64_t)pg + ft.len[i];
-    if (end <= (uint64_t)pg + 1)
-        return 1;
-    if (ft.soft[i] && (ft.soft[i] - 1) / SDSM_MGR_CHUNK != pg / SDSM_MGR_CHUNK) {
-        ft_confirm(i, pg); /* the run left that manager's run: all touched */
-        ft.soft[i] = 0;
-    }
-    if (!ft.soft[i])
-        ft.soft[i] = pg + 2; /* pg + 1 onwards are claimed softly */
-    return (uint32_t)(end - pg);
-}
-
 /* Returns the pages asked for (for the trace). */
 static uint32_t start_fetch(uint32_t pg, int home)
 {
     uint32_t tag = my_tag = new_tag();
     set_fetching(pg, tag);
     if (home < 0) {
-        uint32_t q[2] = {pg, claim_run(pg)};
+        uint32_t q[2] = {pg, sdsm_home_claim_run(pg)};
         int mgr = sdsm_page_manager(pg, hs.n);
         sdsm_net_pin(mgr); /* the fault waits for the answer (net/pin.c) */
         sdsm_net_send(mgr, SDSM_MSG_HOME_REQ, 0, 0, q, 8, NULL, 0);

@@ -167,9 +167,10 @@ void sdsm_home_twin_note(uint32_t pg);
  * pg becomes writable (twin, hook, dirty list, mapping), and at its home a
  * write fault (is_write > 0) opens the next pages of its stream too. */
 void sdsm_home_open(uint32_t pg, int home, int is_write);
-/* fetch.c, page lock held: this thread first-touched pg as its home (the
- * first-touch claims in runs). */
+/* claim.c, page lock held: this thread first-touched pg as its home (the
+ * first-touch claims in runs); and how many pages a claim of pg asks for. */
 void sdsm_home_ft_touched(uint32_t pg);
+uint32_t sdsm_home_claim_run(uint32_t pg);
 
 /* serve.c, service thread: a fetch of a held page waits (it is kept);
  * the fetches kept are tried again (pages were lifted). */
