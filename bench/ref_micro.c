@@ -246,9 +246,9 @@ static void rtt_to(const char *addr, long port, long req, long rep, long count, 
 
 #define XREQ 24
 #define XREP 4120
-#define XMAXW                                                                                                \
-    16 /* both ends may write replies at once: what is in flight must
-                    fit the socket buffers (16 x 4120 B well under 128 KiB) */
+/* Both ends may write replies at once: what is in flight must fit the
+ * socket buffers (16 x 4120 B well under 128 KiB). */
+#define XMAXW 16
 
 /* One batch of the exchange: ask for n pages with w in flight, answer the
  * n requests of the other end.  One thread, blocking socket: it reads

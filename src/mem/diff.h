@@ -21,13 +21,13 @@
 #define SDSM_DIFF_EAGER 1u /* DIFF flag: the home invalidates other copies before acking */
 #define SDSM_DIFF_NOACK 2u /* DIFF flag: no acknowledgement wanted */
 #define SDSM_DIFF_LOCK  8u /* DIFF flag: ibec diffL; the home keeps it to forward at the barrier */
-#define SDSM_DIFF_FORWARD                                                                                    \
-    4u /* DIFF flag: the home forwards it to the other copies (update, not invalidate) */
-#define SDSM_DIFF_HOLD                                                                                       \
-    16u /* DIFF flag: the pages stay held - nobody reads them here, fetches wait -
-                              until the writer's LIFT of the hold's generation, flags >> 8 (a
-                              publish to several homes, release.c); without EAGER (a barrier
-                              arrival over several homes) also until this home's barrier completes */
+/* DIFF flag: the home forwards it to the other copies (update, not invalidate). */
+#define SDSM_DIFF_FORWARD 4u
+/* DIFF flag: the pages stay held - nobody reads them here, fetches wait -
+ * until the writer's LIFT of the hold's generation, flags >> 8 (a publish
+ * to several homes, release.c); without EAGER (a barrier arrival over
+ * several homes) also until this home's barrier completes. */
+#define SDSM_DIFF_HOLD 16u
 
 /* Upper bound of the encoded size of one page's diff. */
 static inline size_t sdsm_diff_bound(size_t page_size) { return page_size + page_size / 2 + 32; }

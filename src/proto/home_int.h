@@ -226,12 +226,19 @@ int sdsm_home_soft_owner(uint32_t pg);
  * section and which twins home pages. */
 static inline int sdsm_home_opens_ahead(void) { return !sdsm_home_write_hook && !sdsm_home_twins_at_home; }
 
-/* release.c, page lock held, at the home (SDSM_HOME_HOT): pg took a write
+/* hot.c, page lock held, at the home (SDSM_HOME_HOT): pg took a write
  * fault while others hold it; is pg kept open (never write-protected)?;
  * forget pg (freed or moved). */
 void sdsm_home_hot_fault(uint32_t pg);
 int sdsm_home_hot(uint32_t pg);
 void sdsm_home_hot_clear(uint32_t pg);
+/* hot.c, for a release: a hot home page others hold is kept open (1) or
+ * checked again this interval (0); written: what the kernel says (1, 0;
+ * -1 when it does not track).  And for the locked pages [first, first + m):
+ * whether the kernel saw each hot or announced home page written (-1: not
+ * asked). */
+int sdsm_home_hot_keep(uint32_t pg, uint32_t interval, int written);
+void sdsm_home_hot_written(uint32_t first, uint32_t m, int8_t *wr);
 /*
  * The cut (release.c).  A quiet publish, or the early diffs an invalidation
  * sends (copies.c), take a consistent cut of this rank's writes: every

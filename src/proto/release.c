@@ -24,7 +24,6 @@
 #include "mem/alloc.h"
 #include "mem/diff.h"
 #include "mem/page.h"
-#include "mem/wptrack.h"
 #include "net/msg.h"
 #include "net/net.h"
 #include "net/rpc.h"
@@ -39,104 +38,6 @@
  * its old copy: our next release must wait for that, through on_diff).
  * Page lock held. */
 static int home_shared(uint32_t pg) { return hs.inflight[pg] || sdsm_copyset_others(pg); }
-
-/*
- * Hot home pages (SDSM_HOME_HOT).  A home page others hold is write-protected
- * at every release so that the home's next write is seen, which costs a
- * fault (and an mprotect) per page per interval when the home rewrites the
- * same pages every interval (fft's transposed arrays, a stencil's boundary
- * rows).  A page written by its home in SDSM_HOME_HOT intervals in a row
- * (at most HOT_GAP intervals apart) stays writable and is announced as written at every release, like a page
- * of an announced block (alloc.h): readers fetch it again each interval,
- * which they would anyway if it is rewritten.  Every 16 intervals (staggered
- * by page) it is protected once more; one write fault in the next interval
- * makes it hot again, none leaves it protected, so a page the home stopped
- * writing costs readers at most 16 needless fetches.
- *
- * Where the kernel tracks written pages (mem/wptrack.h), a release asks it
- * which hot pages were written since the last one: only those are announced
- * (readers fetch nothing the home did not rewrite), and no periodic check
- * is needed; a hot page not written for HOT_CHECK intervals is protected as
- * usual again and stops being hot.
- */
-#define HOT_ON    0x80u
-#define HOT_CHECK 16u
-#define HOT_GAP                                                                                              \
-    4u /* a write this few intervals after the last continues the run (fft
-                        writes its arrays every other interval) */
-
-/* Not where homes serve twins (SDSM_HOME_TWINS): a page kept open takes no
- * write fault, so it is never twinned, and readers fetching it would see
- * the home's writes before its release (a flag before its data). */
-static int hot_enabled(void)
-{
-    return sdsm_cfg.home_hot > 0 && sdsm_home_opens_ahead() && !sdsm_home_twins_shared;
-}
-
-void sdsm_home_hot_fault(uint32_t pg)
-{
-    if (!hot_enabled())
-        return;
-    uint16_t now = (uint16_t)atomic_load_explicit(&hs.interval, memory_order_relaxed);
-    uint32_t streak = hs.hot[pg] & ~HOT_ON;
-    if (hs.hot_last[pg] == now && streak)
-        return; /* this interval counted already */
-    streak = (uint16_t)(now - hs.hot_last[pg]) <= HOT_GAP && streak ? streak + 1 : 1;
-    if (streak > 0x7f)
-        streak = 0x7f;
-    hs.hot_last[pg] = now;
-    hs.hot[pg] = (uint8_t)(streak | (streak >= (uint32_t)sdsm_cfg.home_hot ? HOT_ON : 0));
-}
-
-int sdsm_home_hot(uint32_t pg) { return (hs.hot[pg] & HOT_ON) && hot_enabled(); }
-
-void sdsm_home_hot_clear(uint32_t pg)
-{
-    if (hs.hot[pg])
-        hs.hot[pg] = 0;
-}
-
-/* Page lock held, a release, pg a hot home page others hold: kept open
- * (1), or checked again this interval (0: it is protected as usual, and a
- * write in the next interval makes it hot again at once).  written: what
- * the kernel says (1 or 0), or -1 when it does not track. */
-static int hot_keep(uint32_t pg, uint32_t interval, int written)
-{
-    if (written > 0)
-        hs.hot_last[pg] = (uint16_t)interval;
-    if (written >= 0 && (uint16_t)((uint16_t)interval - hs.hot_last[pg]) < HOT_CHECK)
-        return 1;
-    if (written < 0 && (interval + pg) % HOT_CHECK)
-        return 1;
-    hs.hot[pg] = (uint8_t)(sdsm_cfg.home_hot - 1 > 0x7f ? 0x7f : sdsm_cfg.home_hot - 1);
-    hs.hot_last[pg] = (uint16_t)(interval - 1); /* a write this interval counts as the next in a row */
-    return 0;
-}
-
-/* Locks of [first, first + m) held: for each hot or announced home page of
- * them, whether the kernel saw it written since the last release (runs of
- * such pages in one scan each); -1 for the others, or when the kernel does
- * not track. */
-static void hot_written(uint32_t first, uint32_t m, int8_t *wr)
-{
-    memset(wr, -1, m);
-    if (!sdsm_wpt_on())
-        return;
-    for (uint32_t k = 0; k < m;) {
-        uint32_t e = k;
-        while (e < m && sdsm_page(first + e)->state == SDSM_PG_READ_WRITE &&
-               (sdsm_home_hot(first + e) || sdsm_page_announced(first + e)) &&
-               sdsm_page_home(first + e) == hs.me)
-            e++;
-        if (e > k) {
-            uint8_t got[SDSM_PAGE_LOCK_RUN];
-            sdsm_wpt_scan(first + k, e - k, got);
-            for (uint32_t j = k; j < e; j++)
-                wr[j] = (int8_t)got[j - k];
-        }
-        k = e + 1;
-    }
-}
 
 /*
  * The release works through the sorted dirty pages in chunks of consecutive
@@ -157,12 +58,12 @@ typedef struct chunk_page {
 } chunk_page_t;
 
 /* Page lock held, pg a home page written here that others hold: is it
- * kept open - never write-protected (alloc.h), or hot and kept so (above)? */
+ * kept open - never write-protected (alloc.h), or hot and kept so (hot.c)? */
 static int kept_open(uint32_t pg, int written)
 {
     return sdsm_page_announced(pg) ||
            (sdsm_home_hot(pg) &&
-            hot_keep(pg, atomic_load_explicit(&hs.interval, memory_order_relaxed), written));
+            sdsm_home_hot_keep(pg, atomic_load_explicit(&hs.interval, memory_order_relaxed), written));
 }
 
 /* Page lock held: the state change of pg (pass 1).  written: whether the
@@ -182,7 +83,7 @@ static chunk_page_t release_state(uint32_t pg, int eager, int written)
          * stays writable, so the next interval's writes cost no fault.
          * A fetch of it (on_fetch) write-protects it again first. */
     } else if (p->state == SDSM_PG_READ_WRITE && home == hs.me && kept_open(pg, written)) {
-        /* Never write-protected (alloc.h), or hot (above): taken as written
+        /* Never write-protected (alloc.h), or hot (hot.c): taken as written
          * in every interval while others hold copies, unless the kernel
          * says it was not written (written-page tracking, for both kinds:
          * the master's stack of an OpenMP program is announced, and an
@@ -446,7 +347,7 @@ static uint32_t release_chunk(release_pass_t *rp, uint32_t i, uint32_t n)
     for (uint32_t k = 0; k < m; k++)
         sdsm_page_lock(first + k);
     int8_t wr[CHUNK];
-    hot_written(first, m, wr);
+    sdsm_home_hot_written(first, m, wr);
     for (uint32_t k = 0; k < m; k++)
         c[k] = release_state(first + k, rp->eager, wr[k]);
     for (uint32_t k = 0; k < m;) {
