@@ -65,7 +65,7 @@ static struct {
     int stopping;
     uint64_t samples[SAMPLES_PER_CHUNK][1 + SAMPLE_VALS];
     int nsamples;
-} TR = {.fd = -1, .mtx = PTHREAD_MUTEX_INITIALIZER};
+} trace_file = {.fd = -1, .mtx = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread slot_t *my __attribute__((tls_model("initial-exec")));
 static __thread int my_none __attribute__((tls_model("initial-exec")));
@@ -88,23 +88,23 @@ static void write_chunk(uint32_t magic, uint32_t x, uint32_t y, uint32_t count, 
 {
     uint32_t h[4] = {magic, x, y, count};
     struct iovec iov[2] = {{h, sizeof h}, {(void *)body, len}};
-    if (atomic_load_explicit(&TR.broken, memory_order_relaxed)) {
-        atomic_fetch_add(&TR.dropped, nrecs);
+    if (atomic_load_explicit(&trace_file.broken, memory_order_relaxed)) {
+        atomic_fetch_add(&trace_file.dropped, nrecs);
         return;
     }
     ssize_t w;
     do
-        w = writev(TR.fd, iov, 2);
+        w = writev(trace_file.fd, iov, 2);
     while (w < 0 && errno == EINTR);
     if (w != (ssize_t)(sizeof h + len)) {
-        atomic_store(&TR.broken, 1);
-        atomic_fetch_add(&TR.dropped, nrecs);
+        atomic_store(&trace_file.broken, 1);
+        atomic_fetch_add(&trace_file.dropped, nrecs);
     }
 }
 
 static void flush_slot(slot_t *s, uint32_t idx)
 {
-    if (!s->n || TR.fd < 0)
+    if (!s->n || trace_file.fd < 0)
         return;
     write_chunk(M_SPAN, idx, s->os_tid, s->n, s->buf, (size_t)s->n * sizeof *s->buf, s->n);
     s->n = 0;
@@ -114,15 +114,15 @@ static slot_t *claim(void)
 {
     if (my_none)
         return NULL;
-    int i = atomic_fetch_add(&TR.nslots, 1);
+    int i = atomic_fetch_add(&trace_file.nslots, 1);
     if (i >= SLOTS) {
         my_none = 1;
-        atomic_fetch_add(&TR.untraced, 1);
+        atomic_fetch_add(&trace_file.untraced, 1);
         return NULL;
     }
-    my = &TR.slots[i];
+    my = &trace_file.slots[i];
     my->os_tid = (uint32_t)syscall(SYS_gettid);
-    my->buf = (sdsm_trace_rec_t *)TR.pool + (size_t)i * TR.cap;
+    my->buf = (sdsm_trace_rec_t *)trace_file.pool + (size_t)i * trace_file.cap;
     return my;
 }
 
@@ -132,13 +132,13 @@ void sdsm_trace_rec(sdsm_trace_kind_t kind, uint64_t t0, uint32_t a, uint64_t b,
     if (!s || !t0) /* t0 0: the span began before tracing started */
         return;
     s->buf[s->n++] = (sdsm_trace_rec_t){.t0 = t0, .t1 = sdsm_now_ns(), .kind = kind, .a = a, .b = b, .c = c};
-    if (s->n < TR.cap)
+    if (s->n < trace_file.cap)
         return;
     /* Full: this thread writes it now, and the record of that write goes
      * first into the emptied buffer, so the cost shows in the trace. */
     uint64_t f0 = sdsm_now_ns();
     size_t bytes = (size_t)s->n * sizeof *s->buf;
-    flush_slot(s, (uint32_t)(s - TR.slots));
+    flush_slot(s, (uint32_t)(s - trace_file.slots));
     s->buf[s->n++] = (sdsm_trace_rec_t){.t0 = f0, .t1 = sdsm_now_ns(), .kind = SDSM_TR_FLUSH, .b = bytes};
 }
 
@@ -154,12 +154,12 @@ void sdsm_trace_thread_name(const char *name, int idx)
         snprintf(n, sizeof n, "%s %d", name, idx);
     else
         snprintf(n, sizeof n, "%s", name);
-    write_chunk(M_NAME, (uint32_t)(s - TR.slots), s->os_tid, 16, n, sizeof n, 0);
+    write_chunk(M_NAME, (uint32_t)(s - trace_file.slots), s->os_tid, 16, n, sizeof n, 0);
 }
 
 static void sample_now(void)
 {
-    uint64_t *v = TR.samples[TR.nsamples];
+    uint64_t *v = trace_file.samples[trace_file.nsamples];
     v[0] = sdsm_now_ns();
     for (int i = 0; i < SDSM_ST_COUNT; i++)
         v[1 + i] = atomic_load_explicit(&sdsm_stats.v[i], memory_order_relaxed);
@@ -172,10 +172,10 @@ static void sample_now(void)
         m[3 * SDSM_STATS_MAX_TYPES + t] =
             atomic_load_explicit(&sdsm_stats.bytes_recv[t], memory_order_relaxed);
     }
-    if (++TR.nsamples == SAMPLES_PER_CHUNK) {
-        write_chunk(M_SMPL, SAMPLE_VALS, (uint32_t)TR.nsamples, 0, TR.samples, sizeof TR.samples,
-                    (uint64_t)TR.nsamples);
-        TR.nsamples = 0;
+    if (++trace_file.nsamples == SAMPLES_PER_CHUNK) {
+        write_chunk(M_SMPL, SAMPLE_VALS, (uint32_t)trace_file.nsamples, 0, trace_file.samples,
+                    sizeof trace_file.samples, (uint64_t)trace_file.nsamples);
+        trace_file.nsamples = 0;
     }
 }
 
@@ -184,19 +184,20 @@ static void *sampler_main(void *arg)
 {
     (void)arg;
     sdsm_trace_thread_name("trace sampler", -1);
-    pthread_mutex_lock(&TR.mtx);
+    pthread_mutex_lock(&trace_file.mtx);
     struct timespec due;
     clock_gettime(CLOCK_MONOTONIC, &due);
-    while (!TR.stopping) {
-        uint64_t ns = (uint64_t)due.tv_nsec + TR.interval_ns;
+    while (!trace_file.stopping) {
+        uint64_t ns = (uint64_t)due.tv_nsec + trace_file.interval_ns;
         due.tv_sec += (time_t)(ns / 1000000000u);
         due.tv_nsec = (long)(ns % 1000000000u);
-        while (!TR.stopping && pthread_cond_timedwait(&TR.cv, &TR.mtx, &due) != ETIMEDOUT)
+        while (!trace_file.stopping &&
+               pthread_cond_timedwait(&trace_file.cv, &trace_file.mtx, &due) != ETIMEDOUT)
             ;
-        if (!TR.stopping)
+        if (!trace_file.stopping)
             sample_now();
     }
-    pthread_mutex_unlock(&TR.mtx);
+    pthread_mutex_unlock(&trace_file.mtx);
     return NULL;
 }
 
@@ -226,7 +227,7 @@ static int write_header(int rank, int nprocs, const char *(*type_name)(unsigned)
             "\"page_size\":%zu,\"heap_base\":%lu,\"interval_ns\":%llu,\"rec_size\":%zu,"
             "\"realtime_ns\":%llu,\"monotonic_ns\":%llu,\"host\":",
             rank, nprocs, (int)getpid(), sdsm_cfg.page_size, (unsigned long)sdsm_cfg.heap_base,
-            (unsigned long long)TR.interval_ns, sizeof(sdsm_trace_rec_t),
+            (unsigned long long)trace_file.interval_ns, sizeof(sdsm_trace_rec_t),
             (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
             (unsigned long long)mo.tv_sec * 1000000000ull + (unsigned long long)mo.tv_nsec);
     json_str(f, host);
@@ -258,7 +259,7 @@ static int write_header(int rank, int nprocs, const char *(*type_name)(unsigned)
     }
     fprintf(f, "]}\n");
     fclose(f);
-    int rc = write(TR.fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    int rc = write(trace_file.fd, text, len) == (ssize_t)len ? 0 : -EIO;
     free(text);
     return rc;
 }
@@ -267,46 +268,46 @@ int sdsm_trace_init(const char *dir, int rank, int nprocs, long interval_ms, siz
                     const char *(*type_name)(unsigned type))
 {
     char path[4096];
-    TR.cap = buf_bytes / sizeof(sdsm_trace_rec_t);
-    if (TR.cap < 16)
-        TR.cap = 16;
-    TR.interval_ns = (uint64_t)interval_ms * 1000000u;
+    trace_file.cap = buf_bytes / sizeof(sdsm_trace_rec_t);
+    if (trace_file.cap < 16)
+        trace_file.cap = 16;
+    trace_file.interval_ns = (uint64_t)interval_ms * 1000000u;
     snprintf(path, sizeof path, "%s/rank-%d.sdsmtrace", dir, rank);
     mkdir(dir, 0777); /* sdsmrun made it; a direct launch may not have */
-    TR.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
-    if (TR.fd < 0) {
+    trace_file.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+    if (trace_file.fd < 0) {
         int e = errno;
         sdsm_error_log("SDSM_TRACE: cannot create %s: %m (the run goes on untraced)", path);
         return -e;
     }
     /* Address space only: pages are used as threads fill their buffers. */
-    TR.pool_len = (size_t)SLOTS * TR.cap * sizeof(sdsm_trace_rec_t);
-    TR.pool =
-        mmap(NULL, TR.pool_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    int rc = TR.pool == MAP_FAILED ? -errno : write_header(rank, nprocs, type_name);
+    trace_file.pool_len = (size_t)SLOTS * trace_file.cap * sizeof(sdsm_trace_rec_t);
+    trace_file.pool = mmap(NULL, trace_file.pool_len, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    int rc = trace_file.pool == MAP_FAILED ? -errno : write_header(rank, nprocs, type_name);
     if (rc) {
         sdsm_error_log("SDSM_TRACE: cannot set up the trace %s: %s (the run goes on untraced)", path,
                        strerror(-rc));
-        if (TR.pool != MAP_FAILED)
-            munmap(TR.pool, TR.pool_len);
-        TR.pool = NULL;
-        close(TR.fd);
-        TR.fd = -1;
+        if (trace_file.pool != MAP_FAILED)
+            munmap(trace_file.pool, trace_file.pool_len);
+        trace_file.pool = NULL;
+        close(trace_file.fd);
+        trace_file.fd = -1;
         return rc;
     }
     atomic_store(&sdsm_trace_on, 1);
     sdsm_trace_thread_name("main", -1);
-    TR.stopping = 0;
-    TR.stopped = 0;
-    TR.nsamples = 0;
+    trace_file.stopping = 0;
+    trace_file.stopped = 0;
+    trace_file.nsamples = 0;
     sample_now();          /* the counters' starting point */
     pthread_condattr_t ca; /* the sampler's deadlines are on the monotonic clock */
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&TR.cv, &ca);
+    pthread_cond_init(&trace_file.cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (pthread_create(&TR.sampler, NULL, sampler_main, NULL) == 0)
-        TR.sampler_on = 1;
+    if (pthread_create(&trace_file.sampler, NULL, sampler_main, NULL) == 0)
+        trace_file.sampler_on = 1;
     else
         sdsm_warn("SDSM_TRACE: no sampler thread: message counters only at start and end");
     return 0;
@@ -314,47 +315,48 @@ int sdsm_trace_init(const char *dir, int rank, int nprocs, long interval_ms, siz
 
 void sdsm_trace_stop(void)
 {
-    if (TR.fd < 0 || TR.stopped)
+    if (trace_file.fd < 0 || trace_file.stopped)
         return;
-    TR.stopped = 1;
-    if (TR.sampler_on) {
-        pthread_mutex_lock(&TR.mtx);
-        TR.stopping = 1;
-        pthread_cond_signal(&TR.cv);
-        pthread_mutex_unlock(&TR.mtx);
-        pthread_join(TR.sampler, NULL);
-        TR.sampler_on = 0;
+    trace_file.stopped = 1;
+    if (trace_file.sampler_on) {
+        pthread_mutex_lock(&trace_file.mtx);
+        trace_file.stopping = 1;
+        pthread_cond_signal(&trace_file.cv);
+        pthread_mutex_unlock(&trace_file.mtx);
+        pthread_join(trace_file.sampler, NULL);
+        trace_file.sampler_on = 0;
     }
     sample_now();
-    if (TR.nsamples)
-        write_chunk(M_SMPL, SAMPLE_VALS, (uint32_t)TR.nsamples, 0, TR.samples,
-                    (size_t)TR.nsamples * sizeof TR.samples[0], (uint64_t)TR.nsamples);
-    TR.nsamples = 0;
+    if (trace_file.nsamples)
+        write_chunk(M_SMPL, SAMPLE_VALS, (uint32_t)trace_file.nsamples, 0, trace_file.samples,
+                    (size_t)trace_file.nsamples * sizeof trace_file.samples[0],
+                    (uint64_t)trace_file.nsamples);
+    trace_file.nsamples = 0;
 }
 
 void sdsm_trace_fini(void)
 {
-    if (TR.fd < 0)
+    if (trace_file.fd < 0)
         return;
     sdsm_trace_stop();
     atomic_store(&sdsm_trace_on, 0);
-    int n = atomic_load(&TR.nslots);
+    int n = atomic_load(&trace_file.nslots);
     for (int i = 0; i < n && i < SLOTS; i++)
-        flush_slot(&TR.slots[i], (uint32_t)i);
+        flush_slot(&trace_file.slots[i], (uint32_t)i);
     struct timespec rt, mo;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mo);
     uint64_t end[4] = {(uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec,
-                       (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec, atomic_load(&TR.dropped),
-                       atomic_load(&TR.untraced)};
+                       (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec,
+                       atomic_load(&trace_file.dropped), atomic_load(&trace_file.untraced)};
     write_chunk(M_TEND, 0, 0, 4, end, sizeof end, 0);
     if (end[2])
         sdsm_warn("SDSM_TRACE: %llu records lost (writing the trace failed)", (unsigned long long)end[2]);
-    if (close(TR.fd))
+    if (close(trace_file.fd))
         sdsm_error_log("SDSM_TRACE: closing the trace: %m");
-    TR.fd = -1;
-    munmap(TR.pool, TR.pool_len);
-    TR.pool = NULL;
-    memset(TR.slots, 0, sizeof TR.slots);
-    atomic_store(&TR.nslots, 0);
+    trace_file.fd = -1;
+    munmap(trace_file.pool, trace_file.pool_len);
+    trace_file.pool = NULL;
+    memset(trace_file.slots, 0, sizeof trace_file.slots);
+    atomic_store(&trace_file.nslots, 0);
 }
