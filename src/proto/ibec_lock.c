@@ -33,16 +33,12 @@ typedef struct stamp {
 static stamp_t *stamp_of(uint32_t id)
 {
     uint32_t ep = sdsm_net_epoch();
-    stamp_t *s = sdsm_idmap_get(&ibs.stamps, id);
-    if (s) {
-        if (s->epoch != ep)
-            *s = (stamp_t){.id = id, .epoch = ep};
-        return s;
-    }
-    s = calloc(1, sizeof *s);
-    if (!s || sdsm_idmap_put(&ibs.stamps, id, s))
+    int fresh;
+    stamp_t *s = sdsm_idmap_get_or_new(&ibs.stamps, id, sizeof *s, &fresh);
+    if (!s)
         sdsm_fatal("out of memory");
-    *s = (stamp_t){.id = id, .epoch = ep};
+    if (fresh || s->epoch != ep) /* a stamp counts within one epoch */
+        *s = (stamp_t){.id = id, .epoch = ep};
     return s;
 }
 
