@@ -32,7 +32,6 @@
  * RELEASE: u32 flags (ORed), u32 npairs, {u32 page, i32 writer}[npairs], move_t moves[]
  * A protocol that sets a flag gets a second phase and one more round.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +40,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/trace.h"
 #include "core/blocked.h"
 #include "core/wait.h"
@@ -201,7 +201,7 @@ static int check_moves(const uint8_t *p, size_t len)
         memcpy(&m, p + off, 12);
         if (m.rank < 0 || m.rank >= sdsm_net_nprocs() || m.first >= sdsm_region.npages ||
             m.count > sdsm_region.npages - m.first)
-            return -EPROTO;
+            return SDSM_EPROTO;
     }
     return 0;
 }
@@ -233,11 +233,11 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t n, fl;
     sdsm_coll_t call;
     if (h->len < 8 + sizeof call)
-        return -EPROTO;
+        return SDSM_EPROTO;
     memcpy(&fl, p, 4);
     memcpy(&call, p + 4, sizeof call);
     if (sdsm_coll_check(src, &call))
-        return -EPROTO;
+        return SDSM_EPROTO;
     mgr.flags |= fl; /* only read once every rank has arrived */
     p += 4 + sizeof call;
     sdsm_hdr_t hh = *h;
@@ -245,16 +245,16 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
     h = &hh;
     memcpy(&n, p, 4);
     if (mgr.seen[src] || n > (h->len - 4) / 4 || (h->len - 4 - 4 * (size_t)n) % 12)
-        return -EPROTO;
+        return SDSM_EPROTO;
     const uint8_t *mv = p + 4 + 4 * (size_t)n;
     size_t mlen = h->len - 4 - 4 * (size_t)n;
     if (check_moves(mv, mlen))
-        return -EPROTO;
+        return SDSM_EPROTO;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg;
         memcpy(&pg, p + 4 + 4 * i, 4);
         if (pg >= sdsm_region.npages)
-            return -EPROTO;
+            return SDSM_EPROTO;
     }
     reserve(n);
     for (uint32_t i = 0; i < n; i++) {
@@ -275,11 +275,11 @@ static int apply_release(int src, const uint8_t *p, size_t len)
 {
     uint32_t k;
     if (len < 8)
-        return -EPROTO;
+        return SDSM_EPROTO;
     memcpy(&flags_in, p, 4);
     memcpy(&k, p + 4, 4);
     if (k > (len - 8) / 8 || (len - 8 - 8 * (size_t)k) % 12)
-        return -EPROTO;
+        return SDSM_EPROTO;
     const uint8_t *pairs = p + 8, *mv = p + 8 + 8 * (size_t)k;
     size_t mlen = len - 8 - 8 * (size_t)k;
     if (check_moves(mv, mlen) || sdsm_proto->barrier_done(pairs, k))
@@ -306,7 +306,7 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int me = sdsm_net_rank();
     int from = cur_tree ? tree_parent(me, cur_manager) : cur_manager;
     if (src != from || src == me)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (cur_tree) { /* down the tree before our epoch moves */
         int n = sdsm_net_nprocs(), first, nc = tree_children(me, cur_manager, &first);
         for (int i = 0; i < nc; i++)
@@ -348,10 +348,10 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&root, p + 4 + sizeof call, 4);
     memcpy(&k, p + head - 4, 4);
     if (sdsm_coll_check(src, &call))
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (root >= (uint32_t)n || (src != me && !is_child(src, me, (int)root)) || mgr.seen[src] ||
         k > (h->len - head) / 8 || (h->len - head - 8 * (size_t)k) % 12)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (mgr.arrived && mgr.root != (int)root)
         sdsm_fatal("barrier tree: rank %d arrived in the tree of manager %u, rank %d in that of "
                    "manager %d; every rank must name the same manager",
@@ -359,14 +359,14 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
     const uint8_t *pairs = p + head, *mv = pairs + 8 * (size_t)k;
     size_t mlen = h->len - head - 8 * (size_t)k;
     if (check_moves(mv, mlen))
-        return -EPROTO;
+        return SDSM_EPROTO;
     for (uint32_t i = 0; i < k; i++) {
         uint32_t pg;
         int32_t w;
         memcpy(&pg, pairs + 8 * i, 4);
         memcpy(&w, pairs + 8 * i + 4, 4);
         if (pg >= sdsm_region.npages || w < -1 || w >= n)
-            return -EPROTO;
+            return SDSM_EPROTO;
     }
     if (!mgr.arrived) {
         int first;
@@ -467,8 +467,8 @@ static int on_coll(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_coll_t call;
     memcpy(&call, p, sizeof call);
     if (sdsm_net_rank() != 0 || h->len != sizeof call)
-        return -EPROTO;
-    return sdsm_coll_check(src, &call);
+        return SDSM_EPROTO;
+    return sdsm_coll_check(src, &call) ? SDSM_EPROTO : 0;
 }
 
 /* One barrier: one round, a second when a protocol has something to send
@@ -546,7 +546,7 @@ int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)
         move_t *m = realloc(pend, cap * sizeof *m);
         if (!m) {
             pthread_mutex_unlock(&pend_mtx);
-            return -ENOMEM;
+            return SDSM_ENOMEM;
         }
         pend = m;
         cappend = cap;
@@ -560,7 +560,7 @@ int sdsm_barrier_init(void)
 {
     mgr.seen = calloc((size_t)sdsm_region.nprocs, 1);
     if (!mgr.seen)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);
     sdsm_msg_set_handler(SDSM_MSG_BAR_UP, on_up);

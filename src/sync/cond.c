@@ -7,13 +7,13 @@
  * lock afterwards cannot miss it; then it sleeps until woken and re-acquires
  * the lock.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/trace.h"
 #include "core/blocked.h"
 #include "net/net.h"
@@ -52,7 +52,7 @@ static int on_wait(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&id, p, 4);
     memcpy(&wake, p + 4, 4);
     if (id > INT32_MAX || cond_manager(id) != sdsm_net_rank())
-        return -EPROTO;
+        return SDSM_EPROTO;
     cwait_t *w = malloc(sizeof *w);
     if (!w)
         sdsm_fatal("out of memory");
@@ -73,7 +73,7 @@ static int on_signal(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&id, p, 4);
     memcpy(&all, p + 4, 4);
     if (id > INT32_MAX || cond_manager(id) != sdsm_net_rank())
-        return -EPROTO;
+        return SDSM_EPROTO;
     mcond_t *c = mcond_get(id);
     while (c->head) {
         cwait_t *w = c->head;
@@ -90,7 +90,7 @@ static int on_signal(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 static int on_reply(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    return sdsm_rpc_reply(h->seq, 0, NULL, 0);
+    return sdsm_rpc_reply(h->seq, 0, NULL, 0) ? SDSM_EPROTO : 0; /* a reply nobody waits for */
 }
 
 int sdsm_cond_wait_run(int cond, int lock)

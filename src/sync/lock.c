@@ -35,7 +35,6 @@
  * chain of them for the current barrier epoch and gives each acquirer the
  * entries newer than the stamp it sent with its request.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +43,7 @@
 #include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/trace.h"
 #include "core/wait.h"
 #include "core/blocked.h"
@@ -215,7 +215,7 @@ static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&id, p, 4);
     memcpy(&stamp, p + 4, 4);
     if (id > INT32_MAX || lock_manager(id) != sdsm_net_rank())
-        return -EPROTO;
+        return SDSM_EPROTO;
     mlock_t *l = mlock_get(id);
     if (l->holder < 0) {
         grant(l, src, stamp);
@@ -224,7 +224,7 @@ static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (caching()) { /* the rank queued last passes it on to src */
         int tail = l->qlen ? l->queue[(l->qhead + l->qlen - 1) % l->qcap].rank : l->holder;
         if (tail == src)
-            return -EPROTO; /* it has not passed the lock on: it cannot ask again */
+            return SDSM_EPROTO; /* it has not passed the lock on: it cannot ask again */
         uint32_t fwd[2] = {id, (uint32_t)src};
         send_to(tail, SDSM_MSG_LOCK_FWD, fwd, 8, NULL, 0);
     }
@@ -243,19 +243,19 @@ static int passed(uint32_t id, int from, int to)
 {
     mlock_t *l = mlock_get(id);
     if (l->holder < 0)
-        return -EPROTO;
+        return SDSM_EPROTO;
     int *mark = NULL;
     for (uint32_t k = 0; k < l->qlen && !mark; k++) {
         int rank = k ? l->queue[(l->qhead + k - 1) % l->qcap].rank : l->holder;
         int *m = k ? &l->queue[(l->qhead + k - 1) % l->qcap].passed : &l->holder_passed;
         if (rank == from && !*m) {
             if (l->queue[(l->qhead + k) % l->qcap].rank != to)
-                return -EPROTO;
+                return SDSM_EPROTO;
             mark = m;
         }
     }
     if (!mark)
-        return -EPROTO;
+        return SDSM_EPROTO;
     *mark = 1;
     while (l->holder_passed) {
         l->holder = l->queue[l->qhead].rank;
@@ -273,7 +273,7 @@ static int on_passed(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&id, p, 4);
     memcpy(&to, p + 4, 4);
     if (id > INT32_MAX || !caching() || lock_manager(id) != sdsm_net_rank())
-        return -EPROTO;
+        return SDSM_EPROTO;
     return passed(id, src, to);
 }
 
@@ -283,10 +283,10 @@ static int on_rel(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&id, p, 4);
     memcpy(&stamp, p + 4, 4);
     if (id > INT32_MAX || caching() || lock_manager(id) != sdsm_net_rank())
-        return -EPROTO;
+        return SDSM_EPROTO;
     mlock_t *l = mlock_get(id);
     if (l->holder != src)
-        return -EPROTO;
+        return SDSM_EPROTO;
     chain_fresh(l);
     /* A release from before the last barrier carries nothing still needed. */
     if (h->len > 8 && h->epoch == sdsm_net_epoch()) {
@@ -341,12 +341,12 @@ static int on_fwd(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&to, p + 4, 4);
     if (id > INT32_MAX || !caching() || src != lock_manager(id) || to < 0 || to >= sdsm_net_nprocs() ||
         to == sdsm_net_rank())
-        return -EPROTO;
+        return SDSM_EPROTO;
     pthread_mutex_lock(&local_mtx);
     rlock_t *r = rlock_get(id);
     if (!r->claimed || r->pass_to >= 0) {
         pthread_mutex_unlock(&local_mtx);
-        return -EPROTO;
+        return SDSM_EPROTO;
     }
     int now = r->owned && !r->busy; /* cached here, unused: no local thread waits */
     if (now)
@@ -364,11 +364,11 @@ static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t id;
     memcpy(&id, p, 4);
     if (id > INT32_MAX)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (caching()) {
         int me = sdsm_net_rank();
         if (h->len != 4 || (lock_manager(id) == me && src != me && passed(id, src, me)))
-            return -EPROTO;
+            return SDSM_EPROTO;
         pthread_mutex_lock(&local_mtx);
         rlock_t *r = rlock_get(id);
         waiter_t *first = r->claimed && !r->owned ? oldest_waiter(id) : NULL;
@@ -379,10 +379,10 @@ static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
             sdsm_wake_all(&first->granted);
         }
         pthread_mutex_unlock(&local_mtx);
-        return first ? 0 : -EPROTO;
+        return first ? 0 : SDSM_EPROTO;
     }
     if (src != lock_manager(id))
-        return -EPROTO;
+        return SDSM_EPROTO;
     pthread_mutex_lock(&local_mtx);
     waiter_t *first = oldest_waiter(id);
     if (first && h->len > 4) {
@@ -397,7 +397,7 @@ static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
         sdsm_wake_all(&first->granted);
     }
     pthread_mutex_unlock(&local_mtx);
-    return first ? 0 : -EPROTO;
+    return first ? 0 : SDSM_EPROTO;
 }
 
 int sdsm_lock_held(int id)
@@ -459,7 +459,7 @@ int sdsm_lock_acquire(int id)
     waiter_t w = {.id = (uint32_t)id};
     held_t *h = malloc(sizeof *h);
     if (!h)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     gate_enter();
     int ask = 1;
     pthread_mutex_lock(&local_mtx);
@@ -593,7 +593,7 @@ int sdsm_lock_release(int id, int flush)
     pthread_mutex_unlock(&local_mtx);
     if (!h) {
         free(payload);
-        return -ENOENT;
+        return SDSM_ENOTHELD;
     }
     free(h);
     uint32_t rel[2] = {(uint32_t)id, stamp};

@@ -37,6 +37,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/blocked.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
@@ -269,7 +270,7 @@ static int on_note(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t secs;
     memcpy(&secs, p, 4);
     if (sdsm_net_rank() != 0)
-        return -EPROTO;
+        return SDSM_EPROTO;
     (void)h;
     int n = sdsm_net_nprocs();
     uint64_t now = sdsm_now_ns();
@@ -304,7 +305,7 @@ static int on_query(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     (void)p;
     if (src != 0)
-        return -EPROTO;
+        return SDSM_EPROTO;
     char text[SDSM_HANG_STATE_MAX];
     text[0] = (char)state_flags();
     size_t n = sdsm_watch_describe(text + 1, sizeof text - 1);
@@ -315,7 +316,7 @@ static int on_query(int src, const sdsm_hdr_t *h, const uint8_t *p)
 static int on_state(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (sdsm_net_rank() != 0)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (!watcher.open || h->seq != watcher.round || h->len < 1 || src < 0 || src >= sdsm_net_nprocs())
         return 0; /* a round already printed, or never asked */
     char *text = watcher.lines + (size_t)src * (SDSM_HANG_STATE_MAX + 1);
