@@ -38,6 +38,7 @@
 #include "core/coll.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/status.h"
 #include "core/trace.h"
 #include "core/blocked.h"
 #include "mem/page.h"
@@ -111,7 +112,7 @@ static int local_init(int n)
     arenas.used = 0;
     arenas.nblocks = 0;
     if (!(arenas.recs = calloc((size_t)n, sizeof *arenas.recs)))
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     for (int r = 0; r < n; r++)
         arenas.recs[r] = (sdsm_alloc_rec_t){.first = arenas.first + (uint32_t)r * arenas.per,
                                             .npages = arenas.per,
@@ -162,7 +163,7 @@ static int adopt_pages(void)
         sdsm_error_log("the shared region is too small for the program's data (%zu bytes) and the "
                        "brk hole: raise SDSM_HEAP_SIZE",
                        A->len);
-        return -1;
+        return SDSM_ENOMEM;
     }
     publish(0, np, A->len, 1, 0);
     return 0;
@@ -173,7 +174,7 @@ int sdsm_alloc_init(void)
     int n = sdsm_region.nprocs; /* the transport is not started yet */
     coll_pages = sdsm_region.npages - sdsm_region.npages / 2;
     if (local_init(n))
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     recs = reserve(MAX_ALLOCS * sizeof *recs);
     free_slots = reserve(MAX_ALLOCS * sizeof *free_slots);
     order = reserve(MAX_ALLOCS * sizeof *order);
@@ -183,13 +184,13 @@ int sdsm_alloc_init(void)
     /* Free ranges never outnumber live blocks + 1, so a give cannot run out of room. */
     if (!recs || !free_slots || !order || !mgr.reqs || !mgr.seqs || !mgr.have ||
         sdsm_spans_init(&spans, coll_pages, MAX_ALLOCS + 1))
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     atomic_store(&nslots, 0);
     atomic_store(&nlive, 0);
     nfree_slots = 0;
     mgr.count = 0;
     if (sdsm_region_adopt.len && adopt_pages())
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REQ, on_req);
     sdsm_msg_set_handler(SDSM_MSG_ALLOC_REP, on_rep);
     return 0;
@@ -347,7 +348,7 @@ int sdsm_alloc_set_announce(uint32_t pg)
 {
     sdsm_alloc_rec_t *a = (sdsm_alloc_rec_t *)sdsm_alloc_find(pg);
     if (!a || sdsm_alloc_is_arena(a))
-        return -1;
+        return SDSM_EINVAL;
     a->announce = 1;
     sdsm_page_set_announce(a->first, a->npages, 1);
     return 0;
@@ -426,7 +427,7 @@ static int on_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
     wire_req_t w;
     memcpy(&w, p, sizeof w);
     if (sdsm_net_rank() != 0 || mgr.have[src] || sdsm_coll_check(src, &w.call))
-        return -EPROTO;
+        return SDSM_EPROTO;
     mgr.reqs[src] = w.req;
     mgr.seqs[src] = h->seq;
     mgr.have[src] = 1;
@@ -440,8 +441,8 @@ static int on_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int32_t status;
     memcpy(&status, p, 4);
     if (src != 0 || status > 0)
-        return -EPROTO;
-    return sdsm_rpc_reply(h->seq, status, p + 4, h->len - 4);
+        return SDSM_EPROTO;
+    return sdsm_rpc_reply(h->seq, status, p + 4, h->len - 4) ? SDSM_EPROTO : 0; /* nobody waits for it */
 }
 
 static int agree(const req_t *q, char *why, size_t whylen)
@@ -578,7 +579,7 @@ static int local_remember(uint32_t first, uint32_t np)
         uint32_t cap = arenas.cap ? 2 * arenas.cap : 64;
         uint32_t *v = realloc(arenas.blocks, (size_t)cap * 2 * sizeof *v);
         if (!v)
-            return -ENOMEM;
+            return SDSM_ENOMEM;
         arenas.blocks = v;
         arenas.cap = cap;
     }

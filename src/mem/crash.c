@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/status.h"
 #include "mem/alloc.h"
 #include "mem/fault.h"
 #include "mem/page.h"
@@ -527,7 +528,7 @@ int sdsm_crash_install(void)
             continue;
         if (sigaction(other_sigs[i], &sa, &old_other[i])) {
             sdsm_error_log("sigaction(%s): %m", sig_name(other_sigs[i]));
-            return -1;
+            return SDSM_ESYS;
         }
         other_set[i] = 1;
     }

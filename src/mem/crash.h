@@ -26,7 +26,7 @@ void sdsm_crash_report(int sig, const siginfo_t *si, const void *ctx);
 
 /* The same for SIGBUS, SIGFPE, SIGILL and SIGABRT where their action is the
  * default one; an alternate signal stack and the ranges of the calling
- * thread (which runs main).  Returns 0 or -1 (logged). */
+ * thread (which runs main).  Returns 0 or SDSM_ESYS (logged). */
 int sdsm_crash_install(void);
 void sdsm_crash_uninstall(void);
 

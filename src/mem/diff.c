@@ -8,8 +8,9 @@
  */
 #include "diff.h"
 
-#include <errno.h>
 #include <string.h>
+
+#include "core/status.h"
 
 static inline uint8_t *put_varint(uint8_t *p, size_t v)
 {
@@ -124,13 +125,13 @@ int sdsm_diff_check(const uint8_t *runs, size_t len, size_t ps)
     while (off < len) {
         size_t gap = 0, n = 0, k;
         if (!(k = get_varint(runs + off, len - off, &gap)))
-            return -EPROTO;
+            return SDSM_EPROTO;
         off += k;
         if (!(k = get_varint(runs + off, len - off, &n)))
-            return -EPROTO;
+            return SDSM_EPROTO;
         off += k;
         if (gap > ps - pos || n > ps - pos - gap || n > len - off)
-            return -EPROTO;
+            return SDSM_EPROTO;
         pos += gap + n;
         off += n;
     }
@@ -174,12 +175,12 @@ int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_
     while (off < len) {
         uint32_t pg, nb;
         if (len - off < 8)
-            return -EPROTO;
+            return SDSM_EPROTO;
         memcpy(&pg, buf + off, 4);
         memcpy(&nb, buf + off + 4, 4);
         off += 8;
         if (pg >= npages || nb > len - off || sdsm_diff_check(buf + off, nb, ps))
-            return -EPROTO;
+            return SDSM_EPROTO;
         off += nb;
     }
     return 0;
@@ -191,11 +192,11 @@ int sdsm_diff_chain_check(const uint8_t *chain, size_t len, uint32_t npages, siz
     while (off < len) {
         uint32_t bl;
         if (len - off < 8)
-            return -EPROTO;
+            return SDSM_EPROTO;
         memcpy(&bl, chain + off + 4, 4);
         off += 8;
         if (bl > len - off || sdsm_diff_batch_check(chain + off, bl, npages, ps))
-            return -EPROTO;
+            return SDSM_EPROTO;
         off += bl;
     }
     return 0;

@@ -41,7 +41,7 @@ static inline size_t sdsm_diff_bound(size_t page_size) { return page_size + page
 size_t sdsm_diff_encode(const uint8_t *twin, const uint8_t *cur, size_t page_size, size_t gran, size_t phase,
                         uint8_t *out, size_t *nruns, size_t *ndata);
 
-/* Check that runs[len] stays inside a page of page_size bytes.  0 or -EPROTO. */
+/* Check that runs[len] stays inside a page of page_size bytes.  0 or SDSM_EPROTO. */
 int sdsm_diff_check(const uint8_t *runs, size_t len, size_t page_size);
 
 /* Apply checked runs to page.  Returns the number of data bytes written. */
@@ -55,12 +55,12 @@ size_t sdsm_diff_apply(uint8_t *page, const uint8_t *runs, size_t len);
 const uint8_t *sdsm_diff_next(const uint8_t *runs, size_t len, size_t *off, size_t *pos, size_t *at,
                               size_t *n);
 
-/* Walk a batch, checking every entry against npages and page_size.  0 or -EPROTO. */
+/* Walk a batch, checking every entry against npages and page_size.  0 or SDSM_EPROTO. */
 int sdsm_diff_batch_check(const uint8_t *buf, size_t len, uint32_t npages, size_t page_size);
 
 /*
  * Walk a lock's diff chain, {u32 stamp, u32 nbytes, batch[nbytes]}[] (the
- * ibec payload of LOCK_GRANT), checking every batch.  0 or -EPROTO.
+ * ibec payload of LOCK_GRANT), checking every batch.  0 or SDSM_EPROTO.
  */
 int sdsm_diff_chain_check(const uint8_t *chain, size_t len, uint32_t npages, size_t page_size);
 

@@ -25,6 +25,7 @@
 
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "core/blocked.h"
 #include "mem/crash.h"
@@ -114,7 +115,7 @@ int sdsm_fault_install(sdsm_fault_fn fn)
     handler = fn;
     if (sigaction(SIGSEGV, &sa, &old_segv)) {
         sdsm_error_log("sigaction(SIGSEGV): %m");
-        return -1;
+        return SDSM_ESYS;
     }
     installed = 1;
     return sdsm_crash_install();

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/status.h"
 #include "core/wait.h"
 
 sdsm_region_t sdsm_region;
@@ -145,7 +146,7 @@ int sdsm_copyset_add(uint32_t pg, int rank)
 {
     sdsm_page_t *p = sdsm_page(pg);
     if (!p->copyset && !(p->copyset = calloc(sdsm_region.copyset_words, sizeof(uint64_t))))
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     p->copyset[rank / 64] |= 1ull << (rank % 64);
     return 0;
 }
@@ -201,14 +202,14 @@ static int map_adopted(sdsm_region_t *R)
         ssize_t w = pwrite(R->memfd, (const uint8_t *)A->start + done, A->len - done, (off_t)done);
         if (w <= 0) {
             sdsm_error_log("cannot copy the program's data into the shared heap file: %m");
-            return -1;
+            return SDSM_ESYS;
         }
         done += (size_t)w;
     }
     if (mmap((void *)A->start, A->len, PROT_NONE, MAP_SHARED | MAP_FIXED, R->memfd, 0) == MAP_FAILED) {
         sdsm_error_log("cannot map the program's data at %#lx into the shared region: %m",
                        (unsigned long)A->start);
-        return -1;
+        return SDSM_ESYS;
     }
     return 0;
 }
@@ -231,17 +232,14 @@ static int map_app(sdsm_region_t *R, uintptr_t base, size_t size)
         errno = EEXIST;
     }
     if (!at) {
-        int e = errno ? errno : ENOMEM; /* never report success for a failed map */
         sdsm_error_log("cannot map the shared region at %#lx (%zu bytes): %m; set SDSM_HEAP_BASE "
                        "or SDSM_HEAP_SIZE",
                        (unsigned long)(base + skip), size - skip);
-        errno = e;
-        return -1;
+        return SDSM_ESYS;
     }
     if (skip && map_adopted(R)) {
         munmap(at, size - skip);
-        errno = EFAULT;
-        return -1;
+        return SDSM_ESYS;
     }
     R->app = (uint8_t *)base;
     return 0;
@@ -264,16 +262,15 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
     R->memfd = memfd_create("sdsm-heap", MFD_CLOEXEC);
     /* One page past the heap holds the region's identity (see page.h). */
     if (R->memfd < 0 || ftruncate(R->memfd, (off_t)(size + page_size))) {
-        int e = -errno;
         sdsm_error_log("cannot create the %zu-byte shared heap file: %m", size);
         if (R->memfd >= 0)
             close(R->memfd);
-        return e;
+        return SDSM_ESYS;
     }
-    if (map_app(R, base, size)) {
-        int e = -errno;
+    int rc = map_app(R, base, size);
+    if (rc) {
         close(R->memfd);
-        return e;
+        return rc;
     }
     R->rt = reserve(size, PROT_READ | PROT_WRITE, MAP_SHARED, R->memfd, NULL);
     R->twin = reserve(size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
@@ -284,7 +281,7 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
     R->announce = reserve(announce_bytes(R), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, NULL);
     if (!R->rt || !R->twin || !R->pages || !R->dirty || !R->announce) {
         sdsm_error_log("cannot reserve the runtime views of the shared region: %m");
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     }
     return 0;
 }

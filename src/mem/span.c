@@ -8,20 +8,21 @@
  */
 #include "span.h"
 
-#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "core/status.h"
 
 int sdsm_spans_init(sdsm_spans_t *s, uint32_t npages, uint32_t cap)
 {
     memset(s, 0, sizeof *s);
     if (cap == 0)
-        return -EINVAL;
+        return SDSM_EINVAL;
     /* Reserved, not committed: the table costs memory only as it fills. */
     void *v = mmap(NULL, (size_t)cap * sizeof *s->v, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (v == MAP_FAILED)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     s->v = v;
     s->cap = cap;
     if (npages) {
@@ -42,7 +43,7 @@ void sdsm_spans_fini(sdsm_spans_t *s)
 int sdsm_spans_take(sdsm_spans_t *s, uint32_t n, uint32_t *first)
 {
     if (n == 0)
-        return -EINVAL;
+        return SDSM_EINVAL;
     for (uint32_t i = 0; i < s->count; i++) {
         sdsm_span_t *r = &s->v[i];
         if (r->n < n)
@@ -58,7 +59,7 @@ int sdsm_spans_take(sdsm_spans_t *s, uint32_t n, uint32_t *first)
         }
         return 0;
     }
-    return -ENOSPC;
+    return SDSM_ENOMEM;
 }
 
 /* Index of the first range starting after pg. */
@@ -79,11 +80,11 @@ int sdsm_spans_give(sdsm_spans_t *s, uint32_t first, uint32_t n)
 {
     uint64_t end = (uint64_t)first + n;
     if (n == 0 || end > UINT32_MAX + 1ull)
-        return -EINVAL;
+        return SDSM_EINVAL;
     uint32_t i = after(s, first);
     sdsm_span_t *prev = i > 0 ? &s->v[i - 1] : NULL, *next = i < s->count ? &s->v[i] : NULL;
     if ((prev && (uint64_t)prev->first + prev->n > first) || (next && next->first < end))
-        return -EINVAL; /* overlaps free space: a double free */
+        return SDSM_EINVAL; /* overlaps free space: a double free */
     int join_prev = prev && (uint64_t)prev->first + prev->n == first;
     int join_next = next && next->first == end;
     if (join_prev && join_next) {
@@ -97,7 +98,7 @@ int sdsm_spans_give(sdsm_spans_t *s, uint32_t first, uint32_t n)
         next->n += n;
     } else {
         if (s->count == s->cap)
-            return -ENOSPC;
+            return SDSM_ENOMEM;
         memmove(&s->v[i + 1], &s->v[i], (size_t)(s->count - i) * sizeof *s->v);
         s->v[i] = (sdsm_span_t){first, n};
         s->count++;

@@ -23,15 +23,15 @@ typedef struct sdsm_spans {
     uint64_t free_pages;
 } sdsm_spans_t;
 
-/* All of [0, npages) free, room for up to cap ranges.  0 or -ENOMEM. */
+/* All of [0, npages) free, room for up to cap ranges.  0 or SDSM_ENOMEM. */
 int sdsm_spans_init(sdsm_spans_t *s, uint32_t npages, uint32_t cap);
 void sdsm_spans_fini(sdsm_spans_t *s);
-/* Take n > 0 pages from the lowest range that holds them: 0 and *first, or -ENOSPC. */
+/* Take n > 0 pages from the lowest range that holds them: 0 and *first, or SDSM_ENOMEM. */
 int sdsm_spans_take(sdsm_spans_t *s, uint32_t n, uint32_t *first);
 /*
  * Give [first, first + n) back, merged with free neighbours.  Returns 0, or
- * -EINVAL if any of it is already free (the caller's bookkeeping is wrong),
- * or -ENOSPC if the table of ranges is full; s is unchanged on error.
+ * SDSM_EINVAL if any of it is already free (the caller's bookkeeping is wrong),
+ * or SDSM_ENOMEM if the table of ranges is full; s is unchanged on error.
  */
 int sdsm_spans_give(sdsm_spans_t *s, uint32_t first, uint32_t n);
 /* Pages in the largest free range. */

@@ -27,6 +27,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "mem/page.h"
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -150,7 +151,7 @@ int sdsm_wpt_scan(uint32_t first, uint32_t n, uint8_t *written)
                       n, strerror(errno));
         atomic_store(&wpt.on, 0); /* the descriptors stay: another thread may be scanning */
         memset(written, 1, n);
-        return -1;
+        return SDSM_ESYS;
     }
     memset(written, 0, n);
     uintptr_t base = (uintptr_t)sdsm_page_app(first);

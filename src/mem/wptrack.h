@@ -26,7 +26,7 @@ int sdsm_wpt_on(void);
 /*
  * Pages [first, first + n) (n <= 64): set written[i] to 1 for each page
  * written since it was last protected (or never protected), 0 otherwise,
- * and protect the written ones again.  Returns 0, or -1 if the scan failed:
+ * and protect the written ones again.  Returns 0, or SDSM_ESYS if the scan failed:
  * then every written[i] is 1 and the tracking is off from now on (a warning
  * says why).
  */

@@ -6,13 +6,13 @@
  * changed bytes (gran 1) or exactly the elements holding a changed byte,
  * clipped to the page (gran > 1), as maximal runs.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/status.h"
 #include "mem/diff.h"
 
 #define GUARD  256
@@ -537,35 +537,35 @@ static void test_check_rejects(void)
     CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 1, 2, 8, 8), ps), ==, 0);                /* two runs */
 
     /* truncated varints */
-    CHECK_I(sdsm_diff_check(RUNS(0x80), ps), ==, -EPROTO);
-    CHECK_I(sdsm_diff_check(RUNS(0x85, 0x80), ps), ==, -EPROTO);
-    CHECK_I(sdsm_diff_check(RUNS(0x00), ps), ==, -EPROTO);       /* gap without length */
-    CHECK_I(sdsm_diff_check(RUNS(0x00, 0x81), ps), ==, -EPROTO); /* length cut short */
-    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0x83), ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0x80), ps), ==, SDSM_EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0x85, 0x80), ps), ==, SDSM_EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0x00), ps), ==, SDSM_EPROTO);       /* gap without length */
+    CHECK_I(sdsm_diff_check(RUNS(0x00, 0x81), ps), ==, SDSM_EPROTO); /* length cut short */
+    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0x83), ps), ==, SDSM_EPROTO);
     /* a six-byte varint, as gap and as length */
-    CHECK_I(sdsm_diff_check(RUNS(0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 1, 9), ps), ==, -EPROTO);
-    CHECK_I(sdsm_diff_check(RUNS(0, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 9), ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 1, 9), ps), ==, SDSM_EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 9), ps), ==, SDSM_EPROTO);
     /* a run past the page end: gap 4095, len 2 */
-    CHECK_I(sdsm_diff_check(RUNS(0xFF, 0x1F, 2, 9, 9), ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0xFF, 0x1F, 2, 9, 9), ps), ==, SDSM_EPROTO);
     /* len alone past the page: 4097 bytes, all present */
     buf[0] = 0;
     buf[1] = 0x81;
     buf[2] = 0x20;
-    CHECK_I(sdsm_diff_check(buf, 3 + 4097, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(buf, 3 + 4097, ps), ==, SDSM_EPROTO);
     buf[1] = 0x80; /* exactly 4096: accepted */
     CHECK_I(sdsm_diff_check(buf, 3 + 4096, ps), ==, 0);
     /* second run ends past the page although each fits alone */
-    CHECK_I(sdsm_diff_check(RUNS(0xFE, 0x1F, 1, 9, 0, 2, 9, 9), ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0xFE, 0x1F, 1, 9, 0, 2, 9, 9), ps), ==, SDSM_EPROTO);
     CHECK_I(sdsm_diff_check(RUNS(0xFE, 0x1F, 1, 9, 0, 1, 9), ps), ==, 0);
     /* gap past the end */
-    CHECK_I(sdsm_diff_check(RUNS(0x81, 0x20, 0), ps), ==, -EPROTO);
-    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0x80, 0x20, 0), ps), ==, -EPROTO); /* 1 + 4096 */
-    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0xFF, 0x1F, 0), ps), ==, 0);       /* 1 + 4095 */
+    CHECK_I(sdsm_diff_check(RUNS(0x81, 0x20, 0), ps), ==, SDSM_EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0x80, 0x20, 0), ps), ==, SDSM_EPROTO); /* 1 + 4096 */
+    CHECK_I(sdsm_diff_check(RUNS(0, 1, 9, 0xFF, 0x1F, 0), ps), ==, 0);           /* 1 + 4095 */
     /* a huge gap that would wrap a naive pos + gap */
-    CHECK_I(sdsm_diff_check(RUNS(0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 1, 9), ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 1, 9), ps), ==, SDSM_EPROTO);
     /* len past the buffer */
-    CHECK_I(sdsm_diff_check(RUNS(0, 10, 1, 2, 3, 4, 5), ps), ==, -EPROTO);
-    CHECK_I(sdsm_diff_check(RUNS(0, 1), ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0, 10, 1, 2, 3, 4, 5), ps), ==, SDSM_EPROTO);
+    CHECK_I(sdsm_diff_check(RUNS(0, 1), ps), ==, SDSM_EPROTO);
 #undef RUNS
 }
 
@@ -596,32 +596,32 @@ static void test_batch_check(void)
 
     /* page >= npages */
     put32(b + 8, np);
-    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, SDSM_EPROTO);
     put32(b + 8, UINT32_MAX);
-    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, SDSM_EPROTO);
     put32(b, np); /* first entry, notice only */
     put32(b + 8, 0);
-    CHECK_I(sdsm_diff_batch_check(b, 8, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, 8, np, ps), ==, SDSM_EPROTO);
     put32(b, 3);
     CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, 0);
 
     /* nbytes past the buffer */
     put32(b + 12, 4);
-    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, SDSM_EPROTO);
     put32(b + 12, UINT32_MAX);
-    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, SDSM_EPROTO);
     put32(b + 12, 3);
 
     /* a trailing partial entry header, 1 to 7 bytes */
     memset(b + n, 0, 8);
     for (size_t extra = 1; extra < 8; extra++)
-        CHECK_I(sdsm_diff_batch_check(b, n + extra, np, ps), ==, -EPROTO);
+        CHECK_I(sdsm_diff_batch_check(b, n + extra, np, ps), ==, SDSM_EPROTO);
     CHECK_I(sdsm_diff_batch_check(b, n + 8, np, ps), ==, 0); /* a whole notice for page 0 */
 
     /* runs that fail sdsm_diff_check */
     b[17] = 2; /* len 2 with one data byte */
     put32(b + 12, 3);
-    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, n, np, ps), ==, SDSM_EPROTO);
     b[16] = 0xFF; /* gap 4095 + len 1 + data: 4 bytes, fits */
     b[17] = 0x1F;
     b[18] = 1;
@@ -631,11 +631,11 @@ static void test_batch_check(void)
     b[18] = 2; /* gap 4095 + len 2 (both bytes present): past the page */
     b[20] = 0x66;
     put32(b + 12, 5);
-    CHECK_I(sdsm_diff_batch_check(b, 21, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, 21, np, ps), ==, SDSM_EPROTO);
     put32(b + 12, 4);
     /* the same batch with a smaller page size */
     b[18] = 1;
-    CHECK_I(sdsm_diff_batch_check(b, 20, np, 4095), ==, -EPROTO);
+    CHECK_I(sdsm_diff_batch_check(b, 20, np, 4095), ==, SDSM_EPROTO);
 }
 
 /* A lock chain: {u32 stamp, u32 nbytes, batch}[], each batch checked whole. */
@@ -658,17 +658,17 @@ static void test_chain_check(void)
     c[26] = 0x42;
     CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, 0);
     for (size_t cut = 9; cut < 27; cut++) /* any cut inside the second element */
-        CHECK_I(sdsm_diff_chain_check(c, cut, np, ps), ==, -EPROTO);
+        CHECK_I(sdsm_diff_chain_check(c, cut, np, ps), ==, SDSM_EPROTO);
     put32(c + 12, 12); /* batch length past the chain */
-    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, SDSM_EPROTO);
     put32(c + 12, UINT32_MAX);
-    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, SDSM_EPROTO);
     put32(c + 12, 11);
     put32(c + 16, np); /* page out of range inside the batch */
-    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, SDSM_EPROTO);
     put32(c + 16, 2);
     c[25] = 2; /* runs longer than their bytes */
-    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, -EPROTO);
+    CHECK_I(sdsm_diff_chain_check(c, 27, np, ps), ==, SDSM_EPROTO);
 }
 
 /* sdsm_diff_next walks exactly the runs the independent decoder finds. */

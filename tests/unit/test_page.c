@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "core/config.h"
+#include "core/status.h"
 #include "mem/page.h"
 
 enum { I = SDSM_PG_INVALID, F = SDSM_PG_FETCHING, RO = SDSM_PG_READ_ONLY, RW = SDSM_PG_READ_WRITE };
@@ -255,7 +256,7 @@ static void test_region(void)
         mmap((void *)BASE, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     CHECK(busy == (void *)BASE);
     fprintf(stderr, "(an error about mapping the shared region is expected here)\n");
-    CHECK_I(sdsm_region_init(4 * 4096, 4096, BASE, 0, 1), ==, -EEXIST);
+    CHECK_I(sdsm_region_init(4 * 4096, 4096, BASE, 0, 1), ==, SDSM_ESYS);
     munmap(busy, 4096);
 }
 

@@ -4,12 +4,12 @@
  * ranges, coalescing with both neighbours, double frees refused, and a long
  * random run checked against a page-by-page model.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/status.h"
 #include "mem/span.h"
 
 static void test_first_fit(void)
@@ -24,8 +24,8 @@ static void test_first_fit(void)
     CHECK_U(b, ==, 10);
     CHECK_U(c, ==, 30);
     CHECK_U(s.free_pages, ==, 40);
-    CHECK_I(sdsm_spans_take(&s, 41, &d), ==, -ENOSPC);
-    CHECK_I(sdsm_spans_take(&s, 0, &d), ==, -EINVAL);
+    CHECK_I(sdsm_spans_take(&s, 41, &d), ==, SDSM_ENOMEM);
+    CHECK_I(sdsm_spans_take(&s, 0, &d), ==, SDSM_EINVAL);
     /* A freed range is handed out again, lowest first. */
     CHECK_I(sdsm_spans_give(&s, b, 20), ==, 0);
     CHECK_I(sdsm_spans_take(&s, 5, &d), ==, 0);
@@ -60,9 +60,9 @@ static void test_coalesce(void)
     CHECK_U(s.v[0].n, ==, 50);
     CHECK_U(s.free_pages, ==, 50);
     /* Double and overlapping frees are refused and change nothing. */
-    CHECK_I(sdsm_spans_give(&s, 0, 1), ==, -EINVAL);
-    CHECK_I(sdsm_spans_give(&s, 49, 1), ==, -EINVAL);
-    CHECK_I(sdsm_spans_give(&s, 0, 0), ==, -EINVAL);
+    CHECK_I(sdsm_spans_give(&s, 0, 1), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_spans_give(&s, 49, 1), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_spans_give(&s, 0, 0), ==, SDSM_EINVAL);
     CHECK_U(s.count, ==, 1);
     CHECK_U(s.free_pages, ==, 50);
     sdsm_spans_fini(&s);
@@ -77,7 +77,7 @@ static void test_full_table(void)
         CHECK_I(sdsm_spans_take(&s, 1, &p[i]), ==, 0);
     CHECK_I(sdsm_spans_give(&s, p[0], 1), ==, 0);
     CHECK_I(sdsm_spans_give(&s, p[2], 1), ==, 0);
-    CHECK_I(sdsm_spans_give(&s, p[4], 1), ==, -ENOSPC); /* a third separate range */
+    CHECK_I(sdsm_spans_give(&s, p[4], 1), ==, SDSM_ENOMEM); /* a third separate range */
     CHECK_U(s.free_pages, ==, 2);
     CHECK_I(sdsm_spans_give(&s, p[1], 1), ==, 0); /* merges: room again */
     CHECK_I(sdsm_spans_give(&s, p[4], 1), ==, 0);
@@ -115,7 +115,7 @@ static void test_random_model(void)
         }
         int rc = sdsm_spans_take(&s, n, &first);
         if (want == UINT32_MAX) {
-            bad |= !CHECK_I(rc, ==, -ENOSPC);
+            bad |= !CHECK_I(rc, ==, SDSM_ENOMEM);
             continue;
         }
         bad |= !CHECK_I(rc, ==, 0) || !CHECK_U(first, ==, want);
