@@ -174,12 +174,12 @@ static int64_t next_wake(const acceptor_t *a, int64_t deadline)
     return next;
 }
 
-/* One round: wait for any socket, then serve what is ready.  0, or -ETIMEDOUT. */
+/* One round: wait for any socket, then serve what is ready.  0, or SDSM_ETIMEDOUT. */
 static int round_once(acceptor_t *a, int lfd, int64_t deadline, struct pollfd *pf)
 {
     int64_t now = sdsm_io_now_ms();
     if (now >= deadline)
-        return -ETIMEDOUT;
+        return SDSM_ETIMEDOUT;
     if (a->accept_retry && now >= a->accept_retry)
         a->accept_retry = 0;
     pf[0] = (struct pollfd){.fd = a->accept_retry ? -1 : lfd, .events = POLLIN};

@@ -43,16 +43,16 @@ static int parse_addr(const char *s, struct sockaddr_in *a)
     char host[64];
     const char *colon = s ? strrchr(s, ':') : NULL;
     if (!colon || (size_t)(colon - s) >= sizeof host)
-        return -1;
+        return SDSM_EINVAL;
     memcpy(host, s, (size_t)(colon - s));
     host[colon - s] = '\0';
     long port;
     if (sdsm_config_parse_long(colon + 1, 1, 65535, &port))
-        return -1;
+        return SDSM_EINVAL;
     memset(a, 0, sizeof *a);
     a->sin_family = AF_INET;
     a->sin_port = htons((uint16_t)port);
-    return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+    return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : SDSM_EINVAL;
 }
 
 static void tune(int fd)
@@ -62,12 +62,13 @@ static void tune(int fd)
 }
 
 /* Connect within the deadline: a host that is down or cut off never
- * answers, and a blocking connect would wait minutes for the SYN retries. */
+ * answers, and a blocking connect would wait minutes for the SYN retries.
+ * The socket, or SDSM_ESYS with errno saying why (the caller logs it). */
 static int connect_to(const struct sockaddr_in *a, int64_t deadline)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return -1;
+        return SDSM_ESYS;
     if (connect(fd, (const struct sockaddr *)a, sizeof *a) && errno != EINPROGRESS)
         goto fail;
     for (;;) {
@@ -98,7 +99,7 @@ fail:;
     int saved = errno;
     close(fd);
     errno = saved;
-    return -1;
+    return SDSM_ESYS;
 }
 
 static const char *ip_str(uint32_t ip, char *buf)
@@ -137,6 +138,7 @@ static uint16_t lowest_cpu1(void)
     return 0;
 }
 
+/* The listening socket, or SDSM_ESYS (logged). */
 static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
 {
     /* Non-blocking: the acceptor polls it together with the handshakes in flight. */
@@ -148,7 +150,7 @@ static int listen_on(struct in_addr ip, sdsm_ctrl_addr_t *out)
         sdsm_error_log("cannot listen for peers: %m");
         if (fd >= 0)
             close(fd);
-        return -1;
+        return SDSM_ESYS;
     }
     out->ipv4 = a.sin_addr.s_addr;
     out->port = a.sin_port;
@@ -166,10 +168,12 @@ static int ctrl_send(uint16_t type, const void *p, uint32_t len, int64_t deadlin
 /* Reach the launcher and prove the job key. */
 static int launcher_connect(sdsm_boot_t *b, const struct sockaddr_in *la, int64_t deadline)
 {
-    if ((ctrl_fd = connect_to(la, deadline)) < 0) {
+    int fd = connect_to(la, deadline);
+    if (fd < 0) {
         sdsm_error_log("cannot reach the launcher at %s from %s: %m", sdsm_cfg.rendezvous, host_name());
         return SDSM_EPEER;
     }
+    ctrl_fd = fd;
     int e = sdsm_auth_connector(ctrl_fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
     if (e) {
         sdsm_error_log("launcher handshake failed: %s", strerror(-e));
@@ -331,9 +335,9 @@ static int start_direct(sdsm_boot_t *b, int one_host, exchange_fn exchange)
     sdsm_ctrl_addr_t me, *table;
     if ((rc = alloc_peers(b, &table)))
         return rc;
-    rc = SDSM_ESYS;
-    if ((b->listen_fd = listen_on(ip, &me)) < 0)
+    if ((rc = listen_on(ip, &me)) < 0)
         goto out;
+    b->listen_fd = rc;
     if ((rc = exchange(&me, sdsm_cfg.timeout, table, job_key)))
         goto out;
     rc = link_peers(b, table, deadline);
@@ -450,9 +454,9 @@ int sdsm_boot_start(sdsm_boot_t *b)
         }
         ip = mine.sin_addr;
     }
-    rc = SDSM_ESYS;
-    if ((b->listen_fd = listen_on(ip, &me)) < 0)
+    if ((rc = listen_on(ip, &me)) < 0)
         goto out;
+    b->listen_fd = rc;
     if ((rc = rendezvous(b, &me, table, deadline)))
         goto out;
     if ((rc = link_peers(b, table, deadline)))

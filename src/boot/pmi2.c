@@ -108,7 +108,7 @@ static int send_cmd(int64_t deadline, const char *fmt, ...)
     return sdsm_io_write_full(pmi_fd, msg, 6 + (size_t)len, deadline);
 }
 
-/* "k=v;k=v;" in place: ";;" in a value is one ';'.  0, or -1 when malformed. */
+/* "k=v;k=v;" in place: ";;" in a value is one ';'.  0, or SDSM_EPROTO when malformed. */
 static int parse_pairs(reply_t *r, size_t len)
 {
     char *p = r->buf, *end = r->buf + len;
@@ -117,7 +117,7 @@ static int parse_pairs(reply_t *r, size_t len)
         while (p < end && (isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.'))
             p++;
         if (p == end || *p != '=' || p == k || r->n == MAX_PAIRS)
-            return -1;
+            return SDSM_EPROTO;
         *p++ = '\0';
         char *v = p, *w = p;
         for (; p < end && *p; *w++ = *p++) {
@@ -129,13 +129,13 @@ static int parse_pairs(reply_t *r, size_t len)
                 break;
         }
         if (p == end || *p != ';')
-            return -1; /* every pair ends with ';', and no NUL inside */
+            return SDSM_EPROTO; /* every pair ends with ';', and no NUL inside */
         *w = '\0';
         p++;
         r->key[r->n] = k;
         r->val[r->n] = v;
     }
-    return r->n ? 0 : -1;
+    return r->n ? 0 : SDSM_EPROTO;
 }
 
 static const char *get(const reply_t *r, const char *key)
@@ -225,25 +225,25 @@ static int greet(int64_t deadline, long timeout_s)
 }
 
 /* "(vector,(start,nodes,ranks_per_node),...)": the blocks repeat over the
- * ranks, so the number of hosts is the highest start + nodes.  0 or -1. */
+ * ranks, so the number of hosts is the highest start + nodes.  0 or SDSM_EPROTO. */
 static int count_hosts(const char *map, long *hosts)
 {
     const char *p = map;
     int used;
     *hosts = 0;
     if (strncmp(p, "(vector", 7))
-        return -1;
+        return SDSM_EPROTO;
     p += 7;
     while (*p == ',') {
         long s, n, k;
         if (sscanf(p, ",(%ld,%ld,%ld)%n", &s, &n, &k, &used) != 3 || s < 0 || n < 1 || k < 1 ||
             s >= MAX_RANKS || n > MAX_RANKS || k > MAX_RANKS)
-            return -1;
+            return SDSM_EPROTO;
         if (s + n > *hosts)
             *hosts = s + n;
         p += used;
     }
-    return strcmp(p, ")") || *hosts == 0 ? -1 : 0;
+    return strcmp(p, ")") || *hosts == 0 ? SDSM_EPROTO : 0;
 }
 
 static int one_host_from_mapping(int64_t deadline, long timeout_s)
@@ -346,12 +346,12 @@ static void to_hex(const void *p, size_t len, char *out)
 static int from_hex(const char *s, void *out, size_t len)
 {
     if (strlen(s) != 2 * len)
-        return -1;
+        return SDSM_EPROTO;
     for (size_t i = 0; i < len; i++) {
         unsigned v;
         if (!isxdigit((unsigned char)s[2 * i]) || !isxdigit((unsigned char)s[2 * i + 1]) ||
             sscanf(s + 2 * i, "%2x", &v) != 1)
-            return -1;
+            return SDSM_EPROTO;
         ((uint8_t *)out)[i] = (uint8_t)v;
     }
     return 0;
