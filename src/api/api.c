@@ -5,7 +5,6 @@
  * runtime state, and reports misuse through one function (report) that
  * either stops the job or returns the code, per SDSM_ERRORS.
  */
-#include <errno.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -138,7 +137,7 @@ static int check_addresses(void)
 static int on_stats(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (!snaps || h->len != sizeof(sdsm_stats_snap_t) || src == 0)
-        return -EPROTO;
+        return SDSM_EPROTO;
     memcpy(&snaps[src], p, sizeof snaps[src]);
     atomic_fetch_add(&snaps_in, 1);
     sdsm_wake_all(&snaps_in);

@@ -3,7 +3,6 @@
  * into a program) needs beyond the public API.  Not in sdsm.h: a program
  * has no use for them.
  */
-#include <errno.h>
 #include <stdint.h>
 
 #include "mem/alloc.h"
@@ -85,7 +84,7 @@ SDSM_API void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overf
 SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
                               uint64_t *old)
 {
-    return sdsm_region.app ? sdsm_proto_atomic(addr, size, op, val, expected, old) : -EINVAL;
+    return sdsm_region.app ? sdsm_proto_atomic(addr, size, op, val, expected, old) : SDSM_EINVAL;
 }
 
 /*
