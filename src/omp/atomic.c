@@ -51,7 +51,7 @@ int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, u
         if (rc >= 0)
             return rc;
         if (rc != -EAGAIN) /* ibec, or misaligned: always so for this address */
-            return -1;
+            return SDSM_ENOTSUP;
         /* The home moved (at a barrier): ask the new one.  Never the lock
          * path here, which would not be atomic against the home's. */
         if (tries == 10000)

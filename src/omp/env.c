@@ -50,11 +50,11 @@ static int parse_num(const char *s, long lo, long hi, long *out, const char **en
     while (isspace((unsigned char)*s))
         s++;
     if (!isdigit((unsigned char)*s))
-        return -1;
+        return SDSM_EINVAL;
     errno = 0;
     long v = strtol(s, &e, 10);
     if (errno || v < lo || v > hi)
-        return -1;
+        return SDSM_EINVAL;
     while (isspace((unsigned char)*e))
         e++;
     *out = v;

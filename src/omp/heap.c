@@ -84,7 +84,7 @@ static int vec_push(vec_t *v, uintptr_t x)
         size_t cap = v->cap ? 2 * v->cap : 256;
         uintptr_t *n = __libc_realloc(v->v, cap * sizeof *n);
         if (!n)
-            return -1;
+            return SDSM_ENOMEM;
         v->v = n;
         v->cap = cap;
     }

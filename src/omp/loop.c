@@ -160,7 +160,7 @@ static void slot_leave(rt_ws_t *w)
 
 /* A chunk by a fetch-and-add at the counter's home: one round trip.
  * Guided sizes come from the remaining count this thread saw last (a
- * little larger than exact, never smaller than the chunk).  Returns -1
+ * little larger than exact, never smaller than the chunk).  Returns SDSM_ENOTSUP
  * when the home cannot take it (ibec): the lock path then serves every
  * thread, as the protocol is the same for all. */
 static int home_grab(rt_thread_t *m, rt_ws_t *w)
@@ -173,7 +173,7 @@ static int home_grab(rt_thread_t *m, rt_ws_t *w)
             q = g;
     }
     if (rt_home_atomic(&slot_of(w)->next, sizeof(uint64_t), RT_AOP_ADD, q, 0, &old) < 0)
-        return -1;
+        return SDSM_ENOTSUP;
     if (old >= w->n) {
         slot_leave(w);
         return 0;

@@ -220,7 +220,7 @@ enum {
     RT_AOP_XOR,
     RT_AOP_NAND
 };
-/* 1 done, 0 compare failed (*old: the value found), -1 when the home
+/* 1 done, 0 compare failed (*old: the value found), SDSM_ENOTSUP when the home
  * cannot take it (ibec, a misaligned address): use a lock instead. */
 int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
                    uint64_t *old);
