@@ -176,7 +176,8 @@ int sdsm_init(int *argc, char ***argv)
     if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
         (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)) ||
         (rc = sdsm_cfg.home_hot != 0 && sdsm_cfg.protocol != SDSM_PROTO_IBEC ? sdsm_wpt_init() : 0))
-        return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime (%d)", rc);
+        return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime: %s",
+                      sdsm_strerror(sdsm_status_public(rc)));
     if (sdsm_cfg.home_hot < 0) /* auto: hot home pages where the kernel tells which were written */
         sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
     sdsm_net_setup_t ns = {.rank = boot.rank,
