@@ -171,6 +171,17 @@ struct job {
  * fork; agents.c hands iofwd.c the output its agents pass back.)
  */
 
+/* Exit statuses of sdsmrun itself (besides a rank's own). */
+#define EXIT_USAGE    2
+#define EXIT_TIMEOUT  124
+#define EXIT_NOEXEC   127
+#define MAX_TIMEOUT_S 31536000.0 /* a year: keeps the deadline arithmetic far from overflow */
+
+/* options.c: the command line into j (0, or the exit status: help printed,
+ * or a usage error reported), and a usage error of main's own checks. */
+int options_parse(struct job *j, int argc, char **argv);
+int options_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* job.c: the clock, messages, the first failure, the verdicts on the ranks */
 int64_t launcher_now(void);
 /* Milliseconds from the launcher's start to t, for --verbose timings. */
