@@ -144,6 +144,23 @@ static int on_stats(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return 0;
 }
 
+/* The runtime's parts over the reserved region: statistics, protocol,
+ * allocation, synchronization, zero-copy, written-page tracking.  0, or
+ * the first part's failure. */
+static int init_runtime(void)
+{
+    int rc;
+    snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
+    sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
+    if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
+        (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)) ||
+        (rc = sdsm_cfg.home_hot != 0 && sdsm_cfg.protocol != SDSM_PROTO_IBEC ? sdsm_wpt_init() : 0))
+        return rc;
+    if (sdsm_cfg.home_hot < 0) /* auto: hot home pages where the kernel tells which were written */
+        sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
+    return 0;
+}
+
 int sdsm_init(int *argc, char ***argv)
 {
     (void)argc;
@@ -171,15 +188,9 @@ int sdsm_init(int *argc, char ***argv)
     }
     if (sdsm_region_init(sdsm_cfg.heap_size, sdsm_cfg.page_size, base, boot.rank, boot.nprocs))
         return report("sdsm_init", SDSM_ENOMEM, "could not reserve the shared region");
-    snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
-    sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
-    if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
-        (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)) ||
-        (rc = sdsm_cfg.home_hot != 0 && sdsm_cfg.protocol != SDSM_PROTO_IBEC ? sdsm_wpt_init() : 0))
+    if ((rc = init_runtime()))
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime: %s",
                       sdsm_strerror(sdsm_status_public(rc)));
-    if (sdsm_cfg.home_hot < 0) /* auto: hot home pages where the kernel tells which were written */
-        sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
     sdsm_net_setup_t ns = {.rank = boot.rank,
                            .nprocs = boot.nprocs,
                            .peer_fds = boot.peer_fds,

@@ -270,6 +270,22 @@ out:
     return res;
 }
 
+/* Slurm sets PMI_JOBID and wants it back; hydra sets none.  jid gets the
+ * fullinit field ("pmijobid=...;" or ""); 0 or SDSM_EPROTO. */
+static int jobid_field(char *jid, size_t len)
+{
+    const char *jobid = getenv("PMI_JOBID");
+    if (jobid && (strlen(jobid) > 128 || strpbrk(jobid, ";=\n"))) {
+        sdsm_error_log("PMI_JOBID=%s: not a PMI-2 job id (set by the PMI launcher)", shown(jobid, jid, len));
+        return SDSM_EPROTO;
+    }
+    if (jobid)
+        snprintf(jid, len, "pmijobid=%s;", jobid);
+    else
+        jid[0] = '\0';
+    return 0;
+}
+
 int sdsm_pmi2_start(int *rank, int *nprocs, int *one_host, long timeout_s)
 {
     long fd, rk, sz;
@@ -295,19 +311,9 @@ int sdsm_pmi2_start(int *rank, int *nprocs, int *one_host, long timeout_s)
     long frank, fsize;
     if ((rc = greet(deadline, timeout_s)))
         goto out;
-    /* Slurm sets PMI_JOBID and wants it back; hydra sets none. */
-    const char *jobid = getenv("PMI_JOBID");
     char jid[160];
-    if (jobid && (strlen(jobid) > 128 || strpbrk(jobid, ";=\n"))) {
-        sdsm_error_log("PMI_JOBID=%s: not a PMI-2 job id (set by the PMI launcher)",
-                       shown(jobid, jid, sizeof jid));
-        rc = SDSM_EPROTO;
+    if ((rc = jobid_field(jid, sizeof jid)))
         goto out;
-    }
-    if (jobid)
-        snprintf(jid, sizeof jid, "pmijobid=%s;", jobid);
-    else
-        jid[0] = '\0';
     if ((rc = send_cmd(deadline, "cmd=fullinit;%spmirank=%ld;threaded=FALSE;", jid, rk))) {
         rc = io_error(rc, "fullinit", timeout_s);
         goto out;
