@@ -179,7 +179,10 @@ static void one_app(void *arg, int label, int computing, int waiting, uint64_t q
 
 static void flag_hint(text_t *t)
 {
-    if (t->quiet_max >= FLAG_HINT_NS && sdsm_region_adopt.len && !sdsm_quiet_running())
+    /* (Not for a program with a flush whose support was turned off by hand:
+     * it has the flush the text says it lacks.) */
+    if (t->quiet_max >= FLAG_HINT_NS && sdsm_region_adopt.len && !sdsm_region_adopt.fences &&
+        !sdsm_quiet_running())
         put(t, " (if it waits for a flag another rank writes: this program has no omp flush, so "
                "plain flags are not published; add the flush, or set SDSM_QUIET_US=1000 "
                "SDSM_HOME_TWINS=1)");
