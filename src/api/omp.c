@@ -5,6 +5,8 @@
  */
 #include <stdint.h>
 
+#include "core/coll.h"
+#include "core/log.h"
 #include "mem/alloc.h"
 #include "mem/crash.h"
 #include "mem/fault.h"
@@ -26,6 +28,25 @@ SDSM_API int sdsm__omp_adopt(void *start, size_t len, size_t gap, int fences)
         return SDSM_EINVAL;
     sdsm_region_adopt = (sdsm_region_adopt_t){.start = s, .len = len, .gap = gap, .fences = fences != 0};
     return 0;
+}
+
+/*
+ * Collective, after sdsm_init and before the program's main: home the
+ * adopted data as the heap (SDSM_OMP_HOME: first touch unless it says
+ * otherwise) if every rank's copy is rank 0's; else it stays at rank 0 and
+ * the log says why (SDSM_VERBOSE).  0, or a failure of the exchange.
+ */
+SDSM_API int sdsm__omp_data_home(int home)
+{
+    char why[769] = "";
+    sdsm_coll_begin(SDSM_COLL_INIT, 1, 0, 0);
+    int rc = sdsm_alloc_adopt_home(home, why, sizeof why);
+    if (rc == SDSM_EMISMATCH) {
+        if (sdsm_rank() == 0)
+            sdsm_info("OpenMP program: its globals stay homed at rank 0: %s", why);
+        return 0;
+    }
+    return rc;
 }
 
 /*

@@ -50,7 +50,7 @@
 
 #define MAX_ALLOCS (1u << 20)
 
-enum { OP_ALLOC = 1, OP_FREE = 2, OP_ADDRS = 3 };
+enum { OP_ALLOC = 1, OP_FREE = 2, OP_ADDRS = 3, OP_IMAGE = 4 };
 
 typedef struct req {
     uint64_t call, size, elem;
@@ -381,6 +381,9 @@ static void describe(const req_t *r, char *buf, size_t len)
     else if (r->op == OP_ADDRS)
         snprintf(buf, len, "sdsm_init(program at %#llx, stdout at %#llx, libsdsm/region %#x)",
                  (unsigned long long)r->size, (unsigned long long)r->elem, (unsigned)r->home);
+    else if (r->op == OP_IMAGE)
+        snprintf(buf, len, "%llu bytes with digest %#llx", (unsigned long long)r->elem,
+                 (unsigned long long)r->size);
     else
         snprintf(buf, len, "alloc(size %llu, element %llu, home %d)", (unsigned long long)r->size,
                  (unsigned long long)r->elem, r->home);
@@ -397,7 +400,12 @@ static void decide(void)
             char a[160], b[160];
             describe(&mgr.reqs[0], a, sizeof a);
             describe(&mgr.reqs[r], b, sizeof b);
-            if (mgr.reqs[0].op == OP_ADDRS)
+            if (mgr.reqs[0].op == OP_IMAGE)
+                snprintf(text, sizeof text,
+                         "the ranks start with different images of the program's data (a "
+                         "constructor stored a rank-specific value?): rank 0 has %s, rank %d %s",
+                         a, r, b);
+            else if (mgr.reqs[0].op == OP_ADDRS)
                 snprintf(text, sizeof text,
                          "ranks have the program or its libraries at different "
                          "addresses: rank 0 is in %s, rank %d in %s (start the job with sdsmrun, "
@@ -675,6 +683,49 @@ int sdsm_free_local_block(void *ptr, char *why, size_t whylen)
     if (rc)
         snprintf(why, whylen, "%p is not the start of a live block of sdsm_alloc_local", ptr);
     return rc;
+}
+
+/* A digest of the adopted data as this rank copied it into the heap file. */
+static uint64_t image_digest(size_t len)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)sdsm_region.rt;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < len / 8; i++)
+        if (w[i]) /* .bss is mostly zero: skip the multiply */
+            h = (h ^ (w[i] + i)) * 0xff51afd7ed558ccdull, h ^= h >> 29;
+    return h ^ len;
+}
+
+/*
+ * The adopted data's pages are homed at rank 0 (adopt_pages) until every
+ * rank agrees that its own copy of them is the same as rank 0's: then any
+ * rank may serve them, and they take `home` (a rank or SDSM_HOME_*, say
+ * first touch, so that the globals a rank's share of a loop writes are
+ * homed there, as the heap's are).  Collective, before any access.  A
+ * program whose start-up left rank-specific values in its data keeps rank
+ * 0's image (SDSM_EMISMATCH with why).
+ */
+int sdsm_alloc_adopt_home(int home, char *why, size_t whylen)
+{
+    sdsm_alloc_rec_t *a = (sdsm_alloc_rec_t *)sdsm_alloc_find(0);
+    if (!sdsm_region_adopt.len || !a || a->home != 0 || home == 0)
+        return 0;
+    if (home < SDSM_HOME_FIRST_TOUCH || home >= sdsm_region.nprocs) {
+        snprintf(why, whylen, "home %d is neither a rank nor SDSM_HOME_*", home);
+        return SDSM_EINVAL;
+    }
+    req_t q = {.call = sdsm_coll_current()->seq,
+               .size = image_digest(sdsm_region_adopt.len),
+               .elem = sdsm_region_adopt.len,
+               .home = home,
+               .op = OP_IMAGE};
+    int rc = agree(&q, why, whylen);
+    if (rc)
+        return rc;
+    for (uint32_t pg = a->first; pg < a->first + a->npages; pg++)
+        sdsm_page(pg)->home1 = 0;
+    a->home = home;
+    return 0;
 }
 
 int sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen)

@@ -58,6 +58,14 @@ int sdsm_alloc_is_arena(const sdsm_alloc_rec_t *a);
  */
 int sdsm_alloc_agree_addrs(uint64_t prog, uint64_t libc, uint32_t digest, char *why, size_t whylen);
 
+/*
+ * Collective, right after sdsm_init (every rank, before the program runs):
+ * home the adopted data (page.h) as `home` says instead of at rank 0, if
+ * every rank's copy of it is rank 0's.  0; SDSM_EMISMATCH (why says which
+ * rank differs: the data stays at rank 0) or another failure.
+ */
+int sdsm_alloc_adopt_home(int home, char *why, size_t whylen);
+
 /* Record slots [0, count), live or free (check ->live); the allocating thread only. */
 uint32_t sdsm_alloc_count(void);
 const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);

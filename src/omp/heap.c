@@ -373,6 +373,8 @@ void sdsm_omp_heap_init(void)
     __atomic_store_n(&heap.ready, 1, __ATOMIC_RELEASE);
 }
 
+int sdsm_omp_heap_policy(void) { return heap.policy; }
+
 int sdsm_omp_heap_ready(void) { return __atomic_load_n(&heap.ready, __ATOMIC_ACQUIRE); }
 
 void *sdsm_omp_heap_realloc(void *p, size_t n)

@@ -25,6 +25,7 @@
 #include "sdsm.h"
 
 int sdsm__omp_adopt(void *start, size_t len, size_t gap, int fences);
+int sdsm__omp_data_home(int home);
 int sdsm__omp_is_shared(const void *p);
 void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi);
 void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow);
@@ -239,6 +240,11 @@ void sdsm_omp_boot(int *argc, char ***argv)
     sdsm__omp_region(&prog.region_lo, &prog.region_hi);
     make_master_stack();
     sdsm_omp_heap_init();
+    int home = sdsm_omp_heap_policy(); /* the globals as the heap: SDSM_OMP_HOME */
+    if (prog.data_end > prog.data && (rc = sdsm__omp_data_home(home))) {
+        fprintf(stderr, "sdsm: OpenMP program: cannot place its globals: %s\n", sdsm_strerror(rc));
+        exit(1);
+    }
 }
 
 void *sdsm_omp_master_stack_bounds(size_t *len)
