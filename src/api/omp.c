@@ -100,7 +100,8 @@ SDSM_API void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overf
 /*
  * An atomic operation on a shared address, done at its page's home
  * (proto.h, sdsm_proto_atomic; op: SDSM_AOP_*).  1 done, 0 compare failed,
- * negative: take a lock instead (ibec, not a shared address, ...).
+ * -EAGAIN: ask again (the home moved); an SDSM_E* code: take a lock
+ * instead (ibec, not a shared address, ...).
  */
 SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected,
                               uint64_t *old)

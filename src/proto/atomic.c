@@ -25,6 +25,7 @@
 
 #include "core/config.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
@@ -103,15 +104,16 @@ static uint64_t result(unsigned op, uint64_t old, uint64_t val, int ok)
 
 static int modifies(unsigned op, int ok) { return op != SDSM_AOP_LOAD && (op != SDSM_AOP_CAS || ok); }
 
-/* Home side.  Refused (not home, bad request) with a negative status. */
+/* Home side.  A malformed request is rejected (SDSM_EPROTO); one for a page
+ * not homed here is refused with a negative status (SDSM_ESTATE). */
 static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     wire_atomic_t q;
     memcpy(&q, p, sizeof q);
-    wire_atomic_rep_t rep = {0, -EINVAL};
+    wire_atomic_rep_t rep = {0, SDSM_ESTATE};
     if (q.page >= sdsm_region.npages || (q.size != 1 && q.size != 2 && q.size != 4 && q.size != 8) ||
         q.off % q.size || (size_t)q.off + q.size > hs.ps || q.op >= SDSM_AOP_COUNT || src == hs.me)
-        return -EPROTO;
+        return SDSM_EPROTO;
     uint64_t old = 0;
     sdsm_page_lock(q.page); /* the home is read (and cached) under the page lock */
     if (sdsm_alloc_find(q.page) && sdsm_page_home(q.page) == hs.me) {
@@ -120,7 +122,7 @@ static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
         if (sdsm_page(q.page)->flags & SDSM_PGF_TWIN)
             memcpy(sdsm_page_twin(q.page) + q.off, sdsm_page_rt(q.page) + q.off, q.size);
     } else
-        rep.status = -ESRCH; /* freed, or its home moved: the caller takes its other path */
+        rep.status = SDSM_ESTATE; /* freed, or its home moved: the caller takes its other path */
     sdsm_page_unlock(q.page);
     rep.old = old;
     sdsm_net_send(src, SDSM_MSG_ATOMIC_REP, 0, h->seq, &rep, sizeof rep, NULL, 0);
@@ -130,7 +132,8 @@ static int on_atomic(int src, const sdsm_hdr_t *h, const uint8_t *p)
 static int on_atomic_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     (void)src;
-    return sdsm_rpc_reply(h->seq, 0, p, sizeof(wire_atomic_rep_t));
+    /* (Refused: a reply nobody waits for.) */
+    return sdsm_rpc_reply(h->seq, 0, p, sizeof(wire_atomic_rep_t)) ? SDSM_EPROTO : 0;
 }
 
 /* The caller's side of a done operation: its copy and its next release. */
@@ -197,16 +200,17 @@ static int locked_home(uint32_t pg)
 int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old)
 {
     uint32_t pg;
-    if (sdsm_cfg.protocol == SDSM_PROTO_IBEC || op >= SDSM_AOP_COUNT ||
-        (size != 1 && size != 2 && size != 4 && size != 8) || (uintptr_t)addr % size ||
-        !sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
-        return -EINVAL;
+    if (sdsm_cfg.protocol == SDSM_PROTO_IBEC)
+        return SDSM_ENOTSUP;
+    if (op >= SDSM_AOP_COUNT || (size != 1 && size != 2 && size != 4 && size != 8) ||
+        (uintptr_t)addr % size || !sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
+        return SDSM_EINVAL;
     unsigned off = (unsigned)((uintptr_t)addr & (hs.ps - 1));
     int home = locked_home(pg);
     if (home < 0) { /* a first-touch page nobody claimed yet: a read decides its home */
         (void)*(volatile uint8_t *)addr;
         if ((home = locked_home(pg)) < 0)
-            return -EINVAL;
+            return SDSM_ENOHOME;
     }
     int ok;
     if (home == hs.me) {
@@ -218,7 +222,7 @@ int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint
         return ok;
     }
     wire_atomic_t q = {pg, (uint16_t)off, (uint8_t)size, (uint8_t)op, val, expected};
-    wire_atomic_rep_t rep = {0, -EIO};
+    wire_atomic_rep_t rep = {0, SDSM_EPEER}; /* (read only when a reply came) */
     sdsm_rpc_t r = {.buf = &rep, .cap = sizeof rep};
     _Atomic uint32_t *gate = gate_enter(addr);
     uint32_t id = sdsm_rpc_open(&r, 1);
@@ -227,7 +231,7 @@ int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint
     sdsm_rpc_close(id);
     if (r.status || rep.status < 0) {
         gate_leave(gate);
-        return -EAGAIN;
+        return -EAGAIN; /* not an error: ask again (proto.h) */
     }
     sdsm_stat_add(SDSM_ST_ATOMICS_HOME, 1);
     *old = rep.old;

@@ -20,7 +20,6 @@
  * it); hs.soft is the soft claimer + 1 (0: none), with SOFT_ASKING while a
  * SOFT_PROBE is out.  Both change under the page lock.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,10 +191,10 @@ static int on_home_req(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t pg = rd32(p), claim = rd32(p + 4);
     if (pg >= sdsm_region.npages || sdsm_page_manager(pg, hs.n) != hs.me ||
         claim > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK)
-        return -EPROTO;
+        return SDSM_EPROTO;
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     if (a && a->home != SDSM_HOME_FIRST_TOUCH)
-        return -EPROTO;
+        return SDSM_EPROTO;
     /* Pages ahead only within the allocation as this rank knows it: the
      * asker may have recorded a new allocation before this rank did. */
     if (!a && claim > 1)
@@ -221,7 +220,7 @@ static int on_soft_probe(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t pg = rd32(p), n = rd32(p + 4);
     if (pg >= sdsm_region.npages || sdsm_page_manager(pg, hs.n) != src || n == 0 ||
         n > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK || n > sdsm_region.npages - pg)
-        return -EPROTO;
+        return SDSM_EPROTO;
     uint64_t kept = 0;
     for (uint32_t i = 0; i < n; i++) {
         sdsm_page_lock(pg + i);
@@ -262,14 +261,14 @@ static int on_soft_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint64_t kept = rd32(p + 8) | (uint64_t)rd32(p + 12) << 32;
     if (pg >= sdsm_region.npages || sdsm_page_manager(pg, hs.n) != hs.me || n == 0 ||
         n > SDSM_MGR_CHUNK - pg % SDSM_MGR_CHUNK || n > sdsm_region.npages - pg || (n < 64 && kept >> n))
-        return -EPROTO;
+        return SDSM_EPROTO;
     for (uint32_t i = 0; i < n; i++) {
         sdsm_page_lock(pg + i);
         uint16_t s = hs.soft[pg + i];
         int asking = (s & SOFT_ASKING) && (int)(s & SOFT_RANK) - 1 == src;
         sdsm_page_unlock(pg + i);
         if (!asking)
-            return -EPROTO;
+            return SDSM_EPROTO;
     }
     for (uint32_t i = 0; i < n; i++)
         soft_decided(pg + i, src, (int)(kept >> i & 1));
@@ -283,7 +282,7 @@ static int on_soft_confirm(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t first = rd32(p), n = rd32(p + 4);
     if (first >= sdsm_region.npages || sdsm_page_manager(first, hs.n) != hs.me || n == 0 ||
         n > SDSM_MGR_CHUNK - first % SDSM_MGR_CHUNK || n > sdsm_region.npages - first)
-        return -EPROTO;
+        return SDSM_EPROTO;
     for (uint32_t q = first; q < first + n; q++) {
         sdsm_page_lock(q);
         if (hs.soft[q] == src + 1) { /* not being asked: that answer decides */
@@ -327,12 +326,15 @@ typedef struct ft_streams {
 
 static __thread ft_streams_t ft __attribute__((tls_model("initial-exec")));
 
+#define NO_STREAM (-1) /* ft_stream: pg continues no run (not an error) */
+
+/* The stream whose run pg continues, or NO_STREAM. */
 static int ft_stream(uint32_t pg)
 {
     for (int i = 0; i < FT_STREAMS; i++)
         if (ft.next[i] == pg && pg)
             return i;
-    return -1;
+    return NO_STREAM;
 }
 
 /*
@@ -366,7 +368,7 @@ void sdsm_home_claims_flush(void)
 void sdsm_home_ft_touched(uint32_t pg)
 {
     int i = ft_stream(pg);
-    if (i < 0) {
+    if (i == NO_STREAM) {
         i = (int)(ft.victim++ % FT_STREAMS);
         ft.len[i] = 0;
         ft.soft[i] = 0;
@@ -385,7 +387,7 @@ void sdsm_home_ft_touched(uint32_t pg)
 uint32_t sdsm_home_claim_run(uint32_t pg)
 {
     int i = ft_stream(pg);
-    const sdsm_alloc_rec_t *a = i < 0 ? NULL : sdsm_alloc_find(pg);
+    const sdsm_alloc_rec_t *a = i == NO_STREAM ? NULL : sdsm_alloc_find(pg);
     if (!a)
         return 1;
     uint64_t end = sdsm_mgr_run_end(pg, a);

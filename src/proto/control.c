@@ -4,7 +4,6 @@
  * non-roots' discard of their own writes), home moves decided at a barrier
  * (sdsm_set_home), leaving a copyset, and the reset of freed pages.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +11,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -29,7 +29,7 @@ static int on_leave(int src, const sdsm_hdr_t *h, const uint8_t *p)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg = rd32(p + 4 * i);
         if (pg >= sdsm_region.npages)
-            return -EPROTO;
+            return SDSM_EPROTO;
         sdsm_page_lock(pg);
         sdsm_page_t *m = sdsm_page(pg);
         if (m->copyset)
@@ -43,7 +43,7 @@ static int on_home_data(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p);
     if (pg >= sdsm_region.npages)
-        return -EPROTO;
+        return SDSM_EPROTO;
     memcpy(sdsm_page_rt(pg), p + 8, hs.ps);
     atomic_fetch_add(&hs.home_data_in, 1);
     sdsm_wake_all(&hs.home_data_in);

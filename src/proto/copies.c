@@ -7,11 +7,11 @@
  * twins.  Also the writer's side of a diff's acknowledgement (DIFF_ACK).
  * The home's side is inval.c.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "mem/diff.h"
 #include "mem/alloc.h"
@@ -160,7 +160,7 @@ static int on_inval(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t n = h->len / 4;
     for (uint32_t i = 0; i < n; i++)
         if (rd32(p + 4 * i) >= sdsm_region.npages)
-            return -EPROTO;
+            return SDSM_EPROTO;
     /* A cut from the early diffs to the end (early_publish): a write made
      * meanwhile must not reach the home with the pages invalidated. */
     /* A release taking pages: the diffs below must not overtake its batch
@@ -207,17 +207,18 @@ static int on_diff_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (h->seq == 0 && h->flags == 0) { /* an early_publish batch */
         if (atomic_load(&hs.early) == 0)
-            return -EPROTO;
+            return SDSM_EPROTO;
         sdsm_count_done(&hs.early);
         return 0;
     }
     if (h->flags == 2) {
         if (atomic_load(&sdsm_home_lock_fwd_pending) == 0)
-            return -EPROTO;
+            return SDSM_EPROTO;
         sdsm_count_done(&sdsm_home_lock_fwd_pending);
         return 0;
     }
-    return sdsm_rpc_reply(h->seq, h->flags ? -EPROTO : 0, NULL, 0);
+    /* flags 1: the home refused the diffs.  (Refused here: an ack nobody waits for.) */
+    return sdsm_rpc_reply(h->seq, h->flags ? SDSM_EPROTO : 0, NULL, 0) ? SDSM_EPROTO : 0;
 }
 
 /* Apply a diff batch to our copies (and their twins, so the bytes are not
@@ -240,11 +241,11 @@ uint8_t *sdsm_home_twin2; /* ibec's second twin area, for forwarded diffs */
 static int on_fwd_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     if (sdsm_diff_batch_check(p, h->len, sdsm_region.npages, hs.ps))
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (sdsm_home_check_hook && !(h->flags & 2)) {
         int writer = (h->flags & FWD_WRITER) ? h->flags >> 3 : -1;
         if (writer >= hs.n)
-            return -EPROTO;
+            return SDSM_EPROTO;
         for (size_t off = 0; off < h->len; off += 8 + rd32(p + off + 4))
             if (rd32(p + off + 4))
                 sdsm_home_check_hook(rd32(p + off), writer);

@@ -7,7 +7,6 @@
  * writable, open.c.  A page is never readable before its contents are in
  * place, and never writable before it is on the dirty list.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -89,17 +88,18 @@ static void ahead_passed(uint32_t pg, int32_t stride, uint32_t k)
  * Page q of block a, ahead of pg (whose lock the caller holds): if nobody
  * holds it or asks for it and its home is `home`, it becomes FETCHING for
  * the request *tag (made now if 0) and counts as prefetched.  1 taken, 0
- * not free, -1 no further: outside the block, or its lock is busy (a
- * prefetch never waits for a lock).
+ * not free, AHEAD_END no further: outside the block, or its lock is busy (a
+ * prefetch never waits for a lock).  (Not an error: the window ends there.)
  */
+#define AHEAD_END (-1)
 static int take_ahead(uint32_t pg, int64_t q, const sdsm_alloc_rec_t *a, int home, uint32_t *tag)
 {
     if (q < a->first || q >= (int64_t)a->first + a->npages)
-        return -1;
+        return AHEAD_END;
     /* A stride of a multiple of the stripes meets pg's own lock. */
     int own = q % SDSM_PAGE_STRIPES == pg % SDSM_PAGE_STRIPES;
     if (!own && pthread_mutex_trylock(&sdsm_page_stripes[q % SDSM_PAGE_STRIPES]))
-        return -1;
+        return AHEAD_END;
     const sdsm_page_t *p = sdsm_page((uint32_t)q);
     int ok =
         p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) && sdsm_page_home((uint32_t)q) == home;
@@ -153,7 +153,7 @@ static uint32_t join_ahead(uint32_t pg, int home)
     for (k = 1; k <= w.win && n < PREFETCH_MAX; k++) {
         int64_t q = (int64_t)pg + (int64_t)w.stride * k;
         int ok = take_ahead(pg, q, a, home, &tag);
-        if (ok < 0 || (!ok && n)) /* past the run: one request */
+        if (ok == AHEAD_END || (!ok && n)) /* past the run: one request */
             break;
         if (ok) {
             if (!n++)
@@ -311,7 +311,7 @@ static void repair_mapping(uint32_t pg, int waited)
 static int home_fault(uint32_t pg, int is_write)
 {
     if (!sdsm_alloc_find(pg))
-        return -1;
+        return SDSM_EINVAL; /* not in a live block: the fault is the program's (mem/fault.c chains it) */
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
     uint64_t t0 = sdsm_trace_t0(), asked = 0;
     int joined = 0, waited = 0, entered = 0, asked_lift = 0;
@@ -369,7 +369,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t pg = rd32(p);
     if (pg >= sdsm_region.npages ||
         (h->type == SDSM_MSG_FETCH_REPZ && sdsm_diff_check(p + 8, h->len - 8, hs.ps)))
-        return -EPROTO;
+        return SDSM_EPROTO;
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
     if (!reply_wanted(pg, h->seq)) { /* overtaken by sdsm_free (and a new fetch): drop it */
@@ -522,7 +522,7 @@ static int on_fetch_run(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t first = rd32(p), count = rd32(p + 4);
     if (first >= sdsm_region.npages || count < 2 || count > SDSM_FETCH_RUN_MAX ||
         count > sdsm_region.npages - first || (size_t)count * hs.ps != h->len - 8)
-        return -EPROTO;
+        return SDSM_EPROTO;
     install_run(src, first, count, p + 8, h->seq);
     return 0;
 }
@@ -534,7 +534,7 @@ static int on_fetch_zc(int src, const sdsm_hdr_t *h, const uint8_t *p)
     uint32_t first = rd32(p), count = rd32(p + 4);
     if (first >= sdsm_region.npages || count < 1 || count > SDSM_FETCH_RUN_MAX ||
         count > sdsm_region.npages - first)
-        return -EPROTO;
+        return SDSM_EPROTO;
     install_run(src, first, count, NULL, h->seq); /* a heap we cannot read: asked for again (refetch) */
     return 0;
 }
@@ -568,24 +568,27 @@ static int on_home_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p);
     int32_t home = (int32_t)rd32(p + 4);
-    if (h->seq) /* answer to sdsm_proto_home_query */
-        return home < -1 || home >= hs.n || h->len != 8 ? -EPROTO : sdsm_rpc_reply(h->seq, 0, &home, 4);
+    if (h->seq) { /* answer to sdsm_proto_home_query (or a reply nobody waits for) */
+        if (home < -1 || home >= hs.n || h->len != 8)
+            return SDSM_EPROTO;
+        return sdsm_rpc_reply(h->seq, 0, &home, 4) ? SDSM_EPROTO : 0;
+    }
     uint32_t nnext = (h->len - 8) / 2;
     if (pg >= sdsm_region.npages || home < 0 || home >= hs.n || src != sdsm_page_manager(pg, hs.n) ||
         nnext > SDSM_MGR_CHUNK - 1 - pg % SDSM_MGR_CHUNK)
-        return -EPROTO;
+        return SDSM_EPROTO;
     for (uint32_t i = 0; i < nnext; i++) {
         int16_t hq;
         memcpy(&hq, p + 8 + 2 * i, 2);
         if (hq < -1 || hq >= hs.n)
-            return -EPROTO;
+            return SDSM_EPROTO;
     }
     learn_homes(pg, p + 8, nnext); /* before pg: a waiter on pg finds them known */
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
     if (m->state != SDSM_PG_FETCHING) {
         sdsm_page_unlock(pg);
-        return -EPROTO;
+        return SDSM_EPROTO;
     }
     m->home1 = home + 1;
     if (home == hs.me) { /* we won the claim: the page is ours, and zero */

@@ -13,7 +13,6 @@
  * hlrc.c, update.c and ibec.c build their operations tables from these
  * pieces; each keeps its own state.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,6 +20,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/trace.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
@@ -70,11 +70,11 @@ int sdsm_home_release_lock(int id, uint8_t **payload, size_t *len, uint32_t *sta
 int sdsm_home_acquire_lock(int id, const uint8_t *chain, size_t len)
 {
     (void)id, (void)chain;
-    return len ? -EPROTO : 0; /* their grants carry nothing */
+    return len ? SDSM_EPROTO : 0; /* their grants carry nothing */
 }
 
 /* The state's arrays: per page (mapped, so untouched pages cost nothing)
- * and per rank.  0 or -ENOMEM. */
+ * and per rank.  0 or SDSM_ENOMEM. */
 static int alloc_state(void)
 {
     hs.work = sdsm_home_per_page(sizeof *hs.work);
@@ -105,7 +105,7 @@ static int alloc_state(void)
         !hs.ahead || !hs.applying || !hs.unann_stale || !hs.twin_listed || !hs.unannounced || !hs.exposed ||
         !hs.held || !hs.published || !hs.holds || !hs.lift || !hs.lift_due || !hs.out || !hs.fwd ||
         !hs.zero || !hs.tgt || !hs.tgt_n || !hs.tgt_cap)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     return 0;
 }
 
@@ -119,13 +119,13 @@ int sdsm_home_init(void)
     pthread_mutex_init(&hs.twin_mtx, NULL);
     pthread_mutex_init(&hs.take_mtx, NULL);
     if (alloc_state())
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     sdsm_home_write_hook = NULL;
     sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
     sdsm_home_twins_shared = sdsm_cfg.home_twins < 0 ? sdsm_region_adopt.fences : sdsm_cfg.home_twins > 0;
     if (sdsm_wbuf_init())
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     sdsm_home_fetch_init();
     sdsm_home_serve_init();
     sdsm_home_atomic_init();

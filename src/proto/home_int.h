@@ -150,7 +150,7 @@ static inline void sdsm_home_ask_publish(void)
         soon();
 }
 
-/* The write buffer (wbuf.c): init (0 or -ENOMEM); a page homed elsewhere
+/* The write buffer (wbuf.c): init (0 or SDSM_ENOMEM); a page homed elsewhere
  * became writable here (its lock held); a release waits for the early
  * diffs (after sending its own; 0 or a negative status). */
 int sdsm_wbuf_init(void);

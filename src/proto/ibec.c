@@ -42,7 +42,6 @@
  * The writes bound to locks (twinL, diffL, the lock operations) are
  * ibec_lock.c; the critical sections themselves ibec_cs.c.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +52,7 @@
 #include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -505,7 +505,7 @@ static int ibec_init(void)
     ibs.maskl = sdsm_home_map_zeroed(sdsm_region.size / 8);
     ibs.masked = sdsm_home_per_page(sizeof *ibs.masked);
     if (!ibs.twinl || !ibs.work || !ibs.out || !ibs.maskb || !ibs.maskl || !ibs.masked || sdsm_ibec_cs_init())
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     sdsm_home_write_hook = sdsm_ibec_write_hook;
     sdsm_home_serve_hook = serve_hook;
     sdsm_alloc_on_free = ibec_free_range; /* a reused page starts without masks */
@@ -515,7 +515,7 @@ static int ibec_init(void)
         chk.read_ep = sdsm_home_per_page(sizeof *chk.read_ep);
         chk.reported = sdsm_home_per_page(sizeof *chk.reported);
         if (!chk.read_ep || !chk.reported)
-            return -ENOMEM;
+            return SDSM_ENOMEM;
         atomic_store(&chk.epoch, 1);
         sdsm_cfg.prefetch = 0; /* a prefetched page would become readable unread */
         sdsm_home_check_hook = check_hook;

@@ -30,7 +30,6 @@
  * release.  The fault handler runs with the kernel's default rights, which
  * deny these keys: it touches the pages through the runtime view only.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -38,6 +37,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "mem/page.h"
 #include "proto/ibec_int.h"
 
@@ -85,7 +85,7 @@ int sdsm_ibec_cs_init(void)
     sdsm_ibec_listed = sdsm_home_per_page(2);
     pool.key = sdsm_home_per_page(1);
     if (!sdsm_ibec_owner || !sdsm_ibec_listed || !pool.key)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     for (int i = 0; i < pool.nsec; i++) {
         ibec_sec_t *s = &pool.sec[i];
         pthread_mutex_init(&s->mtx, NULL);
@@ -93,7 +93,7 @@ int sdsm_ibec_cs_init(void)
         s->cs = sdsm_home_per_page(4);
         s->cs_spare = sdsm_home_per_page(4);
         if (!s->cs || !s->cs_spare)
-            return -ENOMEM;
+            return SDSM_ENOMEM;
     }
     if (pool.keyed)
         sdsm_stat_add(SDSM_ST_IBEC_KEYED, (uint64_t)pool.nsec);

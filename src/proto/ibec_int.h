@@ -47,7 +47,7 @@ extern uint8_t *sdsm_ibec_owner;
 extern uint16_t *sdsm_ibec_listed;
 
 /* Protection keys, or one section at a time (the gate) without them.
- * Call from the main thread before any other thread starts.  0 or -ENOMEM. */
+ * Call from the main thread before any other thread starts.  0 or SDSM_ENOMEM. */
 int sdsm_ibec_cs_init(void);
 /* 1 when each thread's section has its own key. */
 int sdsm_ibec_cs_keyed(void);

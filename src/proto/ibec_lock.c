@@ -7,7 +7,6 @@
  * applies the grant's chain.  The barrier's side and the served masks are
  * ibec.c; the sections themselves ibec_cs.c.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "core/idmap.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -269,7 +269,7 @@ int sdsm_ibec_acquire_lock(int id, const uint8_t *chain, size_t len)
 {
     if (sdsm_diff_chain_check(chain, len, sdsm_region.npages,
                               ibs.ps)) /* check everything before using anything */
-        return -EPROTO;
+        return SDSM_EPROTO;
     uint32_t top = apply_chain(chain, len);
     pthread_mutex_lock(&ibs.mtx);
     stamp_t *st = stamp_of((uint32_t)id);

@@ -7,7 +7,6 @@
  * invalidation of a page this rank is writing first sends its diff home,
  * so no byte is lost; forwarded diffs are applied to copies and twins.
  */
-#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/trace.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
@@ -368,7 +368,7 @@ static int on_diff(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int ack = !(h->flags & SDSM_DIFF_NOACK);
     if (diff_refused(src, h, p))
-        return -EPROTO;
+        return SDSM_EPROTO;
     /* The id of the operation this diff may become (it does if it has
      * copies to invalidate or older operations to wait for). */
     uint32_t id = hs.next_id + 1 ? hs.next_id + 1 : 1;
@@ -519,7 +519,7 @@ static int on_inval_ack(int src, const sdsm_hdr_t *h, const uint8_t *p)
             pending_complete(op);
         return 0;
     }
-    return -EPROTO;
+    return SDSM_EPROTO;
 }
 
 void sdsm_home_inval_init(void)

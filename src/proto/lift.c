@@ -7,10 +7,10 @@
  * for a held page has the writer publish now.  The diffs themselves are
  * applied by inval.c.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
 #include "net/msg.h"
@@ -145,7 +145,7 @@ static int on_lift(int src, const sdsm_hdr_t *h, const uint8_t *p)
     (void)h;
     uint32_t gen = rd32(p);
     if (gen == 0 || gen > 255)
-        return -EPROTO;
+        return SDSM_EPROTO;
     lift_holds(src, gen);
     sdsm_home_fetch_replay();
     return 0;
@@ -189,12 +189,12 @@ static int on_publish_ask(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (src == hs.me && h->len == 4) {
         uint32_t pg = rd32(p);
         if (pg >= sdsm_region.npages)
-            return -EPROTO;
+            return SDSM_EPROTO;
         sdsm_home_ask_lift(pg, 1, 0);
         return 0;
     }
     if (h->len)
-        return -EPROTO;
+        return SDSM_EPROTO;
     sdsm_home_ask_publish();
     return 0;
 }

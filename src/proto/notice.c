@@ -4,7 +4,6 @@
  * (hlrc) or makes them wait for the home's push of the new contents
  * (update); homes trim or keep their copysets and push.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +11,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
@@ -28,7 +28,7 @@ static int on_push(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     uint32_t pg = rd32(p);
     if (pg >= sdsm_region.npages)
-        return -EPROTO;
+        return SDSM_EPROTO;
     sdsm_page_lock(pg);
     sdsm_page_t *m = sdsm_page(pg);
     if (m->state == SDSM_PG_FETCHING && (m->flags & SDSM_PGF_AWAIT_PUSH)) {
@@ -62,7 +62,7 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         int32_t w = (int32_t)rd32(pairs + 8 * i + 4);
         if (rd32(pairs + 8 * i) >= sdsm_region.npages || w < -1 || w >= hs.n)
-            return -EPROTO;
+            return SDSM_EPROTO;
     }
     return 0;
 }
@@ -125,7 +125,7 @@ static int notice_page(uint32_t pg, int writer, int push)
 int sdsm_home_barrier_notices(const uint8_t *pairs, uint32_t n, int push)
 {
     if (sdsm_home_check_pairs(pairs, n))
-        return -EPROTO;
+        return SDSM_EPROTO;
     uint8_t cut[CHUNK];
     for (uint32_t i = 0; i < n;) {
         uint32_t first = rd32(pairs + 8 * i), m = 1;

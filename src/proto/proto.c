@@ -1,10 +1,9 @@
 /* proto.c - protocol selection. */
 #include "proto.h"
 
-#include <errno.h>
-
 #include "core/config.h"
 #include "core/log.h"
+#include "core/status.h"
 
 const sdsm_proto_ops_t *sdsm_proto;
 
@@ -17,7 +16,7 @@ static const sdsm_proto_ops_t *const table[SDSM_PROTO_COUNT] = {
 int sdsm_proto_select(int id)
 {
     if (id < 0 || id >= SDSM_PROTO_COUNT || !table[id])
-        return -EINVAL;
+        return SDSM_EINVAL;
     sdsm_proto = table[id];
     if (sdsm_cfg.ibec_check && id != SDSM_PROTO_IBEC && sdsm_log_rank == 0)
         sdsm_warn("SDSM_IBEC_CHECK=1 has no effect under %s: it checks programs run under ibec",

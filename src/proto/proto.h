@@ -14,7 +14,8 @@ typedef enum { SDSM_SYNC_LOCK, SDSM_SYNC_BARRIER } sdsm_sync_kind_t;
 typedef struct sdsm_proto_ops {
     const char *name;
     int (*init)(void); /* install message handlers; before the service thread starts */
-    /* Resolve an access fault on pg (any application thread).  0, or -1 if pg is not shared. */
+    /* Resolve an access fault on pg (any application thread).  0, or SDSM_EINVAL if pg is not in a
+     * live shared block (mem/fault.c then passes the fault on). */
     int (*fault)(uint32_t pg, int is_write);
     /*
      * Make this rank's writes since its last release visible.  LOCK: to any
@@ -38,7 +39,7 @@ typedef struct sdsm_proto_ops {
      */
     int (*publish)(uint32_t *written, uint32_t *again);
     void (*acquire)(sdsm_sync_kind_t kind);
-    /* Service thread, barrier completion: {u32 page, i32 writer (-1: several)}[n]. 0 or -EPROTO. */
+    /* Service thread, barrier completion: {u32 page, i32 writer (-1: several)}[n]. 0 or SDSM_EPROTO. */
     int (*barrier_done)(const uint8_t *pairs, uint32_t n);
     /* What this rank adds to the barrier's flags (ORed over all ranks). */
     uint32_t (*barrier_flags)(void);
@@ -59,7 +60,7 @@ typedef struct sdsm_proto_ops {
      * time stamp; 0 elsewhere).  release_lock: make the critical section's
      * writes available; may return a payload (malloc'd) for the lock manager
      * to hand to later acquirers with its stamp.  acquire_lock: apply what
-     * the grant carried: {u32 stamp, u32 len, bytes}[] (0 or -EPROTO).
+     * the grant carried: {u32 stamp, u32 len, bytes}[] (0 or SDSM_EPROTO).
      */
     uint32_t (*lock_stamp)(int id);
     int (*release_lock)(int id, uint8_t **payload, size_t *len, uint32_t *stamp);
@@ -104,8 +105,16 @@ enum {
  * op on the size-byte (1, 2, 4, 8) naturally aligned integer at addr, a
  * shared address, done at its page's home, sequentially consistent.  *old
  * gets the value before.  Returns 1, 0 for a compare-exchange that found
- * another value (then *old is it), or negative when this path cannot take
- * it (ibec, not shared, the home moved): the caller locks instead.
+ * another value (then *old is it), or negative:
+ *  - -EAGAIN, a signal and not an error (the one negated errno value left
+ *    among proto's results): the home refused it (it moved at a barrier,
+ *    or does not know yet that it won a first-touch claim); ask again,
+ *    never through a lock, which would not be atomic against the home's;
+ *  - an SDSM_E* code when this path cannot take it, for this address
+ *    always: SDSM_ENOTSUP under ibec, SDSM_EINVAL for a bad op or size, a
+ *    misaligned address or one outside live shared blocks, SDSM_ENOHOME
+ *    for a first-touch page still homeless after a read; the caller locks
+ *    instead.
  */
 int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
 

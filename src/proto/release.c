@@ -11,7 +11,6 @@
  *    barrier completion (notice.c).
  * A home page nobody else holds stays writable and costs nothing.
  */
-#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>

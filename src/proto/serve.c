@@ -8,12 +8,12 @@
  * holds here is kept until the hold is lifted (lift.c).  The asker's end
  * is fetch.c.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
 #include "mem/page.h"
@@ -282,7 +282,7 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int64_t last = (int64_t)first + (int64_t)stride * ((int64_t)count - 1);
     if ((h->len != 8 && h->len != 12) || first >= sdsm_region.npages || count == 0 ||
         count > 1 + PREFETCH_MAX || stride == 0 || last < 0 || last >= sdsm_region.npages || src == hs.me)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (sdsm_home_fetch_held(src, h, p))
         return 0; /* answered at the LIFT */
     /* The asker reads the pages from this heap itself (zcopy.c says why a

@@ -14,13 +14,13 @@
  * The fault path calls in with a page lock held: other page locks are only
  * tried, and the diff goes through a buffer sized once, without malloc.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/status.h"
 #include "mem/alloc.h"
 #include "mem/diff.h"
 #include "mem/page.h"
@@ -54,7 +54,7 @@ int sdsm_wbuf_init(void)
         return 0;
     wbuf.ring = calloc(wbuf.cap + 1, sizeof *wbuf.ring);
     if (!wbuf.ring)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     sdsm_buf_reserve(&wbuf.b, 8 + sdsm_diff_bound(hs.ps));
     return 0;
 }

@@ -75,6 +75,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "mem/page.h"
 #include "net/msg.h"
 #include "net/net.h"
@@ -107,7 +108,9 @@ static void note_fallback(int peer, const char *what, const char *why)
               why);
 }
 
-/* Open peer's heap file and check it is the one that holds token. */
+/* Open peer's heap file and check it is the one that holds token.  The
+ * descriptor, or (noted, note_fallback) SDSM_ESYS if it cannot be opened,
+ * SDSM_ENOTSUP if the file there is not peer's heap. */
 static int open_heap(int peer, uint32_t pid, int32_t fd, const uint8_t *token)
 {
     char path[64];
@@ -115,7 +118,7 @@ static int open_heap(int peer, uint32_t pid, int32_t fd, const uint8_t *token)
     int h = open(path, O_RDONLY | O_CLOEXEC);
     if (h < 0) {
         note_fallback(peer, "opening", strerror(errno));
-        return -1;
+        return SDSM_ESYS;
     }
     uint8_t got[SDSM_ZC_TOKEN];
     struct stat st;
@@ -124,7 +127,7 @@ static int open_heap(int peer, uint32_t pid, int32_t fd, const uint8_t *token)
         memcmp(got, token, sizeof got)) {
         note_fallback(peer, "identifying", "the file at that descriptor is not its heap");
         close(h);
-        return -1;
+        return SDSM_ENOTSUP;
     }
     return h;
 }
@@ -137,7 +140,7 @@ static int on_hello(int src, const sdsm_hdr_t *h, const uint8_t *p)
     memcpy(&pid, p, 4);
     memcpy(&fd, p + 4, 4);
     if (src == zcopy.me || pid == 0 || pid > (uint32_t)INT32_MAX || fd < 0)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (!zcopy.want[src] || atomic_load(&zcopy.fd[src]) != HEAP_UNKNOWN)
         return 0; /* not wanted here (the ranks disagree on SDSM_ZEROCOPY), or said twice */
     int heap = open_heap(src, pid, fd, p + 8);
@@ -157,7 +160,7 @@ int sdsm_zcopy_init(const uint8_t *same_host)
     if (!(zcopy.want = calloc((size_t)zcopy.n, 1)) ||
         !(zcopy.fd = malloc((size_t)zcopy.n * sizeof *zcopy.fd)) ||
         !(zcopy.map = calloc((size_t)zcopy.n, sizeof *zcopy.map)))
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     for (int r = 0; r < zcopy.n; r++) {
         atomic_init(&zcopy.fd[r], HEAP_UNKNOWN);
         /* auto leaves out programs whose homes serve twins (OpenMP's):
@@ -247,7 +250,7 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
     if (fd == HEAP_UNKNOWN) /* its FETCH_ZC came before its hello: it broke the order */
         atomic_store(&zcopy.fd[home], HEAP_OFF);
     if (fd < 0)
-        return -EBADF;
+        return SDSM_ENOTSUP; /* never opened, or given up */
     size_t len = (size_t)count << sdsm_region.shift, off = (size_t)pg << sdsm_region.shift;
     ssize_t got = (ssize_t)len;
     if (zcopy.map[home])
@@ -263,5 +266,5 @@ int sdsm_zcopy_read(int home, uint32_t pg, uint32_t count, uint8_t *dst)
     if ((fd = atomic_exchange(&zcopy.fd[home], HEAP_OFF)) >= 0)
         close(fd);
     note_fallback(home, "reading", strerror(e));
-    return -e;
+    return SDSM_ESYS;
 }
