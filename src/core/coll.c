@@ -7,12 +7,12 @@
  */
 #include "coll.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "core/status.h"
 
 #define RING 16
 
@@ -96,7 +96,7 @@ static int same_call(const sdsm_coll_t *a, const sdsm_coll_t *b)
 int sdsm_coll_check(int src, const sdsm_coll_t *c)
 {
     if (c->kind == SDSM_COLL_NONE || c->kind >= SDSM_COLL_NKINDS)
-        return -EPROTO;
+        return SDSM_EPROTO;
     __typeof__(ref[0]) *r = &ref[c->seq % RING];
     if (!r->valid || (int32_t)(c->seq - r->rec.seq) > 0) {
         r->rec = *c;

@@ -46,7 +46,7 @@ const sdsm_coll_t *sdsm_coll_current(void);
 void sdsm_coll_snapshot(sdsm_coll_t *out);
 /*
  * Handlers: rank src sent record c.  0 if it agrees with every other rank's
- * call of the same number seen here; -EPROTO if the record is malformed.
+ * call of the same number seen here; SDSM_EPROTO if the record is malformed.
  * A disagreement stops the job with a message naming both ranks and calls
  * (allocations of the same kind with different arguments are left to the
  * allocator, which can report them as SDSM_EMISMATCH).

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "status.h"
+
 sdsm_config_t sdsm_cfg;
 
 const char *const sdsm_proto_names[SDSM_PROTO_COUNT] = {"hlrc", "update", "ibec"};
@@ -183,7 +185,7 @@ int sdsm_config_parse_long(const char *s, long lo, long hi, long *out)
     errno = 0;
     long v = strtol(s, &end, 0);
     if (errno || end == s || *end != '\0' || v < lo || v > hi)
-        return -EINVAL;
+        return SDSM_EINVAL;
     *out = v;
     return 0;
 }
@@ -194,17 +196,17 @@ int sdsm_config_parse_ms(const char *s, long *out)
     /* Digits and one point only: strtod alone would take "1e3", "0x1p3", "inf". */
     if (!s || *s < '0' || *s > '9' || strspn(s, "0123456789.") != strcspn(s, "ms") ||
         strchr(s, '.') != strrchr(s, '.'))
-        return -EINVAL;
+        return SDSM_EINVAL;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s)
-        return -EINVAL;
+        return SDSM_EINVAL;
     if (strcmp(end, "ms") == 0)
         v /= 1000.0;
     else if (*end != '\0' && strcmp(end, "s") != 0)
-        return -EINVAL;
+        return SDSM_EINVAL;
     if (v > 1e9)
-        return -EINVAL;
+        return SDSM_EINVAL;
     *out = (long)(v * 1000.0 + 0.5);
     return 0;
 }
@@ -213,11 +215,11 @@ int sdsm_config_parse_size(const char *s, size_t *out)
 {
     char *end;
     if (!s || *s < '0' || *s > '9') /* strtoull would skip blanks and accept '-' */
-        return -EINVAL;
+        return SDSM_EINVAL;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || end == s)
-        return -EINVAL;
+        return SDSM_EINVAL;
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;
@@ -241,14 +243,14 @@ int sdsm_config_parse_size(const char *s, size_t *out)
         shift = 40;
         end++;
         break;
-    default: return -EINVAL;
+    default: return SDSM_EINVAL;
     }
     if (*end == 'i' || *end == 'I')
         end++;
     if (*end == 'b' || *end == 'B')
         end++;
     if (*end != '\0' || (shift && v > (~0ULL >> shift)))
-        return -EINVAL;
+        return SDSM_EINVAL;
     *out = (size_t)(v << shift);
     return 0;
 }
@@ -261,18 +263,18 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
         if (sdsm_config_parse_long(s, v->lo, v->hi, (long *)field) == 0)
             return 0;
         snprintf(err, errlen, "%s=%s: expected an integer in [%ld, %ld]", v->name, s, v->lo, v->hi);
-        return -EINVAL;
+        return SDSM_EINVAL;
     case T_SIZE:
         if (sdsm_config_parse_size(s, (size_t *)field) == 0)
             return 0;
         snprintf(err, errlen, "%s=%s: expected a size such as 4096, 64K, 2M or 64G", v->name, s);
-        return -EINVAL;
+        return SDSM_EINVAL;
     case T_MS:
         if (sdsm_config_parse_ms(s, (long *)field) == 0 && *(long *)field >= v->lo && *(long *)field <= v->hi)
             return 0;
         snprintf(err, errlen, "%s=%s: expected a time such as 10, 2.5 or 500ms, from %gs to %lds", v->name, s,
                  (double)v->lo / 1000.0, v->hi / 1000);
-        return -EINVAL;
+        return SDSM_EINVAL;
     case T_ADDR: {
         char *end;
         errno = 0;
@@ -282,7 +284,7 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
             return 0;
         }
         snprintf(err, errlen, "%s=%s: expected an address such as 0x200000000000", v->name, s);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     case T_STR: *(const char **)field = s; return 0;
     case T_ENUM:
@@ -296,9 +298,9 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
             size_t used = strlen(err);
             snprintf(err + used, errlen - used, "%s %s", i ? "," : "", v->choices[i]);
         }
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
-    return -EINVAL;
+    return SDSM_EINVAL;
 }
 
 long sdsm_config_peek_rank(char *const *envp)
@@ -323,16 +325,16 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
     size_t ps = cfg->page_size;
     if (ps < 4096 || (ps & (ps - 1)) || ps > (1u << 24)) {
         snprintf(err, errlen, "SDSM_PAGE_SIZE=%zu: must be a power of two between 4096 and 16M", ps);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     if (cfg->heap_size < ps || cfg->heap_size / ps > UINT32_MAX) {
         snprintf(err, errlen, "SDSM_HEAP_SIZE=%zu: must hold 1 to 2^32-1 pages", cfg->heap_size);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     if (cfg->heap_base % ps) {
         snprintf(err, errlen, "SDSM_HEAP_BASE=%#lx: must be a multiple of SDSM_PAGE_SIZE (%zu)",
                  (unsigned long)cfg->heap_base, ps);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     /* Low addresses stay unmapped so a NULL dereference still crashes (and
      * address 0 would read as "no region" everywhere). */
@@ -341,34 +343,34 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
                  "SDSM_HEAP_BASE=%#lx: must be at least %#lx (the lowest addresses "
                  "are kept unmapped so NULL dereferences crash)",
                  (unsigned long)cfg->heap_base, (unsigned long)SDSM_HEAP_BASE_MIN);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     if (cfg->heap_base > SDSM_HEAP_END_MAX || cfg->heap_size > SDSM_HEAP_END_MAX - cfg->heap_base) {
         snprintf(err, errlen,
                  "SDSM_HEAP_BASE=%#lx + SDSM_HEAP_SIZE=%zu ends past %#lx, the end of "
                  "the user address space",
                  (unsigned long)cfg->heap_base, cfg->heap_size, (unsigned long)SDSM_HEAP_END_MAX);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     if (cfg->rank >= cfg->nprocs) {
         snprintf(err, errlen, "SDSM_RANK=%ld is not below SDSM_NPROCS=%ld", cfg->rank, cfg->nprocs);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     /* Heartbeats run on a timer of one interval: half the timeout leaves
      * room for one late heartbeat before a live peer could be declared lost. */
     if (cfg->peer_timeout_ms && cfg->peer_timeout_ms < 2 * cfg->heartbeat_ms) {
         snprintf(err, errlen, "SDSM_PEER_TIMEOUT=%gs is below twice SDSM_HEARTBEAT=%gs",
                  (double)cfg->peer_timeout_ms / 1000.0, (double)cfg->heartbeat_ms / 1000.0);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     if (cfg->trace_buffer < 4096 || cfg->trace_buffer > ((size_t)1 << 30)) {
         snprintf(err, errlen, "SDSM_TRACE_BUFFER=%zu: must be between 4K and 1G", cfg->trace_buffer);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     if (cfg->barrier_manager >= cfg->nprocs) {
         snprintf(err, errlen, "SDSM_BARRIER_MANAGER=%ld is not a rank of this job of %ld (0 to %ld)",
                  cfg->barrier_manager, cfg->nprocs, cfg->nprocs - 1);
-        return -EINVAL;
+        return SDSM_EINVAL;
     }
     return 0;
 }
@@ -379,7 +381,7 @@ int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t er
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < NVARS; i++)
         if (vars[i].def && parse_one(cfg, &vars[i], vars[i].def, err, errlen))
-            return -EINVAL;
+            return SDSM_EINVAL;
     for (char *const *e = envp; e && *e; e++) {
         if (strncmp(*e, "SDSM_", 5) != 0)
             continue;
@@ -397,7 +399,7 @@ int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t er
             continue;
         }
         if (parse_one(cfg, v, eq + 1, err, errlen))
-            return -EINVAL;
+            return SDSM_EINVAL;
     }
     return check_cross(cfg, err, errlen);
 }

@@ -87,15 +87,16 @@ extern sdsm_config_t sdsm_cfg;
 
 /*
  * Fill cfg from defaults and envp.  Unknown SDSM_* names are reported through
- * warn (may be NULL).  Returns 0 or -EINVAL with a message in err[errlen].
+ * warn (may be NULL).  Returns 0 or SDSM_EINVAL with a message in err[errlen].
  */
 int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t errlen,
                      void (*warn)(const char *msg));
 
-/* SDSM_RANK from envp if valid, else -1: lets a failing load still say "rank R". */
+/* SDSM_RANK from envp if valid, else -1 (no rank known, not an error):
+ * lets a failing load still say "rank R". */
 long sdsm_config_peek_rank(char *const *envp);
 
-/* Parsers, exposed for the unit tests.  0 or -EINVAL. */
+/* Parsers, exposed for the unit tests.  0 or SDSM_EINVAL. */
 int sdsm_config_parse_size(const char *s, size_t *out); /* "4096", "64K", "2M", "64G" */
 int sdsm_config_parse_long(const char *s, long lo, long hi, long *out);
 int sdsm_config_parse_ms(const char *s, long *out); /* "10", "2.5", "2s", "500ms" -> ms */

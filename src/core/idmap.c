@@ -3,8 +3,9 @@
  */
 #include "core/idmap.h"
 
-#include <errno.h>
 #include <stdlib.h>
+
+#include "core/status.h"
 
 /* Fibonacci hashing (the product's top bits): ids in a run, the common
  * case, spread evenly. */
@@ -38,12 +39,12 @@ int sdsm_idmap_put(sdsm_idmap_t *m, uint32_t id, void *v)
 {
     if (2 * (m->n + 1) > m->cap) {
         if (m->bits >= 31)
-            return -ENOMEM;
+            return SDSM_ENOMEM;
         unsigned bits = m->cap ? m->bits + 1 : 6;
         size_t cap = (size_t)1 << bits;
         sdsm_idmap_slot_t *slots = calloc(cap, sizeof *slots);
         if (!slots)
-            return -ENOMEM;
+            return SDSM_ENOMEM;
         for (size_t i = 0; i < m->cap; i++)
             if (m->slots[i].val)
                 insert(slots, bits, m->slots[i].key, m->slots[i].val);

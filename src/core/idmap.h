@@ -25,7 +25,7 @@ typedef struct {
 
 /* The object of id, or NULL. */
 void *sdsm_idmap_get(const sdsm_idmap_t *m, uint32_t id);
-/* Enter id -> v (v not NULL, id not yet in the map).  0, or -ENOMEM. */
+/* Enter id -> v (v not NULL, id not yet in the map).  0, or SDSM_ENOMEM. */
 int sdsm_idmap_put(sdsm_idmap_t *m, uint32_t id, void *v);
 /* The object of id, or else a new one of size bytes, zeroed, entered for
  * id: *fresh says which (1: new, for the caller to fill in).  NULL if out

@@ -28,6 +28,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/status.h"
 
 #define SLOTS             256
 #define MAGIC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
@@ -221,7 +222,7 @@ static int write_header(int rank, int nprocs, const char *(*type_name)(unsigned)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
-        return -ENOMEM;
+        return SDSM_ENOMEM; /* errno says so */
     fprintf(f,
             "{\"format\":\"sdsm-trace\",\"version\":1,\"rank\":%d,\"nprocs\":%d,\"pid\":%d,"
             "\"page_size\":%zu,\"heap_base\":%lu,\"interval_ns\":%llu,\"rec_size\":%zu,"
@@ -259,8 +260,10 @@ static int write_header(int rank, int nprocs, const char *(*type_name)(unsigned)
     }
     fprintf(f, "]}\n");
     fclose(f);
-    int rc = write(trace_file.fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    int rc = write(trace_file.fd, text, len) == (ssize_t)len ? 0 : SDSM_ESYS;
     free(text);
+    if (rc)
+        errno = EIO; /* a short write says nothing of its own */
     return rc;
 }
 
@@ -276,18 +279,16 @@ int sdsm_trace_init(const char *dir, int rank, int nprocs, long interval_ms, siz
     mkdir(dir, 0777); /* sdsmrun made it; a direct launch may not have */
     trace_file.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
     if (trace_file.fd < 0) {
-        int e = errno;
         sdsm_error_log("SDSM_TRACE: cannot create %s: %m (the run goes on untraced)", path);
-        return -e;
+        return SDSM_ESYS;
     }
     /* Address space only: pages are used as threads fill their buffers. */
     trace_file.pool_len = (size_t)SLOTS * trace_file.cap * sizeof(sdsm_trace_rec_t);
     trace_file.pool = mmap(NULL, trace_file.pool_len, PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    int rc = trace_file.pool == MAP_FAILED ? -errno : write_header(rank, nprocs, type_name);
-    if (rc) {
-        sdsm_error_log("SDSM_TRACE: cannot set up the trace %s: %s (the run goes on untraced)", path,
-                       strerror(-rc));
+    int rc = trace_file.pool == MAP_FAILED ? SDSM_ESYS : write_header(rank, nprocs, type_name);
+    if (rc) { /* errno says why */
+        sdsm_error_log("SDSM_TRACE: cannot set up the trace %s: %m (the run goes on untraced)", path);
         if (trace_file.pool != MAP_FAILED)
             munmap(trace_file.pool, trace_file.pool_len);
         trace_file.pool = NULL;

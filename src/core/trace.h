@@ -70,8 +70,8 @@ void sdsm_trace_thread_name(const char *name, int idx);
 
 /*
  * Open dir/rank-R.sdsmtrace and start sampling the counters every
- * interval_ms.  type_name names message types.  0, or a negative errno
- * (logged): the run goes on untraced.
+ * interval_ms.  type_name names message types.  0, or SDSM_ESYS
+ * (SDSM_ENOMEM) logged: the run goes on untraced.
  */
 int sdsm_trace_init(const char *dir, int rank, int nprocs, long interval_ms, size_t buf_bytes,
                     const char *(*type_name)(unsigned type));

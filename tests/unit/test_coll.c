@@ -2,7 +2,6 @@
  * test_coll.c - core/coll.c (which collective call a rank is in, and the
  * mismatch check) and core/blocked.c (what each thread waits for).
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/status.h"
 #include "core/coll.h"
 #include "core/stats.h"
 #include "core/blocked.h"
@@ -86,9 +86,9 @@ static void test_agreeing_calls(void)
 static void test_malformed(void)
 {
     sdsm_coll_reset();
-    CHECK_I(check(0, rec(SDSM_COLL_NONE, 0, 0, 0, 0)), ==, -EPROTO);
-    CHECK_I(check(0, rec(SDSM_COLL_NKINDS, 0, 0, 0, 0)), ==, -EPROTO);
-    CHECK_I(check(0, rec(0xffffffffu, 0, 0, 0, 0)), ==, -EPROTO);
+    CHECK_I(check(0, rec(SDSM_COLL_NONE, 0, 0, 0, 0)), ==, SDSM_EPROTO);
+    CHECK_I(check(0, rec(SDSM_COLL_NKINDS, 0, 0, 0, 0)), ==, SDSM_EPROTO);
+    CHECK_I(check(0, rec(0xffffffffu, 0, 0, 0, 0)), ==, SDSM_EPROTO);
 }
 
 /* Run the check in a child: a mismatch stops the process.  Its stderr and status. */

@@ -2,7 +2,6 @@
  * test_config.c - core/config.c: size and integer parsers, and
  * sdsm_config_load over hand-made environment arrays.
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 
 #include "check.h"
 #include "core/config.h"
+#include "core/status.h"
 
 /* ---------------------------------------------------------- parse_size */
 
@@ -24,7 +24,7 @@ static void size_ok(const char *s, size_t want)
 static void size_bad(const char *s)
 {
     size_t v = 0xdeadbeef;
-    if (!CHECK_I(sdsm_config_parse_size(s, &v), ==, -EINVAL))
+    if (!CHECK_I(sdsm_config_parse_size(s, &v), ==, SDSM_EINVAL))
         fprintf(stderr, "    input \"%s\" gave %zu\n", s ? s : "(null)", v);
 }
 
@@ -38,7 +38,7 @@ static void ms_ok(const char *s, long want)
 static void ms_bad(const char *s)
 {
     long v = -7;
-    if (!CHECK_I(sdsm_config_parse_ms(s, &v), ==, -EINVAL))
+    if (!CHECK_I(sdsm_config_parse_ms(s, &v), ==, SDSM_EINVAL))
         fprintf(stderr, "    input \"%s\" gave %ld\n", s ? s : "(null)", v);
 }
 
@@ -128,7 +128,7 @@ static void long_ok(const char *s, long lo, long hi, long want)
 static void long_bad(const char *s, long lo, long hi)
 {
     long v = 0x5eed;
-    if (!CHECK_I(sdsm_config_parse_long(s, lo, hi, &v), ==, -EINVAL))
+    if (!CHECK_I(sdsm_config_parse_long(s, lo, hi, &v), ==, SDSM_EINVAL))
         fprintf(stderr, "    input \"%s\" in [%ld, %ld] gave %ld\n", s, lo, hi, v);
 }
 
@@ -333,13 +333,13 @@ static void test_load_invalid(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *env[] = {"PATH=/bin", (char *)bad[i][0], NULL};
         int rc = load(&c, env, err, sizeof err);
-        if (!CHECK_I(rc, ==, -EINVAL) | !CHECK_PREFIX(err, bad[i][1]))
+        if (!CHECK_I(rc, ==, SDSM_EINVAL) | !CHECK_PREFIX(err, bad[i][1]))
             fprintf(stderr, "    %s\n", bad[i][0]);
     }
     /* the message fits the caller's buffer */
     char small[8];
     char *env[] = {"SDSM_TIMEOUT=0", NULL};
-    CHECK_I(load(&c, env, small, sizeof small), ==, -EINVAL);
+    CHECK_I(load(&c, env, small, sizeof small), ==, SDSM_EINVAL);
     CHECK_U(strlen(small), ==, sizeof small - 1);
 }
 
@@ -410,12 +410,12 @@ static void test_load_cross_checks(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *env[] = {(char *)bad[i].a, (char *)bad[i].b, NULL};
         int rc = load(&c, env, err, sizeof err);
-        if (!CHECK_I(rc, ==, -EINVAL) | !CHECK_PREFIX(err, bad[i].name))
+        if (!CHECK_I(rc, ==, SDSM_EINVAL) | !CHECK_PREFIX(err, bad[i].name))
             fprintf(stderr, "    %s %s\n", bad[i].a, bad[i].b ? bad[i].b : "");
     }
     /* the cross checks hold in either order of the variables */
     char *order[] = {"SDSM_NPROCS=4", "SDSM_RANK=4", NULL};
-    CHECK_I(load(&c, order, err, sizeof err), ==, -EINVAL);
+    CHECK_I(load(&c, order, err, sizeof err), ==, SDSM_EINVAL);
     CHECK_PREFIX(err, "SDSM_RANK");
 
     static const char *const good[][2] = {
