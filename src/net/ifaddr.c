@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/status.h"
+
 #define ITEM_MAX 64
 
 /* One item of a spec: an interface name, or a network (mask != 0 or a /0). */
@@ -28,13 +30,13 @@ static int parse_item(const char *s, size_t len, item_t *it)
     char buf[ITEM_MAX];
     memset(it, 0, sizeof *it);
     if (len == 0 || len >= sizeof buf)
-        return -EINVAL;
+        return SDSM_EINVAL;
     memcpy(buf, s, len);
     buf[len] = '\0';
     char *slash = strchr(buf, '/');
     if (!slash) {
         if (len >= IFNAMSIZ || strpbrk(buf, " \t/:"))
-            return -EINVAL;
+            return SDSM_EINVAL;
         memcpy(it->name, buf, len + 1);
         return 0;
     }
@@ -44,7 +46,7 @@ static int parse_item(const char *s, size_t len, item_t *it)
     errno = 0;
     long bits = strtol(slash + 1, &end, 10);
     if (inet_pton(AF_INET, buf, &a) != 1 || errno || end == slash + 1 || *end || bits < 0 || bits > 32)
-        return -EINVAL;
+        return SDSM_EINVAL;
     it->is_net = 1;
     it->mask = bits ? ~0u << (32 - bits) : 0;
     it->net = ntohl(a.s_addr) & it->mask;
@@ -75,7 +77,7 @@ int sdsm_ifaddr_check(const char *spec, char *err, size_t errlen)
              "SDSM_IFACE=%s: expected interface names or networks (a.b.c.d/n), "
              "separated by commas",
              spec ? spec : "");
-    return -EINVAL;
+    return SDSM_EINVAL;
 }
 
 typedef struct {
@@ -104,10 +106,10 @@ static uint32_t addr_of(const struct sockaddr *sa)
 int sdsm_ifaddr_list(const char *spec, uint32_t *out, int max)
 {
     if (spec && each_item(spec, NULL, NULL))
-        return -EINVAL;
+        return SDSM_EINVAL;
     struct ifaddrs *all;
     if (getifaddrs(&all))
-        return -errno;
+        return SDSM_ESYS; /* errno says why */
     int n = 0;
     for (struct ifaddrs *i = all; i; i = i->ifa_next) {
         if (!usable(i))
@@ -130,20 +132,23 @@ int sdsm_ifaddr_list(const char *spec, uint32_t *out, int max)
 }
 
 /* The source address the kernel would use toward dst (no packet is sent:
- * connecting a datagram socket only looks up the route). */
+ * connecting a datagram socket only looks up the route).  0, or SDSM_ESYS
+ * with errno saying why. */
 static int route_source(uint32_t dst, uint32_t *src)
 {
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return -errno;
+        return SDSM_ESYS;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = dst};
     socklen_t l = sizeof a;
     int rc = 0;
     if (connect(fd, (struct sockaddr *)&a, sizeof a) || getsockname(fd, (struct sockaddr *)&a, &l))
-        rc = -errno;
+        rc = SDSM_ESYS;
     else
         *src = a.sin_addr.s_addr;
+    int e = errno;
     close(fd);
+    errno = e;
     return rc;
 }
 
@@ -173,9 +178,10 @@ int sdsm_ifaddr_pick(const uint32_t *cands, int n)
 int sdsm_ifaddr_default(const char *spec, uint32_t *out)
 {
     uint32_t a[1];
+    int n;
     if (spec) {
-        if (sdsm_ifaddr_list(spec, a, 1) < 1)
-            return -ENOENT;
+        if ((n = sdsm_ifaddr_list(spec, a, 1)) < 1)
+            return n < 0 ? n : SDSM_EINVAL;
         *out = a[0];
         return 0;
     }
@@ -186,8 +192,8 @@ int sdsm_ifaddr_default(const char *spec, uint32_t *out)
         *out = src;
         return 0;
     }
-    if (sdsm_ifaddr_list(NULL, a, 1) < 1)
-        return -ENOENT;
+    if ((n = sdsm_ifaddr_list(NULL, a, 1)) < 1)
+        return n < 0 ? n : SDSM_EPEER;
     *out = a[0];
     return 0;
 }
@@ -196,12 +202,12 @@ int sdsm_ifaddr_parse_list(const char *s, uint32_t *out, int max, uint16_t *port
 {
     const char *colon = s ? strrchr(s, ':') : NULL;
     if (!colon)
-        return -EINVAL;
+        return SDSM_EINVAL;
     char *end;
     errno = 0;
     long p = strtol(colon + 1, &end, 10);
     if (errno || end == colon + 1 || *end || p < 1 || p > 65535)
-        return -EINVAL;
+        return SDSM_EINVAL;
     *port = (uint16_t)p;
     int n = 0;
     for (const char *q = s; q < colon;) {
@@ -210,17 +216,17 @@ int sdsm_ifaddr_parse_list(const char *s, uint32_t *out, int max, uint16_t *port
         char ip[INET_ADDRSTRLEN];
         struct in_addr a;
         if ((size_t)(stop - q) >= sizeof ip)
-            return -EINVAL;
+            return SDSM_EINVAL;
         memcpy(ip, q, (size_t)(stop - q));
         ip[stop - q] = '\0';
         if (inet_pton(AF_INET, ip, &a) != 1)
-            return -EINVAL;
+            return SDSM_EINVAL;
         if (n < max)
             out[n] = a.s_addr;
         n++;
         q = comma ? comma + 1 : colon;
         if (comma && q == colon)
-            return -EINVAL;
+            return SDSM_EINVAL;
     }
-    return n > 0 ? n : -EINVAL;
+    return n > 0 ? n : SDSM_EINVAL;
 }

@@ -14,20 +14,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Check the syntax of an SDSM_IFACE value; 0 or -EINVAL with a message in err. */
+/* Check the syntax of an SDSM_IFACE value; 0 or SDSM_EINVAL with a message in err. */
 int sdsm_ifaddr_check(const char *spec, char *err, size_t errlen);
 
 /*
  * The addresses of interfaces that are up, in interface order, matching spec
  * (NULL: every interface but loopback).  Returns how many were found (at
- * most max are stored), or a negative errno.
+ * most max are stored), SDSM_EINVAL for a malformed spec, or SDSM_ESYS
+ * (errno says why) if the interfaces cannot be listed.
  */
 int sdsm_ifaddr_list(const char *spec, uint32_t *out, int max);
 
 /*
  * Of the launcher's addresses cands[0..n-1], the one this host should use:
  * one on a network an interface here is directly attached to, else the first
- * this host has a route to.  Returns its index, or -1 if none is reachable.
+ * this host has a route to.  Returns its index, or -1 if none is reachable
+ * (no index: not an error code).
  */
 int sdsm_ifaddr_pick(const uint32_t *cands, int n);
 
@@ -35,12 +37,15 @@ int sdsm_ifaddr_pick(const uint32_t *cands, int n);
  * The address to listen on when nothing says where the peers are (direct
  * launch on several hosts): the first of spec's addresses if spec is set,
  * else the source address of the default route, else the first interface
- * address that is not loopback.  0 or -ENOENT.
+ * address that is not loopback.  0; SDSM_EINVAL if spec is malformed or
+ * matches no interface that is up, SDSM_EPEER if no address but loopback is
+ * up (peers on other hosts could not reach this one), SDSM_ESYS if the
+ * interfaces cannot be listed.
  */
 int sdsm_ifaddr_default(const char *spec, uint32_t *out);
 
 /* Parse "a.b.c.d[,e.f.g.h...]:port" (the launcher's rendezvous list).
- * Returns the number of addresses (at most max stored) or -EINVAL. */
+ * Returns the number of addresses (at most max stored) or SDSM_EINVAL. */
 int sdsm_ifaddr_parse_list(const char *s, uint32_t *out, int max, uint16_t *port);
 
 #endif

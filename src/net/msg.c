@@ -3,7 +3,7 @@
  */
 #include "msg.h"
 
-#include <errno.h>
+#include "core/status.h"
 
 #define FIXED(n, len)       [SDSM_MSG_##n] = {#n, len, len, 0, NULL}
 #define ARRAY(n, min, elem) [SDSM_MSG_##n] = {#n, min, SDSM_MAX_PAYLOAD, elem, NULL}
@@ -67,20 +67,20 @@ const char *sdsm_msg_name(unsigned type)
 int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size)
 {
     if (h->len > SDSM_MAX_PAYLOAD)
-        return -EMSGSIZE;
+        return SDSM_EPEER;
     if (h->type == 0 || h->type >= SDSM_MSG_NTYPES)
-        return -EPROTO;
+        return SDSM_EPROTO;
     const sdsm_msg_info_t *m = &sdsm_msg_table[h->type];
     if (h->len < m->min_len || h->len > m->max_len)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (m->multiple && (h->len - m->min_len) % m->multiple)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if ((h->type == SDSM_MSG_FETCH_REP || h->type == SDSM_MSG_PUSH || h->type == SDSM_MSG_HOME_DATA) &&
         h->len != 8 + page_size)
-        return -EPROTO;
+        return SDSM_EPROTO;
     if (h->type == SDSM_MSG_FETCH_RUN &&
         (page_size == 0 || (h->len - 8) % page_size || (h->len - 8) / page_size < 2 ||
          (h->len - 8) / page_size > SDSM_FETCH_RUN_MAX))
-        return -EPROTO;
+        return SDSM_EPROTO;
     return 0;
 }

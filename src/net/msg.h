@@ -92,9 +92,10 @@ void sdsm_msg_set_handler(sdsm_msg_type_t t, sdsm_msg_handler_t h);
 const char *sdsm_msg_name(unsigned type);
 
 /*
- * Validate a header from a peer.  0 if acceptable; -EPROTO if the type or
- * length is wrong but the frame can be skipped; -EMSGSIZE if the length
- * cannot be trusted to find the next frame.  `page_size` bounds FETCH_REP
+ * Validate a header from a peer.  0 if acceptable; SDSM_EPROTO if the type
+ * or length is wrong but the frame can be skipped; SDSM_EPEER if the length
+ * (above SDSM_MAX_PAYLOAD) cannot be trusted to find the next frame: the
+ * peer's stream is lost.  `page_size` bounds FETCH_REP
  * and FETCH_RUN (a whole number of pages, 2 to SDSM_FETCH_RUN_MAX).
  */
 int sdsm_msg_check(const sdsm_hdr_t *h, size_t page_size);

@@ -26,6 +26,7 @@
 #include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 #include "net/auth.h"
 
@@ -48,8 +49,10 @@ int sdsm_net_listen_port(void)
 {
     struct sockaddr_in a;
     socklen_t l = sizeof a;
-    if (sdsm_net_state.listen_fd < 0 || getsockname(sdsm_net_state.listen_fd, (struct sockaddr *)&a, &l))
-        return -1;
+    if (sdsm_net_state.listen_fd < 0)
+        return SDSM_ESTATE;
+    if (getsockname(sdsm_net_state.listen_fd, (struct sockaddr *)&a, &l))
+        return SDSM_ESYS;
     return ntohs(a.sin_port);
 }
 
@@ -91,30 +94,30 @@ static int loop_create(int nprocs)
     if (!sdsm_net_state.peers || sdsm_net_state.ep < 0 || sdsm_net_state.lep < 0 ||
         sdsm_net_state.wake_fd < 0 || sdsm_net_state.kick_fd < 0) {
         sdsm_error_log("cannot create the service thread's event loop: %m");
-        return -errno;
+        return sdsm_net_state.peers ? SDSM_ESYS : SDSM_ENOMEM;
     }
     return 0;
 }
 
-/* The items that are not peers' sockets.  Not logged: the caller says why
- * the service thread could not start. */
+/* The items that are not peers' sockets.  0, or SDSM_ESYS with errno
+ * saying why: the caller logs why the service thread could not start. */
 static int loop_watch(void)
 {
     /* Self-messages (wake_fd) go to the leader if it sleeps, as frames do. */
     if (sdsm_net_add_fd(sdsm_net_state.lep, sdsm_net_state.wake_fd, TAG_WAKE, PEER_EVENTS) ||
         sdsm_net_add_fd(sdsm_net_state.ep, sdsm_net_state.wake_fd, TAG_WAKE, PEER_EVENTS) ||
         sdsm_net_add_fd(sdsm_net_state.lep, sdsm_net_state.kick_fd, TAG_KICK, EPOLLIN))
-        return -errno;
+        return SDSM_ESYS;
     if (sdsm_net_state.listen_fd >= 0 &&
         sdsm_net_add_fd(sdsm_net_state.ep, sdsm_net_state.listen_fd, TAG_LISTEN, EPOLLIN))
-        return -errno;
+        return SDSM_ESYS;
     if (sdsm_net_state.ctrl_fd >= 0 &&
         sdsm_net_add_fd(sdsm_net_state.ep, sdsm_net_state.ctrl_fd, TAG_CTRL, EPOLLIN))
-        return -errno;
+        return SDSM_ESYS;
     return 0;
 }
 
-/* A peer's entry before its socket is watched (fd -1: none). */
+/* A peer's entry before its socket is watched (fd -1: none).  0 or SDSM_ENOMEM. */
 static int peer_init(peer_t *p, int fd)
 {
     pthread_mutex_init(&p->smtx, NULL);
@@ -126,20 +129,19 @@ static int peer_init(peer_t *p, int fd)
     p->rcap = 1 << 18;
     p->rbuf = malloc(p->rcap);
     if (!p->rbuf)
-        return -ENOMEM;
+        return SDSM_ENOMEM;
     return 0;
 }
 
-/* epoll (or pthread_create) refused, errno says why: log it. */
+/* epoll (or pthread_create) refused, errno says why: log it.  SDSM_ESYS. */
 static int start_failed(void)
 {
-    int e = errno;
-    if (e == EINVAL) /* EPOLLEXCLUSIVE is Linux 4.5 and later */
+    if (errno == EINVAL) /* EPOLLEXCLUSIVE is Linux 4.5 and later */
         sdsm_error_log("cannot start the service thread: epoll refused EPOLLEXCLUSIVE (%m); "
                        "sdsm needs Linux 4.5 or later");
     else
         sdsm_error_log("cannot start the service thread: %m");
-    return -e;
+    return SDSM_ESYS;
 }
 
 int sdsm_net_start(const sdsm_net_setup_t *s)
@@ -152,8 +154,8 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         goto fail;
     for (int r = 0; r < s->nprocs; r++) {
         peer_t *p = &sdsm_net_state.peers[r];
-        if (peer_init(p, s->peer_fds ? s->peer_fds[r] : -1))
-            return -ENOMEM;
+        if ((rc = peer_init(p, s->peer_fds ? s->peer_fds[r] : -1)))
+            return rc;
         if (r == s->rank || p->fd < 0)
             continue;
         /* The leader's instance first: see PEER_EVENTS. */

@@ -28,6 +28,7 @@ typedef struct sdsm_net_setup {
     int cpu_sharers;  /* of those, the ones that run on this rank's CPUs (0: unknown) */
 } sdsm_net_setup_t;
 
+/* Start the transport and its service thread.  0, SDSM_ENOMEM or SDSM_ESYS. */
 int sdsm_net_start(const sdsm_net_setup_t *s);
 /* Announce an orderly close to every peer, wait until every peer did too,
  * then stop the service thread and close the sockets. */
@@ -82,7 +83,8 @@ void sdsm_net_strangers_flush(void);
  * for (its --timeout fired).  Runs like a handler. */
 extern void (*sdsm_net_on_ctrl_query)(void);
 
-/* The address this rank's peers connected to, for tests ("ip:port"). */
+/* The port this rank's peers connected to, for tests; SDSM_ESTATE if it
+ * does not listen, SDSM_ESYS if the socket does not say. */
 int sdsm_net_listen_port(void);
 
 #endif

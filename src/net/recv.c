@@ -21,6 +21,7 @@
 #include "core/fatal.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "core/wait.h"
 
 /* A peer's socket is done with: out of both instances. */
@@ -49,11 +50,10 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
         return;
     sdsm_stat_recv(h->type, sizeof *h + h->len);
     sdsm_msg_handler_t fn = sdsm_msg_table[h->type].handler;
-    int rc = fn ? fn(src, h, payload) : -ENOSYS;
-    if (rc < 0) {
+    if (!fn || fn(src, h, payload) < 0) {
         sdsm_stat_add(SDSM_ST_REJECTED_MSGS, 1);
         sdsm_warn("rejected %s message (%u bytes) from rank %d: %s", sdsm_msg_name(h->type), h->len, src,
-                  rc == -ENOSYS ? "no handler" : "invalid contents");
+                  fn ? "invalid contents" : "no handler");
     }
 }
 
@@ -66,7 +66,7 @@ void sdsm_net_parse(int r)
         sdsm_hdr_t h;
         memcpy(&h, p->rbuf + p->roff, sizeof h);
         int rc = sdsm_msg_check(&h, sdsm_net_state.page_size);
-        if (rc == -EMSGSIZE)
+        if (rc == SDSM_EPEER)
             sdsm_fatal("rank %d sent a frame of %u bytes (limit %u): closing the job", r, h.len,
                        SDSM_MAX_PAYLOAD);
         if (p->rlen - p->roff < sizeof h + h.len)

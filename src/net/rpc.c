@@ -4,11 +4,11 @@
  */
 #include "rpc.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "core/log.h"
+#include "core/status.h"
 #include "core/wait.h"
 
 #define SLOTS 4096u
@@ -54,7 +54,7 @@ int sdsm_rpc_reply(uint32_t id, int status, const void *data, size_t len)
     sdsm_rpc_t *r = slot[id % SLOTS];
     if (!r || gen[id % SLOTS] != id >> 12 || atomic_load(&r->pending) == 0) {
         pthread_mutex_unlock(&mtx);
-        return -ENOENT;
+        return SDSM_EPROTO;
     }
     if (status < 0 && r->status == 0)
         r->status = status;

@@ -27,7 +27,8 @@ static inline void sdsm_rpc_expect(sdsm_rpc_t *r, uint32_t k) { atomic_fetch_add
 void sdsm_rpc_close(uint32_t id);
 /*
  * Service thread: one reply for id.  Copies up to cap bytes of data into the
- * waiter's buffer.  Returns 0, or -ENOENT for an unknown id.
+ * waiter's buffer.  Returns 0, or SDSM_EPROTO for an unknown id (a reply
+ * nobody waits for).
  */
 int sdsm_rpc_reply(uint32_t id, int status, const void *data, size_t len);
 

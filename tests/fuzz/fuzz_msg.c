@@ -19,11 +19,11 @@
  * Built with clang -fsanitize=fuzzer (tests/fuzz/CMakeLists.txt) or with any
  * compiler and replay.c, which runs it on the checked-in corpus.
  */
+#include "core/status.h"
 #include "mem/diff.h"
 #include "net/msg.h"
 #include "net/wire.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,9 +119,9 @@ static void frames(const uint8_t *data, size_t size, size_t ps, uint32_t npages)
         sdsm_hdr_t h;
         memcpy(&h, data, sizeof h);
         int rc = sdsm_msg_check(&h, ps);
-        if (rc == -EMSGSIZE) {
+        if (rc == SDSM_EPEER) {
             if (h.len <= SDSM_MAX_PAYLOAD)
-                fail("-EMSGSIZE for a length under the limit");
+                fail("SDSM_EPEER for a length under the limit");
             break; /* the transport ends the job here */
         }
         if (size - sizeof h < h.len)
@@ -136,7 +136,7 @@ static void frames(const uint8_t *data, size_t size, size_t ps, uint32_t npages)
             memcpy(p, data + sizeof h, h.len);
             check_payload(&h, p, pages, npages, ps);
             free(p);
-        } else if (rc != -EPROTO) {
+        } else if (rc != SDSM_EPROTO) {
             fail("sdsm_msg_check returned an undocumented code");
         }
         data += sizeof h + h.len;

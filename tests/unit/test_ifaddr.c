@@ -4,11 +4,11 @@
  * among the launcher's addresses.  Uses loopback, which every host has.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/status.h"
 #include "net/ifaddr.h"
 
 static uint32_t ip(const char *s)
@@ -24,13 +24,13 @@ static void test_check_syntax(void)
     CHECK_I(sdsm_ifaddr_check("eth0", err, sizeof err), ==, 0);
     CHECK_I(sdsm_ifaddr_check("10.1.0.0/16,lo", err, sizeof err), ==, 0);
     CHECK_I(sdsm_ifaddr_check("0.0.0.0/0", err, sizeof err), ==, 0);
-    CHECK_I(sdsm_ifaddr_check("10.1.0.0/33", err, sizeof err), ==, -EINVAL);
+    CHECK_I(sdsm_ifaddr_check("10.1.0.0/33", err, sizeof err), ==, SDSM_EINVAL);
     CHECK_HAS(err, "SDSM_IFACE=10.1.0.0/33");
-    CHECK_I(sdsm_ifaddr_check("10.1.0/16", err, sizeof err), ==, -EINVAL);
-    CHECK_I(sdsm_ifaddr_check("eth0,", err, sizeof err), ==, -EINVAL);
-    CHECK_I(sdsm_ifaddr_check("", err, sizeof err), ==, -EINVAL);
-    CHECK_I(sdsm_ifaddr_check("a-name-far-too-long-for-linux", err, sizeof err), ==, -EINVAL);
-    CHECK_I(sdsm_ifaddr_check("1.2.3.4/", err, sizeof err), ==, -EINVAL);
+    CHECK_I(sdsm_ifaddr_check("10.1.0/16", err, sizeof err), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_ifaddr_check("eth0,", err, sizeof err), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_ifaddr_check("", err, sizeof err), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_ifaddr_check("a-name-far-too-long-for-linux", err, sizeof err), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_ifaddr_check("1.2.3.4/", err, sizeof err), ==, SDSM_EINVAL);
 }
 
 static void test_list_matches(void)
@@ -48,11 +48,11 @@ static void test_list_matches(void)
     CHECK_I(n, >=, 0);
     for (int i = 0; i < n && i < 8; i++)
         CHECK_U(ntohl(a[i]) >> 24, !=, 127);
-    CHECK_I(sdsm_ifaddr_list("bad/99", a, 8), ==, -EINVAL);
+    CHECK_I(sdsm_ifaddr_list("bad/99", a, 8), ==, SDSM_EINVAL);
     uint32_t d;
     CHECK_I(sdsm_ifaddr_default("lo", &d), ==, 0);
     CHECK_U(d, ==, ip("127.0.0.1"));
-    CHECK_I(sdsm_ifaddr_default("no-such-if0", &d), ==, -ENOENT);
+    CHECK_I(sdsm_ifaddr_default("no-such-if0", &d), ==, SDSM_EINVAL);
 }
 
 static void test_parse_list(void)
@@ -79,7 +79,7 @@ static void test_parse_list(void)
                          "1.2.3.4,5.6.7.8,:1",
                          "999.1.1.1:1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        CHECK_I(sdsm_ifaddr_parse_list(bad[i], a, 4, &port), ==, -EINVAL);
+        CHECK_I(sdsm_ifaddr_parse_list(bad[i], a, 4, &port), ==, SDSM_EINVAL);
 }
 
 static void test_pick(void)

@@ -1,12 +1,12 @@
 /*
  * test_msg.c - net/msg.c: the message table and header validation.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/status.h"
 #include "net/msg.h"
 
 #define PS 4096
@@ -144,12 +144,12 @@ static void test_accepts_every_type(void)
 
 static void test_rejects_bad_type(void)
 {
-    expect(0, 0, PS, -EPROTO);
-    expect(0, 4, PS, -EPROTO);
-    expect(SDSM_MSG_NTYPES, 0, PS, -EPROTO);
-    expect(SDSM_MSG_NTYPES + 1, 8, PS, -EPROTO);
-    expect(0x7FFF, 0, PS, -EPROTO);
-    expect(0xFFFF, 4, PS, -EPROTO);
+    expect(0, 0, PS, SDSM_EPROTO);
+    expect(0, 4, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_NTYPES, 0, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_NTYPES + 1, 8, PS, SDSM_EPROTO);
+    expect(0x7FFF, 0, PS, SDSM_EPROTO);
+    expect(0xFFFF, 4, PS, SDSM_EPROTO);
 }
 
 static void test_rejects_bad_length(void)
@@ -161,55 +161,55 @@ static void test_rejects_bad_length(void)
             t == SDSM_MSG_FETCH_RUN || max == 0)
             continue;
         if (min > 0) { /* below min */
-            expect(t, min - 1, PS, -EPROTO);
-            expect(t, 0, PS, -EPROTO);
+            expect(t, min - 1, PS, SDSM_EPROTO);
+            expect(t, 0, PS, SDSM_EPROTO);
         }
         if (max != ANY) { /* above max */
-            expect(t, max + 1, PS, -EPROTO);
-            expect(t, max + 4, PS, -EPROTO);
-            expect(t, max + 8, PS, -EPROTO);
-            expect(t, SDSM_MAX_PAYLOAD, PS, -EPROTO);
+            expect(t, max + 1, PS, SDSM_EPROTO);
+            expect(t, max + 4, PS, SDSM_EPROTO);
+            expect(t, max + 8, PS, SDSM_EPROTO);
+            expect(t, SDSM_MAX_PAYLOAD, PS, SDSM_EPROTO);
         }
         if (mul) /* not a whole number of elements */
             for (uint32_t r = 1; r < mul; r++) {
-                expect(t, min + r, PS, -EPROTO);
-                expect(t, min + 7 * mul + r, PS, -EPROTO);
+                expect(t, min + r, PS, SDSM_EPROTO);
+                expect(t, min + 7 * mul + r, PS, SDSM_EPROTO);
             }
     }
     /* the array types by name */
-    expect(SDSM_MSG_INVAL, 0, PS, -EPROTO); /* at least one page */
-    expect(SDSM_MSG_INVAL, 6, PS, -EPROTO);
-    expect(SDSM_MSG_BAR_ARRIVE, 2, PS, -EPROTO);
-    expect(SDSM_MSG_BAR_RELEASE, 4, PS, -EPROTO); /* flags and count at least */
-    expect(SDSM_MSG_BAR_RELEASE, 13, PS, -EPROTO);
-    expect(SDSM_MSG_STATS, 12, PS, -EPROTO);
-    expect(SDSM_MSG_ALLOC_REQ, 63, PS, -EPROTO);
-    expect(SDSM_MSG_ALLOC_REQ, 65, PS, -EPROTO);
-    expect(SDSM_MSG_ALLOC_REP, 3, PS, -EPROTO);
-    expect(SDSM_MSG_ALLOC_REP, 517, PS, -EPROTO);
+    expect(SDSM_MSG_INVAL, 0, PS, SDSM_EPROTO); /* at least one page */
+    expect(SDSM_MSG_INVAL, 6, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_BAR_ARRIVE, 2, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_BAR_RELEASE, 4, PS, SDSM_EPROTO); /* flags and count at least */
+    expect(SDSM_MSG_BAR_RELEASE, 13, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_STATS, 12, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_ALLOC_REQ, 63, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_ALLOC_REQ, 65, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_ALLOC_REP, 3, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_ALLOC_REP, 517, PS, SDSM_EPROTO);
 
     /* FETCH_REP is exactly 8 + page size */
-    expect(SDSM_MSG_FETCH_REP, 0, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, 8, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, PS, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, 8 + PS - 1, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, 8 + PS + 1, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, 8 + PS + 8, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_REP, 8 + PS, 2 * PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 0, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, PS, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS - 1, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS + 1, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS + 8, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_REP, 8 + PS, 2 * PS, SDSM_EPROTO);
     expect(SDSM_MSG_FETCH_REP, 8 + 2 * PS, 2 * PS, 0);
 
     /* FETCH_RUN is 8 + a whole number of pages, 2 to SDSM_FETCH_RUN_MAX */
-    expect(SDSM_MSG_FETCH_RUN, 0, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_RUN, 8, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_RUN, 8 + PS, PS, -EPROTO); /* one page is a FETCH_REP */
-    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS - 1, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS + 1, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS + 8, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_RUN, 8 + (SDSM_FETCH_RUN_MAX + 1) * PS, PS, -EPROTO);
-    expect(SDSM_MSG_FETCH_RUN, 8 + 3 * PS, 2 * PS, -EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 0, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + PS, PS, SDSM_EPROTO); /* one page is a FETCH_REP */
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS - 1, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS + 1, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS + 8, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + (SDSM_FETCH_RUN_MAX + 1) * PS, PS, SDSM_EPROTO);
+    expect(SDSM_MSG_FETCH_RUN, 8 + 3 * PS, 2 * PS, SDSM_EPROTO);
     expect(SDSM_MSG_FETCH_RUN, 8 + 4 * PS, 2 * PS, 0);
-    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS, 0, -EPROTO); /* no page size: nothing fits */
+    expect(SDSM_MSG_FETCH_RUN, 8 + 2 * PS, 0, SDSM_EPROTO); /* no page size: nothing fits */
 }
 
 /* DIFF_ACK, INVAL_ACK, COND_ACK and BYE are empty: any payload is wrong. */
@@ -219,9 +219,9 @@ static void test_rejects_payload_on_empty(void)
         if (spec[i].max != 0)
             continue;
         expect(spec[i].type, 0, PS, 0);
-        expect(spec[i].type, 1, PS, -EPROTO);
-        expect(spec[i].type, 8, PS, -EPROTO);
-        expect(spec[i].type, SDSM_MAX_PAYLOAD, PS, -EPROTO);
+        expect(spec[i].type, 1, PS, SDSM_EPROTO);
+        expect(spec[i].type, 8, PS, SDSM_EPROTO);
+        expect(spec[i].type, SDSM_MAX_PAYLOAD, PS, SDSM_EPROTO);
     }
 }
 
@@ -229,14 +229,14 @@ static void test_rejects_oversize(void)
 {
     CHECK_U(SDSM_MAX_PAYLOAD, ==, 64u << 20);
     for (unsigned t = 0; t <= SDSM_MSG_NTYPES; t++) {
-        expect(t, SDSM_MAX_PAYLOAD + 1, PS, -EMSGSIZE);
-        expect(t, SDSM_MAX_PAYLOAD + 8, PS, -EMSGSIZE);
-        expect(t, UINT32_MAX, PS, -EMSGSIZE);
-        expect(t, 0x80000000u, PS, -EMSGSIZE);
+        expect(t, SDSM_MAX_PAYLOAD + 1, PS, SDSM_EPEER);
+        expect(t, SDSM_MAX_PAYLOAD + 8, PS, SDSM_EPEER);
+        expect(t, UINT32_MAX, PS, SDSM_EPEER);
+        expect(t, 0x80000000u, PS, SDSM_EPEER);
     }
-    expect(0xFFFF, UINT32_MAX, PS, -EMSGSIZE);
+    expect(0xFFFF, UINT32_MAX, PS, SDSM_EPEER);
     /* FETCH_REP of a page that would not fit is still oversize, not exact */
-    expect(SDSM_MSG_FETCH_REP, SDSM_MAX_PAYLOAD + 8, SDSM_MAX_PAYLOAD, -EMSGSIZE);
+    expect(SDSM_MSG_FETCH_REP, SDSM_MAX_PAYLOAD + 8, SDSM_MAX_PAYLOAD, SDSM_EPEER);
 }
 
 static int dummy_handler(int src, const sdsm_hdr_t *h, const uint8_t *p) { return src + 1; }
