@@ -65,7 +65,8 @@ static void drop(acceptor_t *a, int i, const char *why)
     a->p[i] = a->p[--a->np];
 }
 
-/* The oldest handshake, if it has had time enough to be a stranger's. */
+/* The oldest handshake, if it has had time enough to be a stranger's
+ * (its index; -1: none). */
 static int oldest_stale(const acceptor_t *a, int64_t now)
 {
     int old = -1;
@@ -77,13 +78,14 @@ static int oldest_stale(const acceptor_t *a, int64_t now)
     return old;
 }
 
-/* Accept one connection and send our hello; 0, or -1 when nothing (more) to accept now. */
+/* Accept one connection and send our hello: 1, or 0 when nothing (more)
+ * is to be accepted now (no failure: the next round tries again). */
 static int accept_one(acceptor_t *a, int lfd, int64_t now)
 {
     if (a->np == PENDING_MAX) {
         int old = oldest_stale(a, now);
         if (old < 0)
-            return -1;
+            return 0;
         drop(a, old, "too many connections waiting to authenticate");
     }
     pending_t *p = &a->p[a->np];
@@ -97,7 +99,7 @@ static int accept_one(acceptor_t *a, int lfd, int64_t now)
             else
                 a->accept_retry = now + RETRY_MS;
         }
-        return -1; /* EAGAIN, or a connection that died in the backlog */
+        return 0; /* EAGAIN, or a connection that died in the backlog */
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -111,7 +113,7 @@ static int accept_one(acceptor_t *a, int lfd, int64_t now)
     /* 24 bytes into a fresh socket's empty buffer: all or the peer is gone. */
     if (send(fd, hello, sizeof hello, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
         drop(a, a->np - 1, "connection failed before authenticating");
-    return 0;
+    return 1;
 }
 
 /* The whole hello is in: check it, then the rank it proved. */
@@ -199,7 +201,7 @@ static int round_once(acceptor_t *a, int lfd, int64_t deadline, struct pollfd *p
             drop(a, i, "no handshake within 2 s");
     }
     if (n > 0 && pf[0].revents)
-        for (int k = 0; k < 64 && accept_one(a, lfd, now) == 0; k++) /* 64: others get a turn */
+        for (int k = 0; k < 64 && accept_one(a, lfd, now); k++) /* 64: others get a turn */
             ;
     return 0;
 }

@@ -176,8 +176,8 @@ static int launcher_connect(sdsm_boot_t *b, const struct sockaddr_in *la, int64_
     ctrl_fd = fd;
     int e = sdsm_auth_connector(ctrl_fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
     if (e) {
-        sdsm_error_log("launcher handshake failed: %s", strerror(-e));
-        return e == -EACCES ? SDSM_EAUTH : SDSM_EPEER;
+        sdsm_error_log("launcher handshake failed: %m");
+        return e == SDSM_EAUTH ? SDSM_EAUTH : SDSM_EPEER;
     }
     return 0;
 }
@@ -191,13 +191,13 @@ static int rendezvous(sdsm_boot_t *b, const sdsm_ctrl_addr_t *me, sdsm_ctrl_addr
     uint32_t n;
     if ((e = ctrl_send(SDSM_CTRL_REGISTER, &reg, sizeof reg, deadline)) ||
         (e = sdsm_io_read_full(ctrl_fd, &h, sizeof h, deadline))) {
-        if (e == -ETIMEDOUT) /* the launcher names the ranks that are missing */
+        if (e == SDSM_ETIMEDOUT) /* the launcher names the ranks that are missing */
             sdsm_error_log("timed out after %ld s waiting for every rank to call sdsm_init "
                            "(SDSM_TIMEOUT)",
                            sdsm_cfg.timeout);
         else
-            sdsm_error_log("launcher link failed during registration: %s", strerror(-e));
-        return e == -ETIMEDOUT ? SDSM_ETIMEDOUT : SDSM_EPEER;
+            sdsm_error_log("launcher link failed during registration: %m");
+        return e == SDSM_ETIMEDOUT ? SDSM_ETIMEDOUT : SDSM_EPEER;
     }
     if (h.type != SDSM_CTRL_TABLE || h.len != 4 + (uint32_t)b->nprocs * sizeof *table) {
         sdsm_error_log("launcher sent a bad address table (type %u, %u bytes)", h.type, h.len);
@@ -246,9 +246,9 @@ static int connect_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t 
         }
         int e = sdsm_auth_connector(fd, job_key, (uint32_t)b->rank, (int)(deadline - sdsm_io_now_ms()));
         if (e) {
-            sdsm_error_log("handshake with rank %d failed: %s", j, strerror(-e));
+            sdsm_error_log("handshake with rank %d failed: %m", j);
             close(fd);
-            return e == -EACCES ? SDSM_EAUTH : SDSM_EPEER;
+            return e == SDSM_EAUTH ? SDSM_EAUTH : SDSM_EPEER;
         }
         b->peer_fds[j] = fd;
     }

@@ -75,23 +75,27 @@ static int env_long(const char *name, long lo, long hi, long *out)
     return SDSM_EPROTO;
 }
 
+/* The launcher socket failed (e from auth.h's I/O helpers, errno saying
+ * why): log it.  SDSM_ETIMEDOUT or SDSM_EPEER. */
 static int io_error(int e, const char *what, long timeout_s)
 {
-    if (e == -ETIMEDOUT) {
+    if (e == SDSM_ETIMEDOUT) {
         /* The fence, and hydra's kvs-get, wait for every rank's put. */
         int all = !strncmp(what, "kvs-", 4);
         sdsm_error_log("PMI-2 %s: no answer from the launcher within %ld s (SDSM_TIMEOUT)%s", what, timeout_s,
                        all ? ": did every rank reach sdsm_init?" : "");
         return SDSM_ETIMEDOUT;
     }
-    if (e == -ECONNRESET)
+    if (errno == ECONNRESET) /* EOF too */
         sdsm_error_log("PMI-2 %s: the launcher closed its socket (PMI_FD)", what);
     else
-        sdsm_error_log("PMI-2 %s: launcher socket (PMI_FD=%d): %s", what, pmi_fd, strerror(-e));
+        sdsm_error_log("PMI-2 %s: launcher socket (PMI_FD=%d): %m", what, pmi_fd);
     return SDSM_EPEER;
 }
 
-/* One PMI-2 request: the 6-character length, then the text. */
+/* One PMI-2 request: the 6-character length, then the text.  0, an error
+ * of sdsm_io_write_full, or SDSM_EINVAL (errno EMSGSIZE) for a request too
+ * long. */
 static int send_cmd(int64_t deadline, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int send_cmd(int64_t deadline, const char *fmt, ...)
 {
@@ -100,8 +104,10 @@ static int send_cmd(int64_t deadline, const char *fmt, ...)
     va_start(ap, fmt);
     int len = vsnprintf(msg + 6, MSG_MAX + 1, fmt, ap);
     va_end(ap);
-    if (len < 0 || len > MSG_MAX)
-        return -EMSGSIZE;
+    if (len < 0 || len > MSG_MAX) {
+        errno = EMSGSIZE;
+        return SDSM_EINVAL;
+    }
     char head[8];
     snprintf(head, sizeof head, "%-6d", len);
     memcpy(msg, head, 6);
@@ -246,6 +252,8 @@ static int count_hosts(const char *map, long *hosts)
     return strcmp(p, ")") || *hosts == 0 ? SDSM_EPROTO : 0;
 }
 
+/* 1 if every rank runs on this host, 0 if not, -1 if the launcher does not
+ * say (not an error: boot.c does without). */
 static int one_host_from_mapping(int64_t deadline, long timeout_s)
 {
     reply_t *r = malloc(sizeof *r);

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/status.h"
+
 static const char MAGIC_A[8] = "SDSMA1\0";
 static const char MAGIC_C[8] = "SDSMC1\0";
 static const char MAGIC_OK[8] = "SDSMOK\0";
@@ -27,18 +29,29 @@ int64_t sdsm_io_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* code, with errno set to e (what the caller's %m says). */
+static int fail_with(int code, int e)
+{
+    errno = e;
+    return code;
+}
+
+/* A read or send that failed, errno saying why: a connection the other end
+ * broke is SDSM_EPEER, any other failure SDSM_ESYS. */
+static int io_failed(void) { return errno == ECONNRESET || errno == EPIPE ? SDSM_EPEER : SDSM_ESYS; }
+
 static int wait_fd(int fd, short ev, int64_t deadline_ms)
 {
     for (;;) {
         int64_t left = deadline_ms - sdsm_io_now_ms();
         if (left <= 0)
-            return -ETIMEDOUT;
+            return fail_with(SDSM_ETIMEDOUT, ETIMEDOUT);
         struct pollfd p = {.fd = fd, .events = ev};
         int r = poll(&p, 1, (int)left);
         if (r > 0)
             return 0;
         if (r < 0 && errno != EINTR)
-            return -errno;
+            return SDSM_ESYS;
     }
 }
 
@@ -54,9 +67,9 @@ int sdsm_io_read_full(int fd, void *buf, size_t len, int64_t deadline_ms)
         if (r > 0) {
             got += (size_t)r;
         } else if (r == 0) {
-            return -ECONNRESET;
+            return fail_with(SDSM_EPEER, ECONNRESET);
         } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-            return -errno;
+            return io_failed();
         }
     }
     return 0;
@@ -73,7 +86,7 @@ int sdsm_io_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms)
         if (r >= 0) {
             put += (size_t)r;
         } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-            return -errno;
+            return io_failed();
         }
     }
     return 0;
@@ -88,7 +101,7 @@ int sdsm_auth_key_generate(char hex[2 * SDSM_KEY_BYTES + 1])
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            return -errno;
+            return SDSM_ESYS;
         }
         got += (size_t)r;
     }
@@ -115,11 +128,11 @@ static int hexval(char c)
 int sdsm_auth_key_parse(const char *hex, uint8_t key[SDSM_KEY_BYTES])
 {
     if (!hex || strlen(hex) != 2 * SDSM_KEY_BYTES)
-        return -EINVAL;
+        return SDSM_EINVAL;
     for (int i = 0; i < SDSM_KEY_BYTES; i++) {
         int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
-            return -EINVAL;
+            return SDSM_EINVAL;
         key[i] = (uint8_t)(hi << 4 | lo);
     }
     return 0;
@@ -177,12 +190,12 @@ int sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t non
     uint32_t r;
     /* The word after the rank is outside the proof: only zero keeps the hello unforgeable bit for bit. */
     if (memcmp(in, MAGIC_C, 8) != 0 || memcmp(in + 12, zero, 4) != 0)
-        return -EACCES;
+        return SDSM_EAUTH;
     memcpy(&r, in + 8, 4);
     memcpy(nonce_c, in + 16, 16);
     proof(key, "sdsm-c", nonce_a, nonce_c, r, want);
     if (!equal32(want, in + 32))
-        return -EACCES;
+        return SDSM_EAUTH;
     *rank = r;
     return 0;
 }
@@ -207,7 +220,7 @@ int sdsm_auth_connector(int fd, const uint8_t key[SDSM_KEY_BYTES], uint32_t rank
     if (e)
         return e;
     if (memcmp(a, MAGIC_A, 8) != 0)
-        return -EACCES;
+        return fail_with(SDSM_EAUTH, EACCES);
     memcpy(c, MAGIC_C, 8);
     memcpy(c + 8, &rank, 4);
     sdsm_auth_nonce(c + 16);
@@ -218,7 +231,7 @@ int sdsm_auth_connector(int fd, const uint8_t key[SDSM_KEY_BYTES], uint32_t rank
         return e;
     proof(key, "sdsm-s", a + 8, c + 16, rank, want);
     if (memcmp(ok, MAGIC_OK, 8) != 0 || !equal32(ok + 8, want))
-        return -EACCES;
+        return fail_with(SDSM_EAUTH, EACCES);
     return 0;
 }
 
@@ -235,7 +248,7 @@ int sdsm_auth_acceptor(int fd, const uint8_t key[SDSM_KEY_BYTES], uint32_t *rank
     if ((e = sdsm_io_read_full(fd, c, sizeof c, deadline)))
         return e;
     if ((e = sdsm_auth_check_hello_c(key, na, c, &r, nc)))
-        return e;
+        return fail_with(e, EACCES);
     sdsm_auth_ok(ok, key, na, nc, r);
     if ((e = sdsm_io_write_full(fd, ok, sizeof ok, deadline)))
         return e;

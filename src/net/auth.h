@@ -23,15 +23,15 @@
 #define SDSM_AUTH_HELLO_C_LEN 64
 #define SDSM_AUTH_OK_LEN      40
 
-/* Random key as 64 hex characters plus NUL.  0 or -errno. */
+/* Random key as 64 hex characters plus NUL.  0 or SDSM_ESYS (errno says why). */
 int sdsm_auth_key_generate(char hex[2 * SDSM_KEY_BYTES + 1]);
-/* Parse 64 hex characters.  0 or -EINVAL. */
+/* Parse 64 hex characters.  0 or SDSM_EINVAL. */
 int sdsm_auth_key_parse(const char *hex, uint8_t key[SDSM_KEY_BYTES]);
 void sdsm_auth_nonce(uint8_t nonce[16]);
 
 /* Pure message builders/checkers, for event-driven acceptors (the launcher). */
 void sdsm_auth_hello_a(uint8_t out[SDSM_AUTH_HELLO_A_LEN], const uint8_t nonce_a[16]);
-/* Checks a connector's hello; on success stores its rank and its nonce. 0 or -EACCES. */
+/* Checks a connector's hello; on success stores its rank and its nonce. 0 or SDSM_EAUTH. */
 int sdsm_auth_check_hello_c(const uint8_t key[SDSM_KEY_BYTES], const uint8_t nonce_a[16],
                             const uint8_t in[SDSM_AUTH_HELLO_C_LEN], uint32_t *rank, uint8_t nonce_c[16]);
 /* Whether the first len bytes received could begin a connector's hello, so an
@@ -42,13 +42,17 @@ void sdsm_auth_ok(uint8_t out[SDSM_AUTH_OK_LEN], const uint8_t key[SDSM_KEY_BYTE
 
 /*
  * Blocking helpers on a connected socket (blocking or not), each bounded by
- * timeout_ms in total.  Return 0, -EACCES on a failed proof, -ETIMEDOUT,
- * -ECONNRESET on EOF, or -errno.
+ * timeout_ms in total.  Return 0, SDSM_EAUTH on a failed proof,
+ * SDSM_ETIMEDOUT, SDSM_EPEER when the other end closed (EOF) or broke the
+ * connection, or SDSM_ESYS.  On failure errno says why, for the caller's %m
+ * (this file logs nothing: sdsmrun links it too): EACCES for a failed proof,
+ * ETIMEDOUT, ECONNRESET for EOF, else the failed call's own.
  */
 int sdsm_auth_connector(int fd, const uint8_t key[SDSM_KEY_BYTES], uint32_t rank, int timeout_ms);
 int sdsm_auth_acceptor(int fd, const uint8_t key[SDSM_KEY_BYTES], uint32_t *rank, int timeout_ms);
 
-/* Read/write exactly len bytes before a deadline (CLOCK_MONOTONIC ms). */
+/* Read/write exactly len bytes before a deadline (CLOCK_MONOTONIC ms).
+ * 0, SDSM_ETIMEDOUT, SDSM_EPEER or SDSM_ESYS, errno set as above. */
 int sdsm_io_read_full(int fd, void *buf, size_t len, int64_t deadline_ms);
 int sdsm_io_write_full(int fd, const void *buf, size_t len, int64_t deadline_ms);
 int64_t sdsm_io_now_ms(void);

@@ -23,10 +23,10 @@
  *   5  SHA-256 fed in input-chosen pieces equals SHA-256 in one piece, and
  *      HMAC with a key longer than a block equals HMAC with its digest.
  */
+#include "core/status.h"
 #include "net/auth.h"
 #include "net/sha256.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,7 +88,7 @@ static void key_parse(const uint8_t *d, size_t n)
         for (size_t i = 0; i < SDSM_KEY_BYTES; i++)
             if (key[i] != (hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1])))
                 fail("key_parse decoded the wrong byte");
-    if (rc && rc != -EINVAL)
+    if (rc && rc != SDSM_EINVAL)
         fail("key_parse returned an undocumented code");
 }
 
@@ -131,7 +131,7 @@ static void hello_c(const uint8_t *d, size_t n)
         fail(ok ? "a valid hello was refused" : "an invalid hello was accepted");
     if (rc == 0 && (got_rank != rank || memcmp(nc, in + 16, 16) != 0))
         fail("an accepted hello reported the wrong rank or nonce");
-    if (rc && rc != -EACCES)
+    if (rc && rc != SDSM_EAUTH)
         fail("check_hello_c returned an undocumented code");
     if ((form & 1) && expect != ok)
         fail("a hello with one bit flipped or a non-zero word was accepted");
@@ -164,7 +164,7 @@ static void one_side(const uint8_t *d, size_t n, int acceptor)
     /* The peer's nonce is fresh: no input can carry a proof for it. */
     if (rc == 0)
         fail("a handshake succeeded against canned bytes");
-    if (rc != -EACCES && rc != -ECONNRESET)
+    if (rc != SDSM_EAUTH && rc != SDSM_EPEER)
         fail("a refused handshake returned an unexpected code");
     if (sdsm_io_now_ms() - t0 >= TIMEOUT_MS - 500) /* reached its deadline, not EOF */
         fail("a handshake against a closed peer waited for its deadline");
@@ -210,7 +210,7 @@ static void handshake(const uint8_t *d, size_t n)
     close(sv[1]);
     if (!differ && (a.rc || c.rc || a.rank != c.rank))
         fail("a handshake with equal keys failed");
-    if (differ && (a.rc != -EACCES || c.rc == 0))
+    if (differ && (a.rc != SDSM_EAUTH || c.rc == 0))
         fail("a handshake with different keys was not refused by both sides");
 }
 

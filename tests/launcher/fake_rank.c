@@ -68,7 +68,7 @@ static void send_frame(uint16_t type, const void *p, uint32_t len)
     if (!e && len)
         e = sdsm_io_write_full(ctrl, p, len, dl);
     if (e)
-        die(1, "sending control message %u: %s", type, strerror(-e));
+        die(1, "sending control message %u: %s", type, strerror(errno));
 }
 
 static int listen_any(sdsm_ctrl_addr_t *me)
@@ -112,7 +112,7 @@ static void read_table(const sdsm_ctrl_addr_t *me)
     uint32_t n;
     int e = sdsm_io_read_full(ctrl, &h, sizeof h, dl);
     if (e)
-        die(1, "reading the table: %s", strerror(-e));
+        die(1, "reading the table: %s", strerror(errno));
     if (h.type != SDSM_CTRL_TABLE || h.len != 4 + (uint32_t)nprocs * sizeof(sdsm_ctrl_addr_t))
         die(1, "bad table header: type %u len %u", h.type, h.len);
     sdsm_ctrl_addr_t *t = malloc((size_t)nprocs * sizeof *t);
@@ -139,7 +139,7 @@ static void init(uint32_t reg_rank)
     ctrl = connect_rendezvous();
     int e = sdsm_auth_connector(ctrl, key, (uint32_t)my_rank, 5000);
     if (e)
-        die(1, "handshake with the launcher: %s", strerror(-e));
+        die(1, "handshake with the launcher: %s", strerror(errno));
     send_frame(SDSM_CTRL_REGISTER, &reg, sizeof reg);
     read_table(&reg.addr);
 }

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/status.h"
 #include "net/auth.h"
 #include "net/wire.h"
 
@@ -87,7 +88,7 @@ static int wrongkey(void)
     int fd = dial();
     int e = sdsm_auth_connector(fd, key, 0, 3000);
     close(fd);
-    if (e == 0 || e == -ETIMEDOUT) {
+    if (e == 0 || e == SDSM_ETIMEDOUT) {
         fprintf(stderr, "stranger: wrongkey: handshake %s\n", e ? "timed out" : "succeeded!");
         return -1;
     }
@@ -117,7 +118,7 @@ static int keyed_frame(uint16_t type, uint32_t len, const void *payload, size_t 
     int fd = dial();
     int e = sdsm_auth_connector(fd, key, 0, 3000);
     if (e) {
-        fprintf(stderr, "stranger: handshake with the real key failed: %s\n", strerror(-e));
+        fprintf(stderr, "stranger: handshake with the real key failed: %s\n", strerror(errno));
         return close(fd), -1;
     }
     sdsm_hdr_t h = {.len = len, .type = type};

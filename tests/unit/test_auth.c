@@ -3,7 +3,6 @@
  * the job key, the handshake message builders, and the handshake itself
  * over socketpair(AF_UNIX) with the two sides on two threads.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/status.h"
 #include "net/auth.h"
 #include "net/sha256.h"
 
@@ -210,23 +210,23 @@ static void test_key_generate_parse(void)
 
     /* rejected: wrong length, non-hex anywhere */
     char buf[160];
-    CHECK_I(sdsm_auth_key_parse(NULL, key), ==, -EINVAL);
-    CHECK_I(sdsm_auth_key_parse("", key), ==, -EINVAL);
+    CHECK_I(sdsm_auth_key_parse(NULL, key), ==, SDSM_EINVAL);
+    CHECK_I(sdsm_auth_key_parse("", key), ==, SDSM_EINVAL);
     snprintf(buf, sizeof buf, "%.63s", lo);
-    CHECK_I(sdsm_auth_key_parse(buf, key), ==, -EINVAL);
+    CHECK_I(sdsm_auth_key_parse(buf, key), ==, SDSM_EINVAL);
     snprintf(buf, sizeof buf, "%s0", lo);
-    CHECK_I(sdsm_auth_key_parse(buf, key), ==, -EINVAL);
+    CHECK_I(sdsm_auth_key_parse(buf, key), ==, SDSM_EINVAL);
     snprintf(buf, sizeof buf, "%s%s", lo, lo);
-    CHECK_I(sdsm_auth_key_parse(buf, key), ==, -EINVAL);
+    CHECK_I(sdsm_auth_key_parse(buf, key), ==, SDSM_EINVAL);
     snprintf(buf, sizeof buf, "0x%.62s", lo);
-    CHECK_I(sdsm_auth_key_parse(buf, key), ==, -EINVAL);
+    CHECK_I(sdsm_auth_key_parse(buf, key), ==, SDSM_EINVAL);
     static const char bad[] = {'g', 'G', ' ', '-', ':', 'x', '/', '@', '`', '\xff'};
     static const int where[] = {0, 1, 31, 62, 63};
     for (size_t b = 0; b < sizeof bad; b++)
         for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
             snprintf(buf, sizeof buf, "%s", lo);
             buf[where[w]] = bad[b];
-            if (!CHECK_I(sdsm_auth_key_parse(buf, key), ==, -EINVAL))
+            if (!CHECK_I(sdsm_auth_key_parse(buf, key), ==, SDSM_EINVAL))
                 fprintf(stderr, "    '%c' at %d\n", bad[b], where[w]);
         }
 }
@@ -295,32 +295,32 @@ static void test_builders(void)
     /* rejected: other key, other nonce_a, forged rank, wrong magic, any bit of the proof */
     rank = 12345;
     make_hello_c(KEY_A, na, nc, 7, c);
-    CHECK_I(sdsm_auth_check_hello_c(KEY_B, na, c, &rank, got_nc), ==, -EACCES);
+    CHECK_I(sdsm_auth_check_hello_c(KEY_B, na, c, &rank, got_nc), ==, SDSM_EAUTH);
     uint8_t na2[16];
     memcpy(na2, na, 16);
     na2[15] ^= 1;
-    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na2, c, &rank, got_nc), ==, -EACCES);
+    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na2, c, &rank, got_nc), ==, SDSM_EAUTH);
     c[8] = 8; /* rank 8 with rank 7's proof */
-    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
+    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, SDSM_EAUTH);
     c[8] = 7;
     c[20] ^= 0x40; /* nonce_c changed after the proof */
-    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
+    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, SDSM_EAUTH);
     c[20] ^= 0x40;
     for (int i = 0; i < 8; i++) {
         c[i] ^= 0x20;
-        CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
+        CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, SDSM_EAUTH);
         c[i] ^= 0x20;
     }
     for (int i = 12; i < 16; i++) { /* the zero word is part of the format (found by fuzz_auth) */
         c[i] ^= 0x01;
-        CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
+        CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, SDSM_EAUTH);
         c[i] ^= 0x01;
     }
     size_t accepted = 0;
     for (int i = 32; i < 64; i++)
         for (int bit = 0; bit < 8; bit++) {
             c[i] ^= (uint8_t)(1 << bit);
-            accepted += sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc) != -EACCES;
+            accepted += sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc) != SDSM_EAUTH;
             c[i] ^= (uint8_t)(1 << bit);
         }
     CHECK_U(accepted, ==, 0);
@@ -328,7 +328,7 @@ static void test_builders(void)
     /* a server proof is not a client proof (no reflection) */
     sdsm_auth_ok(ok, KEY_A, na, nc, 7);
     memcpy(c + 32, ok + 8, 32);
-    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, -EACCES);
+    CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, SDSM_EAUTH);
     make_hello_c(KEY_A, na, nc, 7, c);
     CHECK_I(sdsm_auth_check_hello_c(KEY_A, na, c, &rank, got_nc), ==, 0);
 
@@ -451,10 +451,10 @@ static void handshake_other_key(int nonblock)
     start(&con, connector_main);
     finish(&acc, 8000, "acceptor");
     finish(&con, 8000, "connector");
-    CHECK_I(acc.rc, ==, -EACCES);
+    CHECK_I(acc.rc, ==, SDSM_EAUTH);
     CHECK_U(acc.rank, ==, 0xdead);
-    if (!CHECK(con.rc == -EACCES || con.rc == -ECONNRESET))
-        fprintf(stderr, "    connector said %d (%s)\n", con.rc, strerror(-con.rc));
+    if (!CHECK(con.rc == SDSM_EAUTH || con.rc == SDSM_EPEER))
+        fprintf(stderr, "    connector said %d (%s)\n", con.rc, sdsm_strerror(con.rc));
     close(fds[0]);
     close(fds[1]);
 }
@@ -481,7 +481,7 @@ static void test_handshake_garbage(void)
     memcpy(c, "GET / HT", 8);
     CHECK_I(xwrite(fds[1], c, sizeof c), ==, 0);
     finish(&acc, 6000, "acceptor");
-    CHECK_I(acc.rc, ==, -EACCES);
+    CHECK_I(acc.rc, ==, SDSM_EAUTH);
     CHECK_U(acc.rank, ==, 0xdead);
     CHECK_I(recv(fds[1], buf, 1, MSG_DONTWAIT), ==, -1); /* no OK was sent */
     close(fds[0]);
@@ -496,7 +496,7 @@ static void test_handshake_garbage(void)
         buf[i] = (uint8_t)(i * 37 + 11);
     CHECK_I(xwrite(fds[1], buf, 64), ==, 0);
     finish(&acc, 6000, "acceptor");
-    CHECK_I(acc.rc, ==, -EACCES);
+    CHECK_I(acc.rc, ==, SDSM_EAUTH);
     close(fds[0]);
     close(fds[1]);
 
@@ -508,7 +508,7 @@ static void test_handshake_garbage(void)
     memcpy(a, "SSH-2.0-", 8);
     CHECK_I(xwrite(fds[0], a, sizeof a), ==, 0);
     finish(&con, 6000, "connector");
-    CHECK_I(con.rc, ==, -EACCES);
+    CHECK_I(con.rc, ==, SDSM_EAUTH);
     CHECK_I(recv(fds[0], buf, 1, MSG_DONTWAIT), ==, -1); /* it sent no proof */
     close(fds[0]);
     close(fds[1]);
@@ -539,7 +539,7 @@ static void test_handshake_garbage(void)
         }
         CHECK_I(xwrite(fds[0], ok, sizeof ok), ==, 0);
         finish(&con, 6000, "connector");
-        if (!CHECK_I(con.rc, ==, -EACCES))
+        if (!CHECK_I(con.rc, ==, SDSM_EAUTH))
             fprintf(stderr, "    variant %d\n", variant);
         close(fds[0]);
         close(fds[1]);
@@ -569,7 +569,7 @@ static void test_handshake_garbage(void)
     close(fds[1]);
 }
 
-/* A peer that closes: -ECONNRESET (or the write's -EPIPE), never a hang. */
+/* A peer that closes: SDSM_EPEER, never a hang. */
 static void test_handshake_peer_closes(void)
 {
     int fds[2];
@@ -578,7 +578,7 @@ static void test_handshake_peer_closes(void)
     start(&con, connector_main);
     close(fds[0]);
     finish(&con, 6000, "connector");
-    CHECK_I(con.rc, ==, -ECONNRESET);
+    CHECK_I(con.rc, ==, SDSM_EPEER);
     close(fds[1]);
 
     pair(fds, 0);
@@ -589,11 +589,11 @@ static void test_handshake_peer_closes(void)
     CHECK_I(xwrite(fds[1], "SDSMC1\0\0", 8), ==, 0); /* a truncated hello */
     close(fds[1]);
     finish(&acc, 6000, "acceptor");
-    CHECK_I(acc.rc, ==, -ECONNRESET);
+    CHECK_I(acc.rc, ==, SDSM_EPEER);
     close(fds[0]);
 }
 
-/* A silent peer: -ETIMEDOUT once the timeout has passed, not much later. */
+/* A silent peer: SDSM_ETIMEDOUT once the timeout has passed, not much later. */
 static void silent_peer(int nonblock)
 {
     const int timeout = 300;
@@ -604,7 +604,7 @@ static void silent_peer(int nonblock)
         start(&s, role ? acceptor_main : connector_main);
         if (!finish(&s, timeout + 2000, role ? "acceptor" : "connector"))
             fprintf(stderr, "    %s socket\n", nonblock ? "non-blocking" : "blocking");
-        else if (!CHECK_I(s.rc, ==, -ETIMEDOUT) | !CHECK_I(s.elapsed_ms, >=, timeout - 20) |
+        else if (!CHECK_I(s.rc, ==, SDSM_ETIMEDOUT) | !CHECK_I(s.elapsed_ms, >=, timeout - 20) |
                  !CHECK_I(s.elapsed_ms, <=, timeout + 1000))
             fprintf(stderr, "    %s, %s socket\n", role ? "acceptor" : "connector",
                     nonblock ? "non-blocking" : "blocking");

@@ -118,9 +118,7 @@ static int setup_signals(struct job *j)
 static int setup(struct job *j)
 {
     j->self = getpid();
-    int e = sdsm_auth_key_generate(j->keyhex);
-    if (e) {
-        errno = -e;
+    if (sdsm_auth_key_generate(j->keyhex)) { /* errno says why */
         launcher_say("cannot generate the job key: %m");
         return -1;
     }
