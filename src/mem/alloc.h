@@ -71,7 +71,8 @@ uint32_t sdsm_alloc_count(void);
 const sdsm_alloc_rec_t *sdsm_alloc_get(uint32_t i);
 /* The live allocation holding pg, or NULL.  Safe in the fault handler. */
 const sdsm_alloc_rec_t *sdsm_alloc_find(uint32_t pg);
-/* Home of pg: a rank, or -1 for a first-touch page whose home is not known here. */
+/* Home of pg: a rank, or -1 (no home, not an error code) for a first-touch
+ * page whose home is not known here or a page of no live allocation. */
 int sdsm_page_home(uint32_t pg);
 /*
  * Manager of a first-touch page (arbitrates the claim): runs of
