@@ -29,7 +29,7 @@ int64_t sdsm_io_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* code, with errno set to e (what the caller's %m says). */
+/* Returns code, with errno set to e for the caller's %m. */
 static int fail_with(int code, int e)
 {
     errno = e;
