@@ -13,7 +13,9 @@ set -u
 src=$1
 shift
 order=(core net boot mem proto sync thread api omp)
-rank_of() { local i; for i in "${!order[@]}"; do [ "${order[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
+declare -A rank
+for i in "${!order[@]}"; do rank[${order[$i]}]=$i; done
+# (A lookup, not a function: $(...) per symbol forked thousands of subshells.)
 command -v nm >/dev/null || { echo "layer_calls: nm not found (binutils)"; exit 1; }
 objs=$(find "$@" -name '*.c.o' -path '*/src/*' | sort | while read -r o; do
     c=$(basename "$o" .o)
@@ -31,7 +33,7 @@ declare -A def_layer
 n=0 bad=0
 for o in $objs; do
     layer=$(basename "$(dirname "$o")")
-    [ "$(rank_of "$layer")" -ge 0 ] || continue
+    [ -n "${rank[$layer]:-}" ] || continue
     n=$((n + 1))
     while read -r sym; do
         if [ -n "${libc[$sym]:-}" ]; then
@@ -46,12 +48,12 @@ for o in $objs; do
 done
 for o in $objs; do
     layer=$(basename "$(dirname "$o")")
-    me=$(rank_of "$layer")
-    [ "$me" -ge 0 ] || continue
+    me=${rank[$layer]:-}
+    [ -n "$me" ] || continue
     while read -r sym; do
         dl=${def_layer[$sym]:-}
         [ -n "$dl" ] || continue
-        if [ "$(rank_of "$dl")" -gt "$me" ]; then
+        if [ "${rank[$dl]:--1}" -gt "$me" ]; then
             echo "layer_calls: $layer/$(basename "$o" .o) calls $sym, defined in $dl (a higher layer)"
             bad=1
         fi
