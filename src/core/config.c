@@ -128,6 +128,11 @@ static const var_t vars[] = {
     {"SDSM_ZEROCOPY", T_ENUM, OFF(zerocopy), "auto", 0, 0, zcopy_names,
      "read pages straight from the home's memory instead of receiving them over TCP: auto (ranks "
      "on this host), 1 (every rank whose memory this kernel can open), 0 (never)"},
+    {"SDSM_HOME_MIGRATE", T_LONG, OFF(home_migrate), "1", 0, 1, NULL,
+     "hlrc: a page that one rank other than its home writes alone in two write intervals in a "
+     "row gets that rank as its home at the barrier that ends the second (JIAJIA's home "
+     "migration), so it costs no more twins, diffs or write faults there (0: homes stay; not with "
+     "the flag support, SDSM_HOME_TWINS)"},
     {"SDSM_HOME_TWINS", T_LONG, OFF(home_twins), "-1", -1, 1, NULL,
      "1: a home page others hold is twinned when its home writes it, and readers are served the "
      "twin until the home's next release, so no rank sees the home's new value of one page (a "

@@ -62,7 +62,8 @@ typedef struct sdsm_config {
         write_buffer; /* pages written here, homed elsewhere, whose diffs may wait for the release (0: all) */
     long zerocopy;    /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
     long home_twins;  /* a home twins the pages others hold that it writes (-1: OpenMP programs) */
-    long quiet_us;    /* a rank quiet this long publishes its pending writes (0: never) */
+    long home_migrate;   /* hlrc: a page's home moves to the rank that alone keeps writing it */
+    long quiet_us;       /* a rank quiet this long publishes its pending writes (0: never) */
     long unmap_barriers; /* ibec: drop copies unused for this many barriers (0: never) */
     long ibec_check;     /* ibec: report data written outside a critical section and read before a barrier */
     long ibec_sections;  /* ibec: threads in critical sections at once (0: as the keys allow) */

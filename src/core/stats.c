@@ -94,6 +94,7 @@ static const struct {
     [SDSM_ST_TWIN_GUARDS] = {"invalidations ahead of home writes", 0},
     [SDSM_ST_DIFFS_EARLY] = {"diff batches sent early (invalidated)", 0},
     [SDSM_ST_FLAGS_ON] = {"flag support (quiet publisher)", 0},
+    [SDSM_ST_MIGRATIONS] = {"homes moved to their single writer", 0},
 };
 
 const char *sdsm_stats_name(int stat) { return stat >= 0 && stat < SDSM_ST_COUNT ? rows[stat].name : NULL; }

@@ -74,7 +74,8 @@ typedef enum sdsm_stat {
     SDSM_ST_ZC_DECLINED, /* pages asked for zero-copy, sent as bytes: one of the run was being written at its home (serve.c) */
     SDSM_ST_TWIN_GUARDS, /* invalidations sent ahead of a page served with unreleased home writes (inval.c) */
     SDSM_ST_DIFFS_EARLY, /* batches of diffs sent eagerly because an invalidation met a written page (copies.c) */
-    SDSM_ST_FLAGS_ON, /* 1: the quiet-rank publisher runs here (sync/quiet.c: plain flags with flush) */
+    SDSM_ST_FLAGS_ON,   /* 1: the quiet-rank publisher runs here (sync/quiet.c: plain flags with flush) */
+    SDSM_ST_MIGRATIONS, /* pages whose home moved to their single writer (barrier manager: sync/barrier.c) */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

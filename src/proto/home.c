@@ -90,6 +90,8 @@ static int alloc_state(void)
     hs.twin_listed = sdsm_home_per_page(sizeof *hs.twin_listed);
     hs.unannounced = sdsm_home_per_page(sizeof *hs.unannounced);
     hs.exposed = sdsm_home_per_page(sizeof *hs.exposed);
+    hs.solo = sdsm_home_per_page(sizeof *hs.solo);
+    hs.foreign = sdsm_home_per_page(sizeof *hs.foreign);
     hs.held = sdsm_home_per_page(sizeof *hs.held);
     hs.published = sdsm_home_per_page(sizeof *hs.published);
     hs.holds = calloc((size_t)hs.n, sizeof *hs.holds);
@@ -103,8 +105,8 @@ static int alloc_state(void)
     hs.tgt_cap = calloc((size_t)hs.n, sizeof *hs.tgt_cap);
     if (!hs.work || !hs.notices || !hs.inflight || !hs.ftag || !hs.hot || !hs.hot_last || !hs.soft ||
         !hs.ahead || !hs.applying || !hs.unann_stale || !hs.twin_listed || !hs.unannounced || !hs.exposed ||
-        !hs.held || !hs.published || !hs.holds || !hs.lift || !hs.lift_due || !hs.out || !hs.fwd ||
-        !hs.zero || !hs.tgt || !hs.tgt_n || !hs.tgt_cap)
+        !hs.solo || !hs.foreign || !hs.held || !hs.published || !hs.holds || !hs.lift || !hs.lift_due ||
+        !hs.out || !hs.fwd || !hs.zero || !hs.tgt || !hs.tgt_n || !hs.tgt_cap)
         return SDSM_ENOMEM;
     return 0;
 }
@@ -124,6 +126,7 @@ int sdsm_home_init(void)
     sdsm_home_serve_hook = NULL;
     sdsm_home_twins_at_home = 0;
     sdsm_home_twins_shared = sdsm_cfg.home_twins < 0 ? sdsm_region_adopt.fences : sdsm_cfg.home_twins > 0;
+    hs.migrate = sdsm_cfg.home_migrate && sdsm_cfg.protocol == SDSM_PROTO_HLRC && !sdsm_home_twins_shared;
     if (sdsm_wbuf_init())
         return SDSM_ENOMEM;
     sdsm_home_fetch_init();

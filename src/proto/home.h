@@ -38,6 +38,14 @@ void sdsm_home_inval_unannounced(int dst, const uint32_t *skip, uint32_t nskip);
 /* ibec: second twin area; forwarded diffs are applied to it as well. */
 extern uint8_t *sdsm_home_twin2;
 
+/* Home migration (migrate.c, SDSM_HOME_MIGRATE): at a barrier notice for
+ * pg, under its lock, its only writer (-1: several); and, of the pages this
+ * rank wrote in the interval its arrival ends, those it proposes to become
+ * the home of (into out, room for n): it alone wrote them at the last
+ * barrier that named them, and is not their home. */
+void sdsm_home_note_writer(uint32_t pg, int writer);
+uint32_t sdsm_home_pick_moves(const uint32_t *pages, uint32_t n, uint32_t *out);
+
 /* A zeroed mapping of bytes, reserved lazily (MAP_NORESERVE: pages never
  * touched cost nothing), and one of elem bytes per page of the region;
  * NULL when the mapping fails. */

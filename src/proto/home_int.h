@@ -82,6 +82,12 @@ typedef struct sdsm_home_state {
                                      access meanwhile (lift.c, SDSM_HOME_TWINS) */
     uint16_t *held;                /* per page, under its lock, at its home: DIFF_HOLD batches
                                      holding it (fetches of it wait, serve.c) */
+    uint8_t *solo;                 /* per page, hlrc with SDSM_HOME_MIGRATE: the last barrier that
+                                     named it had this rank, not its home, as its only writer */
+    int migrate;                   /* home migration on (migrate.c) */
+    uint8_t *foreign;              /* per page, under its lock, at its home: the last barrier that
+                                     named it had another rank as its only writer (open.c's
+                                     write runs stop there: that rank's part of a loop) */
     uint8_t *exposed;              /* per page, under its lock, at its home: written here, taken by
                                      a release that has not announced it yet, with no twin to hide
                                      those writes from readers (release.c); a fetch of it is

@@ -82,7 +82,10 @@ int sdsm_home_check_pairs(const uint8_t *pairs, uint32_t n)
 static int notice_page(uint32_t pg, int writer, int push)
 {
     sdsm_page_t *m = sdsm_page(pg);
+    if (hs.migrate)
+        sdsm_home_note_writer(pg, writer);
     if (sdsm_page_home(pg) == hs.me) { /* announced: readers get the page itself (release.c) */
+        hs.foreign[pg] = writer >= 0 && writer != hs.me;
         m->flags &= (uint8_t)~SDSM_PGF_TWIN;
         hs.exposed[pg] = 0;
         if (hs.unannounced[pg]) {

@@ -70,8 +70,12 @@ static void open_write(uint32_t pg, int home)
  * are read-only or untouched here are opened by the same fault.  Their locks are taken with trylock and held (opened_t) until the
  * caller has changed their mappings, so nobody sees a READ_WRITE page whose
  * mapping is still read-only.  A page opened but never written costs a
- * write notice at the next release (its readers fetch it again).  Not under
- * ibec, whose write hook binds each page written to a critical section.
+ * write notice at the next release (its readers fetch it again), so a run
+ * stops at a page another rank alone wrote in the last interval that named
+ * it (hs.foreign: the next part of a static loop, which would otherwise be
+ * announced as the home's too, its writer's copy dropped, and its home
+ * never migrate, migrate.c).  Not under ibec, whose write hook binds each
+ * page written to a critical section.
  */
 #define WRITE_AHEAD_MAX 128
 /* Page locks one write-ahead may hold: ThreadSanitizer's deadlock detector
@@ -111,7 +115,7 @@ static void write_ahead(uint32_t pg, opened_t *o, int32_t *stride)
             break;
         const sdsm_page_t *p = sdsm_page((uint32_t)q);
         if ((p->state != SDSM_PG_READ_ONLY && p->state != SDSM_PG_INVALID) || (p->flags & SDSM_PGF_IDLE) ||
-            sdsm_page_home((uint32_t)q) != hs.me) {
+            sdsm_page_home((uint32_t)q) != hs.me || hs.foreign[q]) {
             if (!own)
                 sdsm_page_unlock((uint32_t)q);
             break;

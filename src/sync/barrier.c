@@ -53,9 +53,13 @@
 
 typedef struct move {
     uint32_t first, count;
-    int32_t rank;
+    int32_t rank; /* in an arrival, | MOVE_PROPOSED: a migration the manager may drop */
 } move_t;
 _Static_assert(sizeof(move_t) == 12, "move on the wire");
+
+/* A one-page move a writer proposes (proto/migrate.c): kept only if the
+ * merged notices name it the page's only writer. */
+#define MOVE_PROPOSED 0x40000000
 
 /* Children per rank in the tree barrier (measured: see README, 'Barriers'). */
 #define FANOUT 4
@@ -127,9 +131,45 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The writer of pg in the merged pairs[0, k): a rank, -1 for several, -2 if none. */
+static int merged_writer(const uint32_t *pairs, uint32_t k, uint32_t pg)
+{
+    uint32_t lo = 0, hi = k;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < pg)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k && pairs[2 * lo] == pg ? (int32_t)pairs[2 * lo + 1] : -2;
+}
+
+/* At the manager (root): proposed migrations (moves[0, *mlen)) whose page
+ * the merged pairs name the proposer as the only writer of stay, as plain
+ * moves; the others go.  Explicit moves stay as they are. */
+static void keep_proposals(const uint32_t *pairs, uint32_t k, uint8_t *moves, size_t *mlen)
+{
+    size_t out = 0;
+    for (size_t off = 0; off < *mlen; off += 12) {
+        move_t m;
+        memcpy(&m, moves + off, 12);
+        if (m.rank & MOVE_PROPOSED) {
+            m.rank &= ~MOVE_PROPOSED;
+            if (merged_writer(pairs, k, m.first) != m.rank)
+                continue;
+            sdsm_stat_add(SDSM_ST_MIGRATIONS, 1);
+        }
+        memcpy(moves + out, &m, 12);
+        out += 12;
+    }
+    *mlen = out;
+}
+
 /* Sorted, one pair per page (writer -1 when several ranks wrote it), with
- * the moves after them: the body of UP and RELEASE after their heads. */
-static uint8_t *merge(size_t head, uint32_t *npairs, size_t *len)
+ * the moves after them: the body of UP and RELEASE after their heads.
+ * final: the release (proposed moves decided), not a tree node's UP. */
+static uint8_t *merge(size_t head, uint32_t *npairs, size_t *len, int final)
 {
     if (mgr.n)
         qsort(mgr.pairs, mgr.n, sizeof *mgr.pairs, cmp_u64);
@@ -150,6 +190,8 @@ static uint8_t *merge(size_t head, uint32_t *npairs, size_t *len)
         pairs[2 * k + 1] = (uint32_t)w;
         k++;
     }
+    if (final && mgr.mlen)
+        keep_proposals(pairs, k, mgr.moves, &mgr.mlen);
     if (mgr.mlen)
         memcpy(out + head + (size_t)k * 8, mgr.moves, mgr.mlen);
     *npairs = k;
@@ -175,7 +217,7 @@ static void finish(void)
 {
     uint32_t k;
     size_t len;
-    uint8_t *out = merge(8, &k, &len);
+    uint8_t *out = merge(8, &k, &len, 1);
     memcpy(out, &mgr.flags, 4);
     memcpy(out + 4, &k, 4);
     int n = sdsm_net_nprocs(), me = sdsm_net_rank();
@@ -194,11 +236,14 @@ static void finish(void)
     free(out);
 }
 
-static int check_moves(const uint8_t *p, size_t len)
+/* proposed: an arrival's moves, which may hold proposals (one page each). */
+static int check_moves(const uint8_t *p, size_t len, int proposed)
 {
     for (size_t off = 0; off < len; off += 12) {
         move_t m;
         memcpy(&m, p + off, 12);
+        if (proposed && m.rank >= 0 && (m.rank & MOVE_PROPOSED) && m.count == 1)
+            m.rank &= ~MOVE_PROPOSED;
         if (m.rank < 0 || m.rank >= sdsm_net_nprocs() || m.first >= sdsm_region.npages ||
             m.count > sdsm_region.npages - m.first)
             return SDSM_EPROTO;
@@ -248,7 +293,7 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
         return SDSM_EPROTO;
     const uint8_t *mv = p + 4 + 4 * (size_t)n;
     size_t mlen = h->len - 4 - 4 * (size_t)n;
-    if (check_moves(mv, mlen))
+    if (check_moves(mv, mlen, 1))
         return SDSM_EPROTO;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t pg;
@@ -282,7 +327,7 @@ static int apply_release(int src, const uint8_t *p, size_t len)
         return SDSM_EPROTO;
     const uint8_t *pairs = p + 8, *mv = p + 8 + 8 * (size_t)k;
     size_t mlen = len - 8 - 8 * (size_t)k;
-    if (check_moves(mv, mlen) || sdsm_proto->barrier_done(pairs, k))
+    if (check_moves(mv, mlen, 0) || sdsm_proto->barrier_done(pairs, k))
         sdsm_fatal("barrier %s rank %d sent an invalid barrier release",
                    src == cur_manager ? "manager" : "tree parent", src);
     /* Moves ride on the first round's release only: a second round (the
@@ -325,7 +370,7 @@ static void subtree_done(void)
     }
     size_t head = 4 + sizeof mgr.call + 8, len;
     uint32_t k, root = (uint32_t)mgr.root;
-    uint8_t *out = merge(head, &k, &len);
+    uint8_t *out = merge(head, &k, &len, 0);
     memcpy(out, &mgr.flags, 4);
     memcpy(out + 4, &mgr.call, sizeof mgr.call);
     memcpy(out + 4 + sizeof mgr.call, &root, 4);
@@ -358,7 +403,7 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
                    src, root, mgr.seen[me] ? me : src, mgr.root);
     const uint8_t *pairs = p + head, *mv = pairs + 8 * (size_t)k;
     size_t mlen = h->len - head - 8 * (size_t)k;
-    if (check_moves(mv, mlen))
+    if (check_moves(mv, mlen, 1))
         return SDSM_EPROTO;
     for (uint32_t i = 0; i < k; i++) {
         uint32_t pg;
@@ -400,12 +445,15 @@ static uint8_t *arrival(int tree, int manager, size_t *lenp)
      * connection (a tree node's too, later, with its subtree's). */
     int via = tree ? tree_parent((int)me, manager) : manager == (int)me ? -1 : manager;
     sdsm_proto->release(SDSM_SYNC_BARRIER, via, &pages, &n);
+    uint32_t *mig = n ? malloc((size_t)n * sizeof *mig) : NULL, nmig = 0;
+    if (mig)
+        nmig = sdsm_home_pick_moves(pages, n, mig);
     pthread_mutex_lock(&pend_mtx);
     const sdsm_coll_t *call = sdsm_coll_current();
     size_t head = 4 + sizeof *call + (tree ? 8 : 4), each = tree ? 8 : 4;
-    size_t len = head + (size_t)n * each + (size_t)npend * 12;
+    size_t len = head + (size_t)n * each + ((size_t)npend + nmig) * 12;
     uint8_t *msg = malloc(len);
-    if (!msg)
+    if (!msg || (n && !mig))
         sdsm_fatal("out of memory");
     uint32_t fl = sdsm_proto->barrier_flags();
     memcpy(msg, &fl, 4);
@@ -420,6 +468,11 @@ static uint8_t *arrival(int tree, int manager, size_t *lenp)
     }
     if (npend)
         memcpy(msg + head + (size_t)n * each, pend, (size_t)npend * 12);
+    for (uint32_t i = 0; i < nmig; i++) {
+        move_t m = {mig[i], 1, (int32_t)me | MOVE_PROPOSED};
+        memcpy(msg + head + (size_t)n * each + ((size_t)npend + i) * 12, &m, 12);
+    }
+    free(mig);
     npend = 0;
     pthread_mutex_unlock(&pend_mtx);
     *lenp = len;
