@@ -15,7 +15,9 @@
  * The first argument is the placement expected (SDSM_OMP_HOME's value).
  * "differ": a constructor leaves a rank-specific value in the data before
  * main, so the ranks' images differ and every page must stay at rank 0,
- * whose value every thread then reads.
+ * whose value every thread then reads.  Built with -DPLACEMENT_FLUSH, the
+ * program holds an omp flush (the flag support's programs), whose globals
+ * stay at rank 0 unless SDSM_OMP_HOME says otherwise: run it with "0".
  */
 #include <omp.h>
 #include <stdint.h>
@@ -91,6 +93,9 @@ int main(int argc, char **argv)
             bad += wrong_pages(zeroed, lo, hi, policy, sdsm_rank()) +
                    wrong_pages(seeded, lo, hi, policy, sdsm_rank());
     }
+#ifdef PLACEMENT_FLUSH
+#pragma omp flush
+#endif
     /* the serial code reads every rank's part */
     long zs = 0;
     for (int i = 0; i < N; i++)
