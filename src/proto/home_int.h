@@ -85,9 +85,10 @@ typedef struct sdsm_home_state {
     uint8_t *solo;                 /* per page, hlrc with SDSM_HOME_MIGRATE: the last barrier that
                                      named it had this rank, not its home, as its only writer */
     int migrate;                   /* home migration on (migrate.c) */
-    uint8_t *foreign;              /* per page, under its lock, at its home: the last barrier that
-                                     named it had another rank as its only writer (open.c's
-                                     write runs stop there: that rank's part of a loop) */
+    uint8_t *foreign;              /* per page, under its lock, at its home: another rank wrote it
+                                     (its diff came here, or a barrier named it the only writer)
+                                     since the home's own last write fault on it; open.c's write
+                                     runs stop there (that rank's part of a loop) */
     uint8_t *exposed;              /* per page, under its lock, at its home: written here, taken by
                                      a release that has not announced it yet, with no twin to hide
                                      those writes from readers (release.c); a fetch of it is

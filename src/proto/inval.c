@@ -196,6 +196,8 @@ void sdsm_home_apply_entry(uint32_t pg, const uint8_t *diff, uint32_t nb, uint8_
         sdsm_diff_apply(sdsm_page_twin(pg), diff, nb);
     if (twin2_base && (m->flags & SDSM_PGF_TWINL))
         sdsm_diff_apply(twin2_base + ((size_t)pg << sdsm_region.shift), diff, nb);
+    if (m->home1 == hs.me + 1) /* another rank writes it: no write run of the home's opens it */
+        hs.foreign[pg] = 1;
     sdsm_stat_add(SDSM_ST_DIFFS_APPLIED, 1);
     sdsm_stat_add(SDSM_ST_DIFF_BYTES_APPLIED, bytes);
     SDSM_TRACE(SDSM_TR_DIFF_APPLIED, t0, pg, bytes, 0);

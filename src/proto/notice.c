@@ -85,7 +85,8 @@ static int notice_page(uint32_t pg, int writer, int push)
     if (hs.migrate)
         sdsm_home_note_writer(pg, writer);
     if (sdsm_page_home(pg) == hs.me) { /* announced: readers get the page itself (release.c) */
-        hs.foreign[pg] = writer >= 0 && writer != hs.me;
+        if (writer >= 0 && writer != hs.me)
+            hs.foreign[pg] = 1;
         m->flags &= (uint8_t)~SDSM_PGF_TWIN;
         hs.exposed[pg] = 0;
         if (hs.unannounced[pg]) {

@@ -71,7 +71,7 @@ static void open_write(uint32_t pg, int home)
  * caller has changed their mappings, so nobody sees a READ_WRITE page whose
  * mapping is still read-only.  A page opened but never written costs a
  * write notice at the next release (its readers fetch it again), so a run
- * stops at a page another rank alone wrote in the last interval that named
+ * stops at a page another rank wrote since the home's last write fault on
  * it (hs.foreign: the next part of a static loop, which would otherwise be
  * announced as the home's too, its writer's copy dropped, and its home
  * never migrate, migrate.c).  Not under ibec, whose write hook binds each
@@ -158,8 +158,10 @@ void sdsm_home_open(uint32_t pg, int home, int is_write)
     int32_t stride = 1;
     o.n = 0;
     open_write(pg, home);
-    if (home == hs.me && is_write > 0)
+    if (home == hs.me && is_write > 0) {
+        hs.foreign[pg] = 0; /* the home writes it itself */
         sdsm_home_hot_fault(pg);
+    }
     if (home == hs.me && is_write > 0)
         write_ahead(pg, &o, &stride);
     open_mappings(pg, &o, stride);
