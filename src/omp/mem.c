@@ -240,13 +240,9 @@ void sdsm_omp_boot(int *argc, char ***argv)
     sdsm__omp_region(&prog.region_lo, &prog.region_hi);
     make_master_stack();
     sdsm_omp_heap_init();
-    /* The globals as the heap (SDSM_OMP_HOME), except in a program with a
-     * flush that sets no SDSM_OMP_HOME: the flag support (plain flags, seen
-     * through home twins and the quiet publisher) lost updates in NPB LU at
-     * 4 and 8 ranks with its globals spread over the ranks, and is tested
-     * with them at rank 0. */
-    const char *set = getenv("SDSM_OMP_HOME");
-    int home = sdsm_omp_program_fences() && !(set && *set) ? 0 : sdsm_omp_heap_policy();
+    /* The globals as the heap (SDSM_OMP_HOME; rank 0 by default in a
+     * program with a flush: heap.c says why). */
+    int home = sdsm_omp_heap_policy();
     if (prog.data_end > prog.data && (rc = sdsm__omp_data_home(home))) {
         fprintf(stderr, "sdsm: OpenMP program: cannot place its globals: %s\n", sdsm_strerror(rc));
         exit(1);

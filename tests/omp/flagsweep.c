@@ -25,7 +25,15 @@
 
 static int flag[MAXT];
 static int planes = 3; /* a barrier every 3 planes: it failed most runs at 3 ranks */
+#ifdef FLAGSWEEP_HEAP
+/* Built with -DFLAGSWEEP_HEAP, the rows are on the heap, whose pages are
+ * homed by first touch unless the program holds a flush (this one does):
+ * flags and rows homed at different ranks let a reader see a new flag
+ * with its old copy of the row (heap.c, policy_from_env). */
+static double (*row)[PLANES][ROW];
+#else
 static double row[MAXT][PLANES][ROW];
+#endif
 
 static void wait_while(int *f, int v)
 {
@@ -76,6 +84,10 @@ int main(int argc, char **argv)
         planes = atoi(argv[2]);
     long stale = 0;
     int nthreads = 0;
+#ifdef FLAGSWEEP_HEAP
+    if (!(row = calloc(MAXT, sizeof *row)))
+        return 3;
+#endif
 #pragma omp parallel reduction(+ : stale)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
