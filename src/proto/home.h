@@ -41,10 +41,11 @@ extern uint8_t *sdsm_home_twin2;
 /* Home migration (migrate.c, SDSM_HOME_MIGRATE): at a barrier notice for
  * pg, under its lock, its only writer (-1: several); and, of the pages this
  * rank wrote in the interval its arrival ends, those it proposes to become
- * the home of (into out, room for n): it alone wrote them at the last
- * barrier that named them, and is not their home. */
+ * the home of: it alone wrote them at the last barrier that named them, and
+ * is not their home.  Returns how many, in *out (malloc'd, the caller frees
+ * it; NULL when none: nothing is allocated at a barrier without any). */
 void sdsm_home_note_writer(uint32_t pg, int writer);
-uint32_t sdsm_home_pick_moves(const uint32_t *pages, uint32_t n, uint32_t *out);
+uint32_t sdsm_home_pick_moves(const uint32_t *pages, uint32_t n, uint32_t **out);
 
 /* A zeroed mapping of bytes, reserved lazily (MAP_NORESERVE: pages never
  * touched cost nothing), and one of elem bytes per page of the region;

@@ -18,6 +18,9 @@
  * Not for pages whose home never write-protects them (an OpenMP master's
  * stack, sdsm_alloc_set_announce): their home writes them without faults.
  */
+#include <stdlib.h>
+
+#include "core/log.h"
 #include "mem/alloc.h"
 #include "mem/page.h"
 #include "proto/home.h"
@@ -29,9 +32,10 @@ void sdsm_home_note_writer(uint32_t pg, int writer)
     hs.solo[pg] = writer == hs.me && sdsm_page_home(pg) != hs.me;
 }
 
-uint32_t sdsm_home_pick_moves(const uint32_t *pages, uint32_t n, uint32_t *out)
+uint32_t sdsm_home_pick_moves(const uint32_t *pages, uint32_t n, uint32_t **out)
 {
     uint32_t k = 0;
+    *out = NULL;
     if (!hs.migrate)
         return 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -39,8 +43,11 @@ uint32_t sdsm_home_pick_moves(const uint32_t *pages, uint32_t n, uint32_t *out)
         if (!hs.solo[pg] || sdsm_page_announced(pg))
             continue;
         int home = sdsm_page_home(pg);
-        if (home >= 0 && home != hs.me)
-            out[k++] = pg;
+        if (home < 0 || home == hs.me)
+            continue;
+        if (!*out && !(*out = malloc((size_t)n * sizeof **out))) /* only once one is found */
+            sdsm_fatal("out of memory proposing home moves");
+        (*out)[k++] = pg;
     }
     return k;
 }

@@ -445,15 +445,13 @@ static uint8_t *arrival(int tree, int manager, size_t *lenp)
      * connection (a tree node's too, later, with its subtree's). */
     int via = tree ? tree_parent((int)me, manager) : manager == (int)me ? -1 : manager;
     sdsm_proto->release(SDSM_SYNC_BARRIER, via, &pages, &n);
-    uint32_t *mig = n ? malloc((size_t)n * sizeof *mig) : NULL, nmig = 0;
-    if (mig)
-        nmig = sdsm_home_pick_moves(pages, n, mig);
+    uint32_t *mig, nmig = sdsm_home_pick_moves(pages, n, &mig);
     pthread_mutex_lock(&pend_mtx);
     const sdsm_coll_t *call = sdsm_coll_current();
     size_t head = 4 + sizeof *call + (tree ? 8 : 4), each = tree ? 8 : 4;
     size_t len = head + (size_t)n * each + ((size_t)npend + nmig) * 12;
     uint8_t *msg = malloc(len);
-    if (!msg || (n && !mig))
+    if (!msg)
         sdsm_fatal("out of memory");
     uint32_t fl = sdsm_proto->barrier_flags();
     memcpy(msg, &fl, 4);
