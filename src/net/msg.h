@@ -21,6 +21,8 @@
 /* FETCH flag: the asker can read the pages from the home's heap itself
  * (same host, proto/zcopy.c); the home may answer with FETCH_ZC. */
 #define SDSM_FETCH_ZC 1u
+/* PUBLISH_ASK's flag, to itself: a publish ended (fetches waiting for one are tried again). */
+#define SDSM_PUBLISH_DONE 1u
 /* Bytes of the random token that identifies a rank's heap file. */
 #define SDSM_ZC_TOKEN 32u
 

@@ -117,6 +117,9 @@ typedef struct sdsm_home_state {
                                      barrier is not complete (0: none) */
     uint8_t arrival_gen;           /* under release_mtx: the generation that arrival's batches
                                      are held under at their homes (0: not held; release.c) */
+    _Atomic uint32_t arrival_open; /* arrived != 0, for the service thread */
+    _Atomic uint32_t releasing;    /* releases between taking their pages and their end */
+    _Atomic uint32_t deferred;     /* fetches wait for a publish (serve.c, defer_fetch) */
     pthread_mutex_t lockfwd_mtx;
     buf_t lockfwd; /* ibec: diffL applied here since the barrier, in order:
                                      {u32 writer, u32 len, batch[len]}[] */
@@ -183,6 +186,11 @@ uint32_t sdsm_home_claim_run(uint32_t pg);
  * the fetches kept are tried again (pages were lifted). */
 int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
 void sdsm_home_fetch_replay(void);
+/* release.c, service thread inside a cut: does this rank hold writes to
+ * pages homed elsewhere that are not yet at their homes with every other
+ * copy gone (taken by no release yet, or by one still in progress, early
+ * diffs unacknowledged or held, a barrier arrival not announced)? */
+int sdsm_home_unpublished(void);
 /* Service thread, at a barrier's completion: every rank's arrival holds
  * here end (lift.c). */
 void sdsm_home_lift_arrivals(void);

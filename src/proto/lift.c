@@ -186,6 +186,10 @@ void sdsm_home_ask_lift(uint32_t first, uint32_t count, int32_t stride)
 
 static int on_publish_ask(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
+    if (src == hs.me && h->flags == SDSM_PUBLISH_DONE && h->len == 0) {
+        sdsm_home_fetch_replay(); /* fetches waiting for a publish (serve.c) */
+        return 0;
+    }
     if (src == hs.me && h->len == 4) {
         uint32_t pg = rd32(p);
         if (pg >= sdsm_region.npages)

@@ -391,6 +391,7 @@ static void release_none(uint8_t gen, const uint32_t *again)
     lift(gen, LIFT_EAGER);
     if (again)
         sdsm_home_cut_end();
+    atomic_fetch_sub(&hs.releasing, 1);
     pthread_mutex_unlock(&hs.release_mtx);
 }
 
@@ -400,6 +401,7 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
     sdsm_home_claims_flush();
     pthread_mutex_lock(&hs.release_mtx);
     uint8_t gen = release_begin(kind, eager, again, &flags_read);
+    atomic_fetch_add(&hs.releasing, 1);
     pthread_mutex_lock(&hs.take_mtx);
     uint32_t n = sdsm_page_take_dirty(hs.work);
     *written = 0;
@@ -438,8 +440,11 @@ static int release_run(sdsm_sync_kind_t kind, int via, int notices, uint32_t *wr
         lift(gen, LIFT_EAGER);
     if (again)
         sdsm_home_cut_end();
-    if (kind == SDSM_SYNC_BARRIER && notices) /* under release_mtx, which publish_arrival reads it under */
+    if (kind == SDSM_SYNC_BARRIER && notices) { /* under release_mtx, which publish_arrival reads it under */
         hs.arrived = rp.nn;
+        atomic_store(&hs.arrival_open, rp.nn != 0);
+    }
+    atomic_fetch_sub(&hs.releasing, 1);
     pthread_mutex_unlock(&hs.release_mtx);
     if (r.status || wst)
         sdsm_fatal("a home rejected this rank's diffs (protocol error)");
@@ -482,6 +487,7 @@ static uint32_t publish_arrival(void)
     if (r.status)
         sdsm_fatal("a home rejected this rank's notices (protocol error)");
     hs.arrived = 0;
+    atomic_store(&hs.arrival_open, 0);
     hs.arrival_gen = 0;
     return n;
 }
@@ -490,6 +496,7 @@ void sdsm_home_arrival_done(void)
 {
     pthread_mutex_lock(&hs.release_mtx);
     hs.arrived = 0;
+    atomic_store(&hs.arrival_open, 0);
     /* Its homes lifted the arrival's own holds as the barrier completed
      * there (lift.c); the early batches that waited for it go now. */
     if (hs.arrival_gen)
@@ -511,6 +518,39 @@ int sdsm_home_release(sdsm_sync_kind_t kind, int via, const uint32_t **pages, ui
 
 void (*volatile sdsm_home_publish_soon)(void);
 
+/* Page lock held: is pg homed elsewhere and written here since its last
+ * diff, or in a release batch not sent yet? */
+static int written_for_other(uint32_t pg)
+{
+    int home = sdsm_page_home(pg);
+    const sdsm_page_t *m = sdsm_page(pg);
+    return home >= 0 && home != hs.me && (m->state == SDSM_PG_READ_WRITE || (m->flags & SDSM_PGF_PENDING));
+}
+
+int sdsm_home_unpublished(void)
+{
+    if (atomic_load(&hs.releasing) || atomic_load(&hs.early) || atomic_load(&hs.arrival_open))
+        return 1;
+    for (int h = 0; h < hs.n; h++)
+        if (atomic_load(&hs.lift_due[h]))
+            return 1;
+    uint32_t nd = sdsm_page_dirty_count();
+    if (!nd)
+        return 0;
+    uint32_t *list = malloc((size_t)nd * sizeof *list);
+    if (!list)
+        return 1; /* (the fetch waits for a publish: slower, not wrong) */
+    nd = sdsm_page_dirty_copy(list, nd);
+    int any = 0;
+    for (uint32_t i = 0; i < nd && !any; i++) {
+        sdsm_page_lock(list[i]);
+        any = written_for_other(list[i]);
+        sdsm_page_unlock(list[i]);
+    }
+    free(list);
+    return any;
+}
+
 int sdsm_home_publish(uint32_t *written, uint32_t *again)
 {
     int rc = 0;
@@ -523,5 +563,9 @@ int sdsm_home_publish(uint32_t *written, uint32_t *again)
     pthread_mutex_lock(&hs.release_mtx);
     *written += publish_arrival();
     pthread_mutex_unlock(&hs.release_mtx);
+    /* Fetches that waited for this rank's writes to be published are
+     * tried again by the service thread (serve.c, defer_fetch). */
+    if (atomic_exchange(&hs.deferred, 0))
+        sdsm_net_send(hs.me, SDSM_MSG_PUBLISH_ASK, SDSM_PUBLISH_DONE, 0, NULL, 0, NULL, 0);
     return rc;
 }

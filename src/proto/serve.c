@@ -156,12 +156,9 @@ static int any_held(uint32_t first, uint32_t count, int32_t stride)
     return any;
 }
 
-int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
+/* The fetch is kept whole, to be tried again (sdsm_home_fetch_replay). */
+static void keep(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
-    uint32_t first = rd32(p), count = rd32(p + 4);
-    int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
-    if (!any_held(first, count, stride))
-        return 0;
     if (kept_fetches.n == kept_fetches.cap) {
         uint32_t cap = kept_fetches.cap ? 2 * kept_fetches.cap : 16;
         kept_t *k = realloc(kept_fetches.k, cap * sizeof *k);
@@ -174,6 +171,15 @@ int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
     k->src = src;
     k->h = *h;
     memcpy(k->p, p, h->len);
+}
+
+int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    uint32_t first = rd32(p), count = rd32(p + 4);
+    int32_t stride = h->len == 12 ? (int32_t)rd32(p + 8) : 1;
+    if (!any_held(first, count, stride))
+        return 0;
+    keep(src, h, p);
     sdsm_home_ask_lift(first, count, stride);
     return 1;
 }
@@ -185,6 +191,7 @@ void sdsm_home_fetch_replay(void)
     if (!kept_fetches.n || kept_fetches.replaying)
         return;
     kept_fetches.replaying = 1;
+    atomic_store(&hs.deferred, 0); /* those deferred again set it again */
     uint32_t n = kept_fetches.n;
     kept_fetches.n = 0; /* those still held are kept again, in order: entry i is read before
                 anything is kept at kept_fetches.n <= i */
@@ -271,6 +278,29 @@ static void serve_pages(int src, const sdsm_hdr_t *h, const uint8_t *p, uint32_t
 }
 
 /*
+ * Inside the cut, a request with a home page written here unannounced (no
+ * twin: it is served with writes this rank has not released).  The guard
+ * removes the asker's copies of this rank's other home pages, but not of
+ * pages homed elsewhere: if this rank holds writes to those that have not
+ * reached their homes, the asker could see a flag here, then fetch the
+ * data's old contents from its home (NPB LU's pipeline with its rows and
+ * flags homed at different ranks).  Then the fetch waits for a publish,
+ * which the quiet publisher makes now, and is tried again when it has
+ * ended (sdsm_home_publish): served then unless this rank has written
+ * elsewhere again, which it stops doing at the latest when its threads
+ * wait.
+ */
+static int defer_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
+{
+    if (!sdsm_home_publish_soon || !sdsm_home_unpublished())
+        return 0;
+    keep(src, h, p);
+    atomic_store(&hs.deferred, 1);
+    sdsm_home_ask_publish();
+    return 1;
+}
+
+/*
  * FETCH: {u32 first, u32 count} asks for a run of pages, {u32 first, u32
  * count, i32 stride} for count pages stride apart (a strided prefetch: each
  * page travels alone).  The replies carry the request's tag (seq).
@@ -303,8 +333,13 @@ static int on_fetch(int src, const sdsm_hdr_t *h, const uint8_t *p)
     int cut = sdsm_home_twins_shared;
     if (cut)
         sdsm_home_cut_begin();
-    if (sdsm_home_twins_shared && unshared_written(first, count, stride))
+    if (sdsm_home_twins_shared && unshared_written(first, count, stride)) {
+        if (defer_fetch(src, h, p)) {
+            sdsm_home_cut_end();
+            return 0;
+        }
         guard(src, first, count, stride, sdsm_home_inval_copies);
+    }
     if (sdsm_home_twins_shared && any_unannounced(first, count, stride))
         guard(src, first, count, stride, sdsm_home_inval_unannounced);
     serve_pages(src, h, p, first, count, stride, zc);
