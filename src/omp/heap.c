@@ -303,28 +303,14 @@ void *sdsm_omp_heap_aligned(size_t align, size_t n)
     return (void *)p;
 }
 
-/*
- * A program with an omp flush (sdsm_omp_program_fences) may pass data
- * behind a plain flag.  Its flag and its data must have one home: the
- * invalidations of a writer's pages come from their homes, and from two
- * homes they can reach a reader in either order, so a reader could see
- * the new flag and still read its old copy of the data (tests/omp
- * flagsweep at 4 ranks with SDSM_OMP_HOME=cyclic: stale words; NPB LU.S at
- * 4 ranks with its globals spread).  Such a program's heap and globals are
- * therefore homed at rank 0 unless SDSM_OMP_HOME is set, which rank 0
- * warns about.
- */
+/* SDSM_OMP_HOME; unset: first touch.  (A program with an omp flush may
+ * pass data behind a plain flag homed elsewhere: the homes keep that
+ * right, proto/serve.c, defer_fetch.) */
 static int policy_from_env(void)
 {
     const char *s = getenv("SDSM_OMP_HOME");
-    if (sdsm_omp_program_fences() && s && *s && sdsm_rank() == 0)
-        fprintf(stderr,
-                "sdsm: rank 0: warning: SDSM_OMP_HOME=%s in a program with omp flush: data passed "
-                "behind plain flags is only safe when flag and data have one home (the default for "
-                "such programs: rank 0)\n",
-                s);
     if (!s || !*s)
-        return sdsm_omp_program_fences() ? 0 : SDSM_HOME_FIRST_TOUCH;
+        return SDSM_HOME_FIRST_TOUCH;
     if (!strcmp(s, "first-touch"))
         return SDSM_HOME_FIRST_TOUCH;
     if (!strcmp(s, "cyclic"))
