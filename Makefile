@@ -29,7 +29,7 @@ asan:
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
-# Long fuzzing sessions (README, "Fuzzing"): FUZZ_SECONDS per target,
+# Long fuzzing sessions (docs/developers.md, "Fuzzing"): FUZZ_SECONDS per target,
 # FUZZ_ARGS passed to libFuzzer.
 FUZZ_SECONDS ?= 600
 FUZZ_ARGS ?=
