@@ -6,7 +6,7 @@ NP       ?= 4
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test test-all asan tsan install clean bench fuzz
+.PHONY: all build run test test-all asan tsan install clean bench fuzz docs
 
 all: build
 
@@ -29,7 +29,7 @@ asan:
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
-# Long fuzzing sessions (README, "Fuzzing"): FUZZ_SECONDS per target,
+# Long fuzzing sessions (docs/developers.md, "Fuzzing"): FUZZ_SECONDS per target,
 # FUZZ_ARGS passed to libFuzzer.
 FUZZ_SECONDS ?= 600
 FUZZ_ARGS ?=
@@ -47,6 +47,10 @@ tsan:
 	cmake -S . -B $(BUILD)-tsan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DSDSM_SANITIZE=thread
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS="report_signal_unsafe=0 $(TSAN_OPTIONS)" ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
+
+# docs/reference/variables.md from the configuration table (src/core/config.c).
+docs: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) --target docs
 
 bench: build
 	bench/micro --build $(BUILD)

@@ -29,7 +29,7 @@
  * of threads per rank, under hlrc and update.  Under ibec each thread's
  * critical sections are tracked apart (with the CPU's protection keys;
  * without them the critical sections of one rank's threads take turns; see
- * the README on ibec).
+ * docs/guide/protocols.md on ibec).
  *
  * Collective calls (sdsm_barrier, sdsm_barrier_at, sdsm_alloc, sdsm_calloc,
  * sdsm_free, sdsm_bcast, sdsm_finalize) must be made by every rank in the
@@ -268,7 +268,8 @@ SDSM_API int sdsm_cond_broadcast(int cond);
 /* ---------------------------------------------------------------------
  * Placement, managers and explicit consistency control (SMS, SCASH).
  * Protocols: SDSM_PROTOCOL=hlrc (default) | update | ibec, or
- * `sdsmrun --protocol NAME`; see README.md for what each does.
+ * `sdsmrun --protocol NAME`; docs/guide/protocols.md
+ * and sdsm(7) say what each does.
  */
 
 /*

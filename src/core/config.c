@@ -8,6 +8,7 @@
 #endif
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -151,7 +152,8 @@ static const var_t vars[] = {
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
     {"SDSM_IBEC_CHECK", T_LONG, OFF(ibec_check), "0", 0, 1, NULL,
      "1: under ibec, report each page one rank wrote outside any critical section while another "
-     "read it before the next barrier (a debugging aid, slower; README: 'Finding ibec misuse')"},
+     "read it before the next barrier (a debugging aid, slower; docs/guide/protocols.md: 'Finding ibec "
+     "misuse')"},
     {"SDSM_IBEC_SECTIONS", T_LONG, OFF(ibec_sections), "0", 0, 13, NULL,
      "ibec: most threads of a rank inside critical sections at once, each with a CPU protection key "
      "of its own (0: as many as the keys allow; 1, or no keys: one at a time)"},
@@ -425,6 +427,46 @@ void sdsm_config_print(const sdsm_config_t *cfg, FILE *out)
         case T_ENUM: snprintf(val, sizeof val, "%s", v->choices[*(const long *)field]); break;
         }
         fprintf(out, "%-22s %-16s %s\n", v->name, val, v->doc);
+    }
+}
+
+/* The value a variable takes, in words: the reference pages print it, so
+ * that bounds stated there are the ones parse_one enforces. */
+static void describe_kind(const var_t *v, FILE *out)
+{
+    switch (v->type) {
+    case T_LONG: fprintf(out, "Integer from %ld to %ld.", v->lo, v->hi); break;
+    case T_SIZE: fprintf(out, "Size in bytes, with an optional suffix K, M, G or T (powers of 1024)."); break;
+    case T_MS:
+        fprintf(out, "Time in seconds (`2.5`), or in milliseconds with `ms` (`500ms`); from %gs to %gs.",
+                (double)v->lo / 1000.0, (double)v->hi / 1000.0);
+        break;
+    case T_ADDR: fprintf(out, "Address, such as `0x200000000000`."); break;
+    case T_STR: fprintf(out, "Text."); break;
+    case T_ENUM:
+        fprintf(out, "One of");
+        for (long i = 0; v->choices[i]; i++)
+            fprintf(out, "%s `%s`", i ? "," : "", v->choices[i]);
+        fprintf(out, ".");
+        break;
+    }
+}
+
+void sdsm_config_describe(FILE *out)
+{
+    for (size_t i = 0; i < NVARS; i++) {
+        const var_t *v = &vars[i];
+        size_t n = strlen(v->doc);
+        fprintf(out, "### %s\n\n", v->name);
+        describe_kind(v, out);
+        if (v->def)
+            fprintf(out, " Default: `%s`.\n\n", v->def);
+        else
+            fprintf(out, " Unset by default.\n\n");
+        /* The table's texts are also sdsmrun --info's lines: lower case, no
+         * final stop.  A sentence here. */
+        fprintf(out, "%c%s%s\n\n", toupper((unsigned char)v->doc[0]), v->doc + 1,
+                n && v->doc[n - 1] == '.' ? "" : ".");
     }
 }
 

@@ -105,6 +105,10 @@ int sdsm_config_parse_ms(const char *s, long *out); /* "10", "2.5", "2s", "500ms
 /* Print every variable, its current value and its documentation. */
 void sdsm_config_print(const sdsm_config_t *cfg, FILE *out);
 
+/* Every variable as markdown for the reference pages: a heading, the values
+ * it takes, its default and its documentation (tools/docgen). */
+void sdsm_config_describe(FILE *out);
+
 extern const char *const sdsm_proto_names[SDSM_PROTO_COUNT];
 
 /* CPUs this process may run on (its affinity mask; at least 1). */

@@ -29,7 +29,7 @@
 
 /* sdsm lock and condition-variable ids of the runtime: the top of the id
  * space, [RT_ID_BASE, 2^31), which programs that also call sdsm_lock
- * directly must leave alone (see README, "OpenMP programs"). */
+ * directly must leave alone (see docs/guide/openmp.md). */
 #define RT_ID_BASE     0x70000000
 #define RT_LK_REGISTRY (RT_ID_BASE + 0)      /* named criticals, lock ids */
 #define RT_LK_ATOMIC   (RT_ID_BASE + 1)      /* GOMP_atomic_start/end */

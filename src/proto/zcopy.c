@@ -167,7 +167,7 @@ int sdsm_zcopy_init(const uint8_t *same_host)
          * a zero-copy reader copies the page some time after the home
          * served it, and may see a flag another rank's diff raised
          * meanwhile before the invalidation of its copy of the data
-         * written before the flag arrives (README: 'Flags and flush'). */
+         * written before the flag arrives (docs/guide/openmp.md: 'Flags and flush'). */
         zcopy.want[r] = r != zcopy.me &&
                         (sdsm_cfg.zerocopy == SDSM_ZC_ON || (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host &&
                                                              same_host[r] && !sdsm_home_twins_shared));

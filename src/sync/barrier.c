@@ -61,7 +61,7 @@ _Static_assert(sizeof(move_t) == 12, "move on the wire");
  * merged notices name it the page's only writer. */
 #define MOVE_PROPOSED 0x40000000
 
-/* Children per rank in the tree barrier (measured: see README, 'Barriers'). */
+/* Children per rank in the tree barrier (measured: see docs/developers.md, 'Micro-benchmarks'). */
 #define FANOUT 4
 
 static _Atomic uint32_t done_count;
@@ -102,7 +102,7 @@ int sdsm_barrier_is_tree(void)
          * emulated cluster (4 and 8 hosts, lan profile: tree / central
          * 0.97-1.29): this tree is numbered by rank, not by host, so most
          * of its levels cross the network, which the central barrier
-         * crosses once (README, "Micro-benchmarks"). */
+         * crosses once (docs/developers.md, "Micro-benchmarks"). */
         return 0;
     }
 }

@@ -7,8 +7,8 @@
  * others reach the barrier while they still write their halves of pages
  * their partners already released; then every thread checks every half
  * and row.  Under sdsm a barrier arrival whose pages have several homes is
- * held at those homes until the barrier completes (README, "Flags and
- * flush"): a late writer of such a page waits for the early one's quiet
+ * held at those homes until the barrier completes (docs/guide/openmp.md,
+ * "Flags and flush"): a late writer of such a page waits for the early one's quiet
  * thread to announce the arrival and lift it.  It once waited forever when
  * the arrival's pages written at their home were not announced, so that no
  * lift reached the other page's home.  Arguments: rounds (30), busy

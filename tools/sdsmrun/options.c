@@ -67,7 +67,7 @@ static const char help_text[] =
     "  -t, --timeout S      stop the job after S seconds (decimals allowed; 0: no limit)\n"
     "  -s, --stats          ask every rank for statistics at sdsm_finalize (SDSM_STATS=1)\n"
     "  -p, --protocol NAME  coherence protocol for every rank: hlrc, update, ibec\n"
-    "                       (SDSM_PROTOCOL=NAME; see README)\n"
+    "                       (SDSM_PROTOCOL=NAME; see sdsm(7))\n"
     "      --threads T      compute threads per rank (sets SDSM_THREADS for every rank;\n"
     "                       see sdsm_thread_create)\n"
     "      --aslr           keep address randomization for the ranks (SDSM_ASLR=1; by\n"
