@@ -170,13 +170,15 @@ int sdsm_init(int *argc, char ***argv)
         return report("sdsm_init", SDSM_ESTATE, "called twice");
     sdsm_fatal_notify(sdsm_boot_abort, sdsm_boot_lost);  /* the launcher hears why a rank stops */
     sdsm_log_rank = (int)sdsm_config_peek_rank(environ); /* so even a bad variable names the rank */
-    if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
+    if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, NULL))
         return report("sdsm_init", SDSM_EINVAL, "%s", err);
     sdsm_log_rank = sdsm_cfg.rank < 0 ? 0 : (int)sdsm_cfg.rank;
     sdsm_coll_reset();
     int rc = sdsm_boot_start(&boot);
     if (rc)
         return report("sdsm_init", rc, "could not set up the job");
+    if (boot.rank == 0) /* once per job, not once per rank */
+        sdsm_config_check_names(environ, warn_cb);
     uintptr_t base = sdsm_cfg.heap_base;
     if (sdsm_region_adopt.len) { /* an OpenMP program's data opens the region (omp.c) */
         if (sdsm_cfg.page_size != 4096)
