@@ -70,8 +70,10 @@ static const var_t vars[] = {
      "OpenMP programs (sdsmcc): 1 reports at exit heap blocks freed by another rank than their "
      "allocator (their memory is not reused)"},
     {"SDSM_ASLR", T_LONG, OFF(aslr), "0", 0, 1, NULL,
-     "1: sdsmrun starts ranks with address randomization (0: off, so the program, its globals and "
-     "libraries sit at the same addresses in every rank, see sdsm_check_addresses)"},
+     "1: keep address randomization for the ranks (0: sdsmrun starts them with it off, and a rank "
+     "started by mpirun or srun turns it off for itself by starting once more before main, so the "
+     "program, its globals and libraries sit at the same addresses in every rank, see "
+     "sdsm_check_addresses)"},
     {"SDSM_STATS", T_LONG, OFF(stats), "0", 0, 1, NULL, "1: print per-rank statistics at sdsm_finalize"},
     {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,
      "abort: a failing call stops the job; return: calls return negative codes"},
