@@ -57,7 +57,10 @@ bench: build
 
 # PREFIX is given at install time, not only at the first configure: a build
 # directory configured earlier with another prefix must not win silently.
-install: build
+# Builds what it installs (the install-parts target), not the tests and
+# applications.
+install: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target install-parts
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:

@@ -216,8 +216,10 @@ SDSM_API int sdsm_distribute(void *ptr, size_t len, int root);
  * function or stdout means the same thing in every rank.  Otherwise
  * SDSM_EMISMATCH (through the error handler) with a message naming a rank
  * that differs from rank 0 and both addresses.  sdsmrun starts ranks with
- * address randomization off unless SDSM_ASLR=1; a launcher that does not
- * (srun, mpirun) needs `setarch -R` in front of the program.
+ * address randomization off unless SDSM_ASLR=1, and a rank started by
+ * mpirun or srun turns it off for itself (it starts once more, before
+ * main); where the system refuses that, `setarch -R` in front of the
+ * program does it.
  */
 SDSM_API int sdsm_check_addresses(void);
 

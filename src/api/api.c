@@ -64,6 +64,18 @@ static _Thread_local int last_error;
 
 int sdsm_last_error(void) { return last_error; }
 
+/* The error handler (SDSM_ERRORS): stop the job, or note text and return code. */
+static int fail(const char *call, int code, const char *text)
+{
+    last_error = code;
+    if (sdsm_cfg.errors == SDSM_ERRMODE_RETURN) {
+        sdsm_info("%s: %s", call, text);
+        return code;
+    }
+    sdsm_stop_job(1, call, text);
+}
+
+/* A call failed: the message, then what the code means in parentheses. */
 static int report(const char *call, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int report(const char *call, int code, const char *fmt, ...)
 {
@@ -75,12 +87,7 @@ static int report(const char *call, int code, const char *fmt, ...)
     char full[1200];
     code = sdsm_status_public(code); /* what the program sees: an SDSM_E* code */
     snprintf(full, sizeof full, "%s (%s)", msg, sdsm_strerror(code));
-    last_error = code;
-    if (sdsm_cfg.errors == SDSM_ERRMODE_RETURN) {
-        sdsm_info("%s: %s", call, full);
-        return code;
-    }
-    sdsm_stop_job(1, call, full);
+    return fail(call, code, full);
 }
 
 /* A compute thread that gave its run slot up while the call waited takes
@@ -101,7 +108,7 @@ static void resume_at_return(int *unused)
 static void warn_cb(const char *m) { sdsm_warn("%s", m); }
 
 /* Why ranks' addresses differ (sdsm_init's check), or "" when they agree. */
-static char addr_mismatch[600];
+static char addr_mismatch[768];
 
 static int first_object(struct dl_phdr_info *info, size_t size, void *out)
 {
@@ -170,13 +177,15 @@ int sdsm_init(int *argc, char ***argv)
         return report("sdsm_init", SDSM_ESTATE, "called twice");
     sdsm_fatal_notify(sdsm_boot_abort, sdsm_boot_lost);  /* the launcher hears why a rank stops */
     sdsm_log_rank = (int)sdsm_config_peek_rank(environ); /* so even a bad variable names the rank */
-    if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, warn_cb))
+    if (sdsm_config_load(&sdsm_cfg, environ, err, sizeof err, NULL))
         return report("sdsm_init", SDSM_EINVAL, "%s", err);
     sdsm_log_rank = sdsm_cfg.rank < 0 ? 0 : (int)sdsm_cfg.rank;
     sdsm_coll_reset();
     int rc = sdsm_boot_start(&boot);
     if (rc)
         return report("sdsm_init", rc, "could not set up the job");
+    if (boot.rank == 0) /* once per job, not once per rank */
+        sdsm_config_check_names(environ, warn_cb);
     uintptr_t base = sdsm_cfg.heap_base;
     if (sdsm_region_adopt.len) { /* an OpenMP program's data opens the region (omp.c) */
         if (sdsm_cfg.page_size != 4096)
@@ -221,7 +230,9 @@ int sdsm_init(int *argc, char ***argv)
 int sdsm_check_addresses(void)
 {
     REQUIRE_RUNNING("sdsm_check_addresses");
-    return addr_mismatch[0] ? report("sdsm_check_addresses", SDSM_EMISMATCH, "%s", addr_mismatch) : 0;
+    /* Not SDSM_EMISMATCH's meaning (different arguments to a collective
+     * call): the message says why the addresses differ. */
+    return addr_mismatch[0] ? fail("sdsm_check_addresses", SDSM_EMISMATCH, addr_mismatch) : 0;
 }
 
 static void print_stats(void)
@@ -387,7 +398,7 @@ int sdsm_distribute(void *ptr, size_t len, int root)
         return report("sdsm_distribute", SDSM_EINVAL, "%p is %s: use sdsm_bcast for shared memory", ptr,
                       ptr ? "in the shared region" : "NULL");
     if (addr_mismatch[0])
-        return report("sdsm_distribute", SDSM_EMISMATCH, "%s", addr_mismatch);
+        return fail("sdsm_distribute", SDSM_EMISMATCH, addr_mismatch);
     if (len == 0)
         return sdsm_barrier();
     uint8_t *tmp = sdsm_alloc(len, root);

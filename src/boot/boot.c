@@ -9,6 +9,7 @@
  */
 #include "boot.h"
 #include "accept.h"
+#include "aslr.h"
 #include "pmi2.h"
 #include "pmix.h"
 
@@ -327,6 +328,11 @@ typedef int (*exchange_fn)(const sdsm_ctrl_addr_t *me, long timeout_s, sdsm_ctrl
 static int start_direct(sdsm_boot_t *b, int one_host, exchange_fn exchange)
 {
     sdsm_log_rank = b->rank;
+    if (sdsm_aslr_state() == SDSM_ASLR_REEXECUTED)
+        sdsm_info("address randomization off: the program started once more before main to turn it "
+                  "off (SDSM_ASLR=1 keeps it on)");
+    else if (sdsm_aslr_state() == SDSM_ASLR_REFUSED)
+        sdsm_info("address randomization stays on: this system refused to turn it off (personality)");
     struct in_addr ip;
     int rc = direct_addr(one_host, &ip);
     if (rc)

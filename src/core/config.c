@@ -71,8 +71,10 @@ static const var_t vars[] = {
      "OpenMP programs (sdsmcc): 1 reports at exit heap blocks freed by another rank than their "
      "allocator (their memory is not reused)"},
     {"SDSM_ASLR", T_LONG, OFF(aslr), "0", 0, 1, NULL,
-     "1: sdsmrun starts ranks with address randomization (0: off, so the program, its globals and "
-     "libraries sit at the same addresses in every rank, see sdsm_check_addresses)"},
+     "1: keep address randomization for the ranks (0: sdsmrun starts them with it off, and a rank "
+     "started by mpirun or srun turns it off for itself by starting once more before main, so the "
+     "program, its globals and libraries sit at the same addresses in every rank, see "
+     "sdsm_check_addresses)"},
     {"SDSM_STATS", T_LONG, OFF(stats), "0", 0, 1, NULL, "1: print per-rank statistics at sdsm_finalize"},
     {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,
      "abort: a failing call stops the job; return: calls return negative codes"},
@@ -383,6 +385,70 @@ static int check_cross(const sdsm_config_t *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* Edits (a letter added, dropped, changed, or two neighbours swapped) that
+ * turn a[0..la) into b[0..lb), or cap + 1 when more are needed.  Names are
+ * short: three rows on the stack will do. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb, size_t cap)
+{
+    size_t rows[3][64];
+    if (lb >= 64 || (la > lb ? la - lb : lb - la) > cap)
+        return cap + 1;
+    for (size_t j = 0; j <= lb; j++)
+        rows[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t *cur = rows[i % 3], *up = rows[(i + 2) % 3], *up2 = rows[(i + 1) % 3];
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t d = up[j - 1] + (a[i - 1] != b[j - 1]);
+            d = up[j] + 1 < d ? up[j] + 1 : d;
+            d = cur[j - 1] + 1 < d ? cur[j - 1] + 1 : d;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < d)
+                d = up2[j - 2] + 1;
+            cur[j] = d;
+        }
+    }
+    size_t d = rows[la % 3][lb];
+    return d > cap ? cap + 1 : d;
+}
+
+const char *sdsm_config_suggest(const char *name, size_t len)
+{
+    const char *best = NULL;
+    /* Two edits in a longer name; in a short one two would make nearly
+     * anything near (SDSM_FOO and SDSM_LOG). */
+    size_t best_d = len >= 10 ? 3 : 2;
+    for (size_t i = 0; i < NVARS; i++) {
+        size_t d = edit_distance(name, len, vars[i].name, strlen(vars[i].name), best_d - 1);
+        if (d < best_d)
+            best = vars[i].name, best_d = d;
+    }
+    if (best)
+        return best;
+    /* A shortened or lengthened name (SDSM_HEAP for SDSM_HEAP_SIZE): the
+     * first table entry that starts with it, or that it starts with. */
+    for (size_t i = 0; i < NVARS; i++) {
+        size_t vl = strlen(vars[i].name);
+        size_t n = len < vl ? len : vl;
+        if (n >= 8 && strncmp(name, vars[i].name, n) == 0)
+            return vars[i].name;
+    }
+    return NULL;
+}
+
+void sdsm_config_check_names(char *const *envp, void (*warn)(const char *msg))
+{
+    for (char *const *e = envp; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (strncmp(*e, "SDSM_", 5) != 0 || !eq || lookup(*e, (size_t)(eq - *e)))
+            continue;
+        const char *near = sdsm_config_suggest(*e, (size_t)(eq - *e));
+        char msg[256];
+        snprintf(msg, sizeof msg, "unknown variable %.*s ignored (%s%s%ssee sdsmrun --info)", (int)(eq - *e),
+                 *e, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+        warn(msg);
+    }
+}
+
 int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t errlen,
                      void (*warn)(const char *msg))
 {
@@ -390,23 +456,12 @@ int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t er
     for (size_t i = 0; i < NVARS; i++)
         if (vars[i].def && parse_one(cfg, &vars[i], vars[i].def, err, errlen))
             return SDSM_EINVAL;
+    if (warn)
+        sdsm_config_check_names(envp, warn);
     for (char *const *e = envp; e && *e; e++) {
-        if (strncmp(*e, "SDSM_", 5) != 0)
-            continue;
         const char *eq = strchr(*e, '=');
-        if (!eq)
-            continue;
-        const var_t *v = lookup(*e, (size_t)(eq - *e));
-        if (!v) {
-            if (warn) {
-                char msg[256];
-                snprintf(msg, sizeof msg, "unknown variable %.*s ignored (see sdsmrun --info)",
-                         (int)(eq - *e), *e);
-                warn(msg);
-            }
-            continue;
-        }
-        if (parse_one(cfg, v, eq + 1, err, errlen))
+        const var_t *v = strncmp(*e, "SDSM_", 5) == 0 && eq ? lookup(*e, (size_t)(eq - *e)) : NULL;
+        if (v && parse_one(cfg, v, eq + 1, err, errlen))
             return SDSM_EINVAL;
     }
     return check_cross(cfg, err, errlen);

@@ -93,6 +93,15 @@ extern sdsm_config_t sdsm_cfg;
 int sdsm_config_load(sdsm_config_t *cfg, char *const *envp, char *err, size_t errlen,
                      void (*warn)(const char *msg));
 
+/* Warns through warn of each SDSM_* name in envp that is not a variable,
+ * with the nearest one when a name is close (sdsm_config_suggest).  The
+ * runtime calls it in rank 0 only: once per job, not once per rank. */
+void sdsm_config_check_names(char *const *envp, void (*warn)(const char *msg));
+
+/* The variable name[0..len) was probably meant to be (two typos at most, or
+ * a prefix of it), or NULL. */
+const char *sdsm_config_suggest(const char *name, size_t len);
+
 /* SDSM_RANK from envp if valid, else -1 (no rank known, not an error):
  * lets a failing load still say "rank R". */
 long sdsm_config_peek_rank(char *const *envp);

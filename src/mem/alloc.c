@@ -408,9 +408,10 @@ static void decide(void)
             else if (mgr.reqs[0].op == OP_ADDRS)
                 snprintf(text, sizeof text,
                          "ranks have the program or its libraries at different "
-                         "addresses: rank 0 is in %s, rank %d in %s (start the job with sdsmrun, "
-                         "which turns address randomization off unless SDSM_ASLR=1, or under "
-                         "setarch -R)",
+                         "addresses: rank 0 is in %s, rank %d in %s: address randomization is on "
+                         "(sdsmrun, and a program started by mpirun or srun itself, turn it off "
+                         "unless SDSM_ASLR=1; where the system refuses, start the program under "
+                         "setarch -R), or the hosts have different builds of them",
                          a, r, b);
             else
                 snprintf(text, sizeof text,

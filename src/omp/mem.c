@@ -235,8 +235,8 @@ void sdsm_omp_boot(int *argc, char ***argv)
         exit(1);
     }
     if (sdsm_check_addresses())
-        die("the ranks do not have the program at the same addresses (start them with sdsmrun, "
-            "which turns address randomization off, or set SDSM_ASLR=0 for your launcher)");
+        die("the ranks do not have the program at the same addresses: address randomization is "
+            "on (unset SDSM_ASLR, or start the program under setarch -R)");
     sdsm__omp_region(&prog.region_lo, &prog.region_hi);
     make_master_stack();
     sdsm_omp_heap_init();

@@ -30,10 +30,15 @@ project(user C)
 find_package(sdsm REQUIRED)
 add_executable(prog ../prog.c)
 target_link_libraries(prog PRIVATE sdsm::sdsm)
+file(WRITE ${CMAKE_BINARY_DIR}/launcher "${SDSM_LAUNCHER}")
 CM
 cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cm/b" >/dev/null
-out=$("$tmp/prefix/bin/sdsmrun" -n 4 --timeout 60 "$tmp/cm/b/prog")
+# Run by the package's SDSM_LAUNCHER: the installed sdsmrun, wherever the
+# build directory was meant to install at configure time.
+launcher=$(cat "$tmp/cm/b/launcher")
+[ -x "$launcher" ] || { echo "find_package(sdsm): SDSM_LAUNCHER '$launcher' is not an installed program"; exit 1; }
+out=$("$launcher" -n 4 --timeout 60 "$tmp/cm/b/prog")
 [ "$out" = 6 ] || { echo "find_package build printed '$out', expected 6"; exit 1; }
 # The compatibility interfaces: a TreadMarks-style program through
 # pkg-config sdsm-compat and through the sdsm::sdsm_compat CMake target.

@@ -7,6 +7,7 @@
 #   --nonzero           the exit status must not be 0
 #   --expect RE         the output (stdout and stderr) must match the extended regex RE
 #   --reject RE         the output must not match RE
+#   --once RE           exactly one line of the output matches RE
 #   --skip-if RE        if the output matches RE (and the status is right),
 #                       exit 77 (skipped) instead of checking the --expect REs
 #   --max-seconds S     the whole run must take less than S seconds
@@ -21,13 +22,14 @@
 set -u
 
 STATUS= NONZERO=0 MAXS= MARKS= LEFTOVERS=0 SKIPIF=
-EXPECT=() REJECT=()
+EXPECT=() REJECT=() ONCE=()
 while [ $# -gt 0 ]; do
     case $1 in
     --status) STATUS=$2; shift 2 ;;
     --nonzero) NONZERO=1; shift ;;
     --expect) EXPECT+=("$2"); shift 2 ;;
     --reject) REJECT+=("$2"); shift 2 ;;
+    --once) ONCE+=("$2"); shift 2 ;;
     --skip-if) SKIPIF=$2; shift 2 ;;
     --max-seconds) MAXS=$2; shift 2 ;;
     --mark-deadline) MARKS=$2; shift 2 ;;
@@ -73,6 +75,10 @@ for re in "${EXPECT[@]+"${EXPECT[@]}"}"; do
 done
 for re in "${REJECT[@]+"${REJECT[@]}"}"; do
     grep -Eq -- "$re" "$OUT" && fail "output matches /$re/, which it must not"
+done
+for re in "${ONCE[@]+"${ONCE[@]}"}"; do
+    n=$(grep -Ec -- "$re" "$OUT")
+    [ "$n" = 1 ] || fail "$n lines match /$re/, expected exactly one"
 done
 if [ -n "$MAXS" ] && [ "$MS" -ge $((MAXS * 1000)) ]; then
     fail "took $MS ms, limit $MAXS s"

@@ -363,8 +363,8 @@ static void test_load_unknown_and_foreign(void)
     char *env3[] = {"SDSM_RAN=3", NULL};
     CHECK_I(load(&c, env3, err, sizeof err), ==, 0);
     CHECK_I(nwarn, ==, 1);
-    CHECK_HAS(last_warn, "SDSM_RAN");
-    CHECK(strstr(last_warn, "SDSM_RANK") == NULL);
+    CHECK_HAS(last_warn, "unknown variable SDSM_RAN ignored");
+    CHECK_HAS(last_warn, "did you mean SDSM_RANK?");
     CHECK_I(c.rank, ==, -1);
 
     /* two unknown variables: two warnings */
@@ -372,6 +372,38 @@ static void test_load_unknown_and_foreign(void)
     CHECK_I(load(&c, env4, err, sizeof err), ==, 0);
     CHECK_I(nwarn, ==, 2);
     CHECK_HAS(last_warn, "SDSM_BAR");
+}
+
+/* The nearest name for a mistyped one, and none for a name far from all. */
+static void test_suggest(void)
+{
+    static const char *const near[][2] = {
+        {"SDSM_STAST", "SDSM_STATS"},         /* two letters swapped */
+        {"SDSM_STAT", "SDSM_STATS"},          /* one missing */
+        {"SDSM_TIMEOUTS", "SDSM_TIMEOUT"},    /* one too many */
+        {"SDSM_PRTOCOL", "SDSM_PROTOCOL"},    /* one missing inside */
+        {"SDSM_LGO", "SDSM_LOG"},             /* a short name: one typo */
+        {"SDSM_HEAP", "SDSM_HEAP_SIZE"},      /* shortened: a prefix */
+        {"SDSM_THREADS_MAX", "SDSM_THREADS"}, /* lengthened */
+    };
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+        const char *got = sdsm_config_suggest(near[i][0], strlen(near[i][0]));
+        if (!CHECK(got && strcmp(got, near[i][1]) == 0))
+            fprintf(stderr, "    %s: got %s, expected %s\n", near[i][0], got ? got : "nothing", near[i][1]);
+    }
+    static const char *const far[] = {"SDSM_FOO", "SDSM_XYZZY_PLUGH", "SDSM_", "SDSM_A", "SDSM_HE"};
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        const char *got = sdsm_config_suggest(far[i], strlen(far[i]));
+        if (!CHECK(got == NULL))
+            fprintf(stderr, "    %s: suggested %s\n", far[i], got);
+    }
+    char *env[] = {"SDSM_STAST=1", NULL};
+    sdsm_config_t c;
+    char err[256];
+    CHECK_I(load(&c, env, err, sizeof err), ==, 0);
+    CHECK_I(nwarn, ==, 1);
+    CHECK_HAS(last_warn, "unknown variable SDSM_STAST ignored (did you mean SDSM_STATS? see sdsmrun --info)");
+    CHECK_I(c.stats, ==, 0);
 }
 
 static void test_load_cross_checks(void)
@@ -469,6 +501,7 @@ int main(void)
     RUN(test_load_each_variable);
     RUN(test_load_invalid);
     RUN(test_load_unknown_and_foreign);
+    RUN(test_suggest);
     RUN(test_load_cross_checks);
     RUN(test_print);
     return ck_done("test_config");
