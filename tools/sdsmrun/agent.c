@@ -17,8 +17,11 @@
  *
  * The command line is written by the launcher, not by users:
  *   --agent HOST --rendezvous IP[,IP...]:PORT --nprocs N --heartbeat-ms MS
- *   --peer-timeout-ms MS [--wdir DIR] (--rank R)... (--env NAME=VALUE)...
- *   -- program args...
+ *   --peer-timeout-ms MS [--wdir DIR] (--rank R[:APP])... (--env NAME=VALUE)...
+ *   [--bind-to core] [--report-bindings 1] [--app-words W0,W1,...]
+ *   -- program args... [program args...]
+ * where --app-words says how many words each program (MPMD) takes after
+ * "--" (without it, all are one program) and APP numbers them from 0.
  */
 #define _GNU_SOURCE
 #include "launcher.h"
@@ -43,6 +46,7 @@
 
 struct arank {
     int rank;
+    int app, cpu; /* its program; the CPU --bind-to core pins it to (-1: none) */
     pid_t pid;
     int out[2]; /* our read ends of its stdout, stderr; -1 once closed */
     bool reaped;
@@ -52,7 +56,12 @@ struct arank {
 static struct {
     const char *host, *rendezvous, *nprocs, *wdir;
     char key[2 * SDSM_KEY_BYTES + 1]; /* the job key: set in each rank's child only */
-    char **argv;
+    char **words;                     /* after "--": the programs' words, one after the other */
+    int nwords;
+    const char *app_words; /* --app-words */
+    char ***apps;          /* each program's argv, NULL-terminated */
+    int napps;
+    bool bind_core, report_bindings;
     struct arank *ranks; /* this host's, in the order of --rank */
     int nranks, nreaped;
     int sfd;
@@ -144,6 +153,55 @@ static __attribute__((noreturn)) void fail(int status, const char *fmt, ...)
     exit(status);
 }
 
+/* "R" or "R:APP". */
+static int parse_rank(const char *v)
+{
+    char *end;
+    long r = strtol(v, &end, 10), app = 0;
+    if (end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
+        return -1;
+    if (*end == ':') {
+        const char *a = end + 1;
+        app = strtol(a, &end, 10);
+        if (end == a || app < 0 || app >= LAUNCHER_MAX_RANKS)
+            return -1;
+    }
+    if (*end)
+        return -1;
+    agent_state.ranks[agent_state.nranks++] =
+        (struct arank){.rank = (int)r, .app = (int)app, .cpu = -1, .out = {-1, -1}};
+    return 0;
+}
+
+/* The words after "--" into the programs --app-words counts. */
+static int split_apps(void)
+{
+    const char *p = agent_state.app_words ? agent_state.app_words : "";
+    int used = 0;
+    agent_state.apps = calloc((size_t)agent_state.nwords + 1, sizeof *agent_state.apps);
+    if (!agent_state.apps)
+        return -1;
+    do {
+        char *end;
+        long w = *p ? strtol(p, &end, 10) : agent_state.nwords;
+        if (*p && (end == p || (*end && *end != ',')))
+            return -1;
+        if (w < 1 || w > agent_state.nwords - used)
+            return -1;
+        char **argv = calloc((size_t)w + 1, sizeof *argv);
+        if (!argv)
+            return -1;
+        memcpy(argv, agent_state.words + used, (size_t)w * sizeof *argv);
+        agent_state.apps[agent_state.napps++] = argv;
+        used += (int)w;
+        p = *p ? end + (*end == ',') : p;
+    } while (*p);
+    for (int i = 0; i < agent_state.nranks; i++)
+        if (agent_state.ranks[i].app >= agent_state.napps)
+            return -1;
+    return used == agent_state.nwords ? 0 : -1;
+}
+
 static int parse(int argc, char **argv)
 {
     agent_state.ranks = calloc((size_t)argc, sizeof *agent_state.ranks);
@@ -152,9 +210,10 @@ static int parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--") == 0) {
-            agent_state.argv = argv + i + 1;
-            return *agent_state.argv && agent_state.host && agent_state.rendezvous && agent_state.nprocs &&
-                           agent_state.nranks
+            agent_state.words = argv + i + 1;
+            agent_state.nwords = argc - i - 1;
+            return agent_state.nwords && agent_state.host && agent_state.rendezvous && agent_state.nprocs &&
+                           agent_state.nranks && split_apps() == 0
                        ? 0
                        : -1;
         }
@@ -176,11 +235,14 @@ static int parse(int argc, char **argv)
         } else if (strcmp(o, "--wdir") == 0) {
             agent_state.wdir = v;
         } else if (strcmp(o, "--rank") == 0) {
-            char *end;
-            long r = strtol(v, &end, 10);
-            if (*end || end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
+            if (parse_rank(v))
                 return -1;
-            agent_state.ranks[agent_state.nranks++] = (struct arank){.rank = (int)r, .out = {-1, -1}};
+        } else if (strcmp(o, "--app-words") == 0) {
+            agent_state.app_words = v;
+        } else if (strcmp(o, "--bind-to") == 0) {
+            agent_state.bind_core = strcmp(v, "core") == 0;
+        } else if (strcmp(o, "--report-bindings") == 0) {
+            agent_state.report_bindings = true;
         } else if (strcmp(o, "--env") == 0) {
             char *eq = strchr(v, '=');
             if (!eq || eq == v)
@@ -242,16 +304,21 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     setenv("SDSM_JOB_KEY", agent_state.key, 1);
     proc_child_restore(&agent_state.restore);
     proc_child_aslr();
-    execvp(agent_state.argv[0], agent_state.argv);
-    agent_say("cannot run '%s': %m", agent_state.argv[0]);
+    bind_child(ar->cpu);
+    char **prog = agent_state.apps[ar->app];
+    execvp(prog[0], prog);
+    agent_say("cannot run '%s': %m", prog[0]);
     _exit(127);
 }
 
 static void start_ranks(void)
 {
+    bool shared = false;
     for (int i = 0; i < agent_state.nranks; i++) {
         struct arank *ar = &agent_state.ranks[i];
         int out_w, err_w;
+        if (agent_state.bind_core)
+            ar->cpu = bind_cpu(i, &shared);
         if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w))
             fail(1, "cannot start rank %d: pipe: %m", ar->rank);
         pid_t pid = fork();
@@ -264,7 +331,12 @@ static void start_ranks(void)
         proc_join_group(pid, &agent_state.pgid);
         ar->pid = pid;
         send_u32(AGENT_PID, (uint32_t)ar->rank, (uint32_t)pid);
+        if (agent_state.report_bindings)
+            bind_report(agent_state.host, pid, ar->rank, ar->cpu);
     }
+    if (shared)
+        agent_say("--bind-to core: %d ranks on this host, more than its CPUs: some share one",
+                  agent_state.nranks);
 }
 
 /* Pass on what one of a rank's streams holds; false at its end. */
@@ -460,6 +532,19 @@ static void pick_rendezvous(char *out, size_t len)
     snprintf(out, len, "%s:%u", ip, (unsigned)port);
 }
 
+/* Each program one of this host's ranks runs must be there. */
+static void check_programs(void)
+{
+    for (int i = 0; i < agent_state.nranks; i++) {
+        const char *prog = agent_state.apps[agent_state.ranks[i].app][0];
+        int e = proc_check_program(prog);
+        if (e) {
+            errno = e;
+            fail(127, "cannot run '%s': %m", prog);
+        }
+    }
+}
+
 int agent_main(int argc, char **argv)
 {
     char rdv[32];
@@ -480,11 +565,7 @@ int agent_main(int argc, char **argv)
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
     if (agent_state.wdir && chdir(agent_state.wdir))
         fail(1, "cannot change to the directory '%s': %m", agent_state.wdir);
-    int e = proc_check_program(agent_state.argv[0]);
-    if (e) {
-        errno = e;
-        fail(127, "cannot run '%s': %m", agent_state.argv[0]);
-    }
+    check_programs();
     pick_rendezvous(rdv, sizeof rdv);
     if (setenv("SDSM_NPROCS", agent_state.nprocs, 1) || setenv("SDSM_RENDEZVOUS", rdv, 1) ||
         unsetenv("SDSM_JOB_KEY") || setenv("SDSM_HOST", agent_state.host, 1))

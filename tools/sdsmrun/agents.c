@@ -136,6 +136,36 @@ static char *sdsmrun_path(const struct job *j)
     return strdup(self);
 }
 
+/* Binding, and the programs' word counts (the words follow "--", one
+ * program after the other). */
+static void add_job_options(const struct job *j, struct words *ws)
+{
+    if (j->bind_core) {
+        add_quoted(ws, "--bind-to");
+        add_quoted(ws, "core");
+    }
+    if (j->report_bindings) {
+        add_quoted(ws, "--report-bindings");
+        add_quoted(ws, "1");
+    }
+    size_t cap = 12 * (size_t)j->napps + 1, o = 0;
+    char *counts = malloc(cap);
+    if (!counts) {
+        ws->oom = true;
+        return;
+    }
+    counts[0] = '\0';
+    for (int k = 0; k < j->napps; k++) {
+        int words = 0;
+        while (j->apps[k].argv[words])
+            words++;
+        o += (size_t)snprintf(counts + o, cap - o, "%s%d", k ? "," : "", words);
+    }
+    add_quoted(ws, "--app-words");
+    add_quoted(ws, counts);
+    free(counts);
+}
+
 static int build_argv(const struct job *j, const struct agent *a, struct words *ws)
 {
     extern char **environ;
@@ -170,8 +200,9 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
     for (int r = 0; r < j->n; r++)
         if (j->ranks[r].agent == (int)(a - j->agents)) {
             add_quoted(ws, "--rank");
-            add_printf(ws, "%d", r);
+            add_printf(ws, "%d:%d", r, j->ranks[r].app);
         }
+    add_job_options(j, ws);
     for (int i = 0; i < j->nxenv; i++) {
         add_quoted(ws, "--env");
         add_quoted(ws, j->xenv[i]);
@@ -182,8 +213,9 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
             add_quoted(ws, *e);
         }
     add_quoted(ws, "--");
-    for (char **p = j->argv; *p; p++)
-        add_quoted(ws, *p);
+    for (int k = 0; k < j->napps; k++)
+        for (char **p = j->apps[k].argv; *p; p++)
+            add_quoted(ws, *p);
     return ws->oom ? -1 : 0;
 }
 

@@ -63,6 +63,14 @@ void launcher_say(const char *fmt, ...)
     va_end(ap);
 }
 
+void launcher_say_prefixed(const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    launcher_vsay(prefix, fmt, ap);
+    va_end(ap);
+}
+
 void launcher_verbose(const struct job *j, const char *fmt, ...)
 {
     if (!j->verbose)

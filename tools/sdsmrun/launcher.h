@@ -67,6 +67,14 @@ struct rank {
     int host;  /* index in job.hosts */
     int agent; /* index in job.agents for a rank on another host; -1 = ours.
                              * Its pid is then the agent's report (0 until it comes). */
+    int app;   /* index in job.apps: the program it runs */
+    int cpu;   /* --bind-to core: the CPU it is pinned to; -1 = not bound */
+};
+
+/* One program of the command line (several with MPMD: prog1 : prog2). */
+struct app {
+    char **argv; /* program and its arguments, NULL-terminated */
+    int n;       /* its ranks; 0 = the rest (the only group, without -n) */
 };
 
 /* What a child of ours restores before exec (proc_child_restore): the
@@ -78,7 +86,20 @@ struct proc_restore {
 };
 
 /* Long options without a short form. */
-enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS, OPT_ASLR, OPT_TRACE };
+enum {
+    OPT_HOSTS = 1000,
+    OPT_HOSTFILE,
+    OPT_MAP_BY,
+    OPT_RSH,
+    OPT_PREFIX,
+    OPT_THREADS,
+    OPT_ASLR,
+    OPT_TRACE,
+    OPT_BIND_TO,
+    OPT_REPORT_BINDINGS,
+    OPT_DISPLAY_MAP,
+    OPT_FOREIGN, /* another launcher's option: named with a hint (foreign.c) */
+};
 
 /* A host of --hosts/--hostfile. */
 struct host {
@@ -113,14 +134,20 @@ struct job {
     const char *protocol;
     bool tag_output;        /* --tag-output */
     const char *output_dir; /* --output-filename DIR, or NULL */
-    char **argv;            /* program and its arguments */
+    struct app *apps;       /* the programs: one, or one per ':' group (MPMD) */
+    int napps;
+    bool bind_core;       /* --bind-to core */
+    bool report_bindings; /* --report-bindings */
+    bool display_map;     /* --display-map */
     /* hosts (hosts.c) and their agents (agents.c); without --hosts/--hostfile one local host */
     struct host *hosts;
     int nhosts;
-    bool map_by_node;   /* --map-by node: round-robin; else fill each host's slots */
-    const char *rsh;    /* --rsh, SDSM_RSH or the default */
-    const char *prefix; /* --prefix: sdsmrun's directory on the remote hosts */
-    char **xenv;        /* -x: "NAME=VALUE" for every rank */
+    bool map_by_node;        /* --map-by node: round-robin; else fill each host's slots */
+    int ppr;                 /* --map-by ppr:N:node, -N: N ranks per host (in place of slots); 0 = none */
+    const char *host_source; /* "--hosts", "--hostfile", "Slurm": where the hosts came from */
+    const char *rsh;         /* --rsh, SDSM_RSH or the default */
+    const char *prefix;      /* --prefix: sdsmrun's directory on the remote hosts */
+    char **xenv;             /* -x: "NAME=VALUE" for every rank */
     int nxenv;
     struct agent *agents;
     int nagents;
@@ -182,6 +209,28 @@ struct job {
 int options_parse(struct job *j, int argc, char **argv);
 int options_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* foreign.c: other launchers' options.  getopt's table: own then theirs. */
+struct option;
+const struct option *foreign_longopts(const struct option *own);
+/* The usage error for an unknown option word ("--mca", "-c"): a hint. */
+int foreign_unknown(const char *word, const struct option *own);
+
+/* apps.c: the programs (MPMD: prog1 : prog2) */
+/* The program words (w[0..nw)); one_program: after "--", ':' is no separator. */
+int apps_parse(struct job *j, char **w, int nw, bool one_program);
+void apps_assign(struct job *j);              /* each rank's app, after placement */
+char **apps_argv(const struct job *j, int r); /* rank r's program and arguments */
+int apps_check_local(const struct job *j);    /* 0, or EXIT_NOEXEC (said) */
+void apps_free(struct job *j);
+
+/* bind.c: --bind-to, --report-bindings, --display-map */
+int bind_option(struct job *j, int c, const char *arg);
+/* The CPU of the i-th rank forked on this host; *shared set when CPUs ran out. */
+int bind_cpu(int i, bool *shared);
+void bind_child(int cpu); /* in a rank's child before exec; -1: nothing */
+void bind_report(const char *host, pid_t pid, int rank, int cpu);
+void bind_display_map(const struct job *j);
+
 /* job.c: the clock, messages, the first failure, the verdicts on the ranks */
 int64_t launcher_now(void);
 /* Milliseconds from the launcher's start to t, for --verbose timings. */
@@ -190,6 +239,8 @@ double launcher_ms(const struct job *j, int64_t t);
 void launcher_vsay(const char *prefix, const char *fmt, va_list ap);
 /* "sdsmrun: " + message + newline. */
 void launcher_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* prefix + message, for lines that are not "sdsmrun: " ones. */
+void launcher_say_prefixed(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Only with --verbose. */
 void launcher_verbose(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* guard(STDERR_FILENO) runs before each of the launcher's lines (iofwd.c
@@ -285,6 +336,7 @@ int hosts_option(struct job *j, int c, const char *arg); /* -1: go on; else exit
 int hosts_place(struct job *j);                          /* after parsing; -1: go on; else exit status */
 int hosts_setup_env(struct job *j);                      /* -x for our own ranks */
 void hosts_free(struct job *j);                          /* the host table and -x, at exit */
+const char *slurm_nodelist(void);                        /* SLURM_JOB_NODELIST (or SLURM_NODELIST), or NULL */
 
 /* agents.c: the launcher's side of the other hosts' agents */
 int agents_start(struct job *j);                      /* after the local ranks are forked */

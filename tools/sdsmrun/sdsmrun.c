@@ -408,15 +408,12 @@ int main(int argc, char **argv)
     if (hosts_setup_env(&job))
         goto out;
     /* Another host checks for itself (its agent names it when the program is missing). */
-    int e = job_any_local(&job) ? proc_check_program(job.argv[0]) : 0;
-    if (e) {
-        errno = e;
-        launcher_say("cannot run '%s': %m", job.argv[0]);
-        rc = EXIT_NOEXEC;
+    if ((rc = apps_check_local(&job)))
         goto out;
-    }
     if ((rc = check_config(&job)) >= 0)
         goto out;
+    if (job.display_map)
+        bind_display_map(&job);
     rc = 1;
     if (setup(&job))
         goto out;
@@ -427,5 +424,6 @@ out:
     free(job.ranks); /* leak checkers should see a clean exit */
     agents_free(&job);
     hosts_free(&job);
+    apps_free(&job);
     return rc;
 }
