@@ -66,9 +66,10 @@ static int expand_range(struct names *ns, const char *done, const char *r, size_
     const char *dash = memchr(r, '-', len);
     size_t la = dash ? (size_t)(dash - r) : len;
     long a, b;
-    if (!number(r, la, &a) || (dash ? !number(dash + 1, len - la - 1, &b) : (b = a, false)) || b < a ||
-        b - a >= NODELIST_MAX)
+    if (!number(r, la, &a) || (dash ? !number(dash + 1, len - la - 1, &b) : (b = a, false)) || b < a)
         return bad(ns, "bad range in '[...]' near '%.20s'", r);
+    if (b - a >= NODELIST_MAX)
+        return bad(ns, "more than %s hosts", "65536");
     for (long v = a; v <= b; v++) {
         char *next;
         if (asprintf(&next, "%s%0*ld", done, (int)la, v) < 0)
