@@ -287,16 +287,17 @@ static int read_key(char hex[2 * SDSM_KEY_BYTES + 1])
     return 0;
 }
 
-static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, int err_w)
+/* in_r: rank 0's end of its stdin pipe; -1 for the others (/dev/null). */
+static __attribute__((noreturn)) void rank_child(struct arank *ar, int in_r, int out_w, int err_w)
 {
     char num[16];
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         _exit(127);
     setpgid(0, agent_state.pgid);
-    int null = open("/dev/null", O_RDONLY);
-    if (null >= 0)
-        dup2(null, STDIN_FILENO);
+    int in = in_r >= 0 ? in_r : open("/dev/null", O_RDONLY);
+    if (in >= 0)
+        dup2(in, STDIN_FILENO);
     dup2(out_w, STDOUT_FILENO);
     dup2(err_w, STDERR_FILENO);
     snprintf(num, sizeof num, "%d", ar->rank);
@@ -316,16 +317,22 @@ static void start_ranks(void)
     bool shared = false;
     for (int i = 0; i < agent_state.nranks; i++) {
         struct arank *ar = &agent_state.ranks[i];
-        int out_w, err_w;
+        int out_w, err_w, in[2] = {-1, -1};
         if (agent_state.bind_core)
             ar->cpu = bind_cpu(i, &shared);
-        if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w))
+        if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w) ||
+            (ar->rank == 0 && pipe2(in, O_CLOEXEC)))
             fail(1, "cannot start rank %d: pipe: %m", ar->rank);
         pid_t pid = fork();
         if (pid == 0)
-            rank_child(ar, out_w, err_w);
+            rank_child(ar, in[0], out_w, err_w);
         close(out_w);
         close(err_w);
+        if (in[0] >= 0) {
+            close(in[0]);
+            fcntl(in[1], F_SETFL, O_NONBLOCK);
+            agentin_init(in[1]);
+        }
         if (pid < 0)
             fail(1, "cannot start rank %d: fork: %m", ar->rank);
         proc_join_group(pid, &agent_state.pgid);
@@ -405,6 +412,8 @@ static void reap(void)
                 ar->out[k] = -1;
             }
             ar->reaped = true;
+            if (ar->rank == 0)
+                agentin_close();
             agent_state.nreaped++;
             send_u32(AGENT_EXIT, (uint32_t)ar->rank, (uint32_t)st);
             break;
@@ -412,14 +421,26 @@ static void reap(void)
     }
 }
 
+/* SIGUSR1/SIGUSR2, to us or from the launcher: to each rank (not its group). */
+static void forward_signal(int sig)
+{
+    for (int i = 0; i < agent_state.nranks; i++)
+        if (!agent_state.ranks[i].reaped && agent_state.ranks[i].pid > 0)
+            kill(agent_state.ranks[i].pid, sig);
+}
+
 static void on_signals(void)
 {
     struct signalfd_siginfo si[16];
     ssize_t n;
     while ((n = read(agent_state.sfd, si, sizeof si)) > 0)
-        for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++)
-            if (si[i].ssi_signo != SIGCHLD)
+        for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++) {
+            int sig = (int)si[i].ssi_signo;
+            if (sig == SIGUSR1 || sig == SIGUSR2)
+                forward_signal(sig);
+            else if (sig != SIGCHLD)
                 stop();
+        }
     reap();
 }
 
@@ -437,6 +458,8 @@ static void heartbeat(int64_t now)
 {
     if (agent_state.stopping)
         return;
+    if (agentin_paused()) /* we hold the launcher back, not it us */
+        agent_state.heard_at = now;
     if (agent_state.timeout_us && now - agent_state.heard_at >= agent_state.timeout_us) {
         agent_say("no word from the launcher for %.1f s (SDSM_PEER_TIMEOUT): it is stopped or "
                   "its connection is cut off; stopping this host's ranks",
@@ -464,9 +487,25 @@ static int poll_ms(int64_t now)
     return next <= now ? 0 : (int)((next - now) / 1000) + 1;
 }
 
+/* What the launcher wrote on our stdin (agentin.c); false once it is gone. */
+static bool read_launcher(void)
+{
+    uint8_t buf[4096];
+    ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n > 0) {
+        agent_state.heard_at = launcher_now();
+        agentin_bytes(buf, (size_t)n, forward_signal);
+    }
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        stop(); /* the launcher is gone */
+        return false;
+    }
+    return true;
+}
+
 static void loop(void)
 {
-    struct pollfd *pfd = calloc(2 + 2 * (size_t)agent_state.nranks, sizeof *pfd);
+    struct pollfd *pfd = calloc(3 + 2 * (size_t)agent_state.nranks, sizeof *pfd);
     int *who = calloc(2 * (size_t)agent_state.nranks, sizeof *who);
     bool in_open = true;
     if (!pfd || !who)
@@ -483,29 +522,23 @@ static void loop(void)
             break;
         size_t np = 0;
         pfd[np++] = (struct pollfd){.fd = agent_state.sfd, .events = POLLIN};
-        pfd[np++] = (struct pollfd){.fd = in_open ? STDIN_FILENO : -1, .events = POLLIN};
+        pfd[np++] = (struct pollfd){.fd = in_open && !agentin_paused() ? STDIN_FILENO : -1, .events = POLLIN};
+        pfd[np++] = (struct pollfd){.fd = agentin_fd(), .events = POLLOUT};
         for (int i = 0; i < agent_state.nranks; i++)
             for (int k = 0; k < 2; k++)
                 if (agent_state.ranks[i].out[k] >= 0) {
-                    who[np - 2] = 2 * i + k;
+                    who[np - 3] = 2 * i + k;
                     pfd[np++] = (struct pollfd){.fd = agent_state.ranks[i].out[k], .events = POLLIN};
                 }
         if (poll(pfd, (nfds_t)np, poll_ms(now)) < 0 && errno != EINTR)
             fail(1, "poll: %m");
-        for (size_t p = 2; p < np; p++)
+        for (size_t p = 3; p < np; p++)
             if (pfd[p].revents)
-                pass_output(&agent_state.ranks[who[p - 2] / 2], who[p - 2] % 2, 4 * AGENT_MAX_DATA);
-        if (pfd[1].revents) {
-            char junk[256];
-            ssize_t n = read(STDIN_FILENO, junk, sizeof junk);
-            if (n > 0)
-                /* heartbeats: their arrival is all they say */
-                agent_state.heard_at = launcher_now();
-            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-                in_open = false; /* the launcher is gone */
-                stop();
-            }
-        }
+                pass_output(&agent_state.ranks[who[p - 3] / 2], who[p - 3] % 2, 4 * AGENT_MAX_DATA);
+        if (pfd[2].revents)
+            agentin_flush();
+        if (pfd[1].revents)
+            in_open = read_launcher();
         if (pfd[0].revents)
             on_signals();
         heartbeat(launcher_now());

@@ -600,6 +600,18 @@ static void agent_beat(struct job *j, struct agent *a, int64_t now)
     (void)w;
 }
 
+/* One byte down each agent's stdin (agent.h); a full pipe (a stopped
+ * agent) loses it, as a signal to a stopped process would wait. */
+void agents_forward_signal(struct job *j, int sig)
+{
+    char b = sig == SIGUSR1 ? AGENT_IN_USR1 : AGENT_IN_USR2;
+    for (int i = 0; i < j->nagents; i++) {
+        struct agent *a = &j->agents[i];
+        if (a->in_w >= 0 && write(a->in_w, &b, 1) != 1)
+            launcher_say("host %s: cannot pass signal %d on to its agent: %m", j->hosts[a->host].name, sig);
+    }
+}
+
 /* "rank 4, 5": the ranks an agent runs, for messages (a long list is cut short). */
 static void agent_ranks(const struct job *j, const struct agent *a, char *buf, size_t len)
 {

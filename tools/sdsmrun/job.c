@@ -18,6 +18,7 @@
 #include "launcher.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -174,7 +175,7 @@ static void describe(int st, char *buf, size_t len)
 static void judge(struct job *j, struct rank *rk)
 {
     int r = (int)(rk - j->ranks), st = rk->wstatus;
-    char how[160], pb[96], lb[96];
+    char how[160], pb[96], lb[PATH_MAX + 200];
     const char *pid = job_pid_str(j, rk, pb, sizeof pb);
     if (rk->judged)
         return;
@@ -192,6 +193,9 @@ static void judge(struct job *j, struct rank *rk)
     describe(st, how, sizeof how);
     if (j->stopping || rk->aborted)
         launcher_verbose(j, "rank %d (pid %s) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
+    else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+        job_fail(j, 128 + SIGKILL, "rank %d (pid %s) %s%s", r, pid, how,
+                 oom_explain(rk->agent < 0, lb, sizeof lb));
     else if (WIFSIGNALED(st))
         job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %s) %s", r, pid, how);
     else if (WEXITSTATUS(st) && rk->lost)

@@ -193,8 +193,8 @@ struct job {
 /*
  * The parts call one way: sdsmrun.c (main, the event loop and the stop's
  * steps) calls ctrl.c, spawn.c, iofwd.c, hosts.c and agents.c, and the
- * agent mode agent.c; all of them call job.c and proc.c, which call no
- * other part.  (spawn.c prepares a rank's streams with iofwd.c before its
+ * agent mode agent.c; all of them call job.c, proc.c and oom.c, which call
+ * no other part.  (spawn.c prepares a rank's streams with iofwd.c before its
  * fork; agents.c hands iofwd.c the output its agents pass back.)
  */
 
@@ -281,7 +281,7 @@ void proc_join_group(pid_t pid, pid_t *pgid);
 /* A pipe a child writes and we read: both ends close-on-exec, ours
  * non-blocking.  0, or -1 with errno set. */
 int proc_out_pipe(int *ours, int *childs);
-/* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP (the mask before goes to
+/* Block SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 (the mask before goes to
  * *old_mask) and read them from the returned signalfd (-1 with errno set);
  * orphans of our children come to us (a subreaper). */
 int proc_signalfd(sigset_t *old_mask);
@@ -293,6 +293,11 @@ pid_t proc_wait_any(int *wstatus);
  * sessions of their own) and reap it; SIGTERM first unless kill_now, SIGKILL
  * after KILL_AFTER_US.  Returns how many were left when it gave up, or 0. */
 int proc_sweep_group(pid_t pgid, bool kill_now);
+
+/* oom.c: was a SIGKILL the out-of-memory killer's? */
+void oom_watch_start(void); /* the kill counts at the job's start */
+/* Text to follow "killed by signal 9 (Killed)"; here: the rank ran on this machine. */
+const char *oom_explain(bool here, char *buf, size_t len);
 
 /* ctrl.c */
 int ctrl_listen(struct job *j);
@@ -310,6 +315,7 @@ void ctrl_sweep(struct job *j);
 int iofwd_init(struct job *j);                /* before any other descriptor is opened */
 int iofwd_prepare(struct job *j, int r);      /* before rank r's fork; job_fail on error */
 void iofwd_child(const struct job *j, int r); /* in rank r's child, before exec */
+int iofwd_remote(struct job *j, int r);       /* rank r runs on another host; job_fail on error */
 void iofwd_parent(struct job *j, int r);      /* after rank r's fork, in the launcher */
 size_t iofwd_npoll(const struct job *j);      /* most pollfds iofwd_pollset fills */
 size_t iofwd_pollset(struct job *j, struct pollfd *pfd);
@@ -326,6 +332,8 @@ int spawn_all(struct job *j);
 void spawn_timers(struct job *j, int64_t now); /* ranks under a wrapper stopped? */
 int64_t spawn_next_deadline(const struct job *j);
 void spawn_signal_job(struct job *j, int sig);
+/* SIGUSR1/SIGUSR2 to us: to every rank forked here (not to their group). */
+void spawn_forward_signal(struct job *j, int sig);
 bool spawn_job_gone(const struct job *j);
 /* Kill whatever the job left (a rank's children, also in sessions of their
  * own) and reap it; returns once none is left or after a bounded wait. */
@@ -347,7 +355,8 @@ void agents_events(struct job *j, const struct pollfd *pfd);
 void agents_timers(struct job *j, int64_t now);
 int64_t agents_next_deadline(const struct job *j);
 bool agents_gone(const struct job *j);
-void agents_free(struct job *j); /* the agent table, at exit */
+void agents_free(struct job *j);                    /* the agent table, at exit */
+void agents_forward_signal(struct job *j, int sig); /* SIGUSR1/SIGUSR2 to their ranks */
 
 /* agent.c */
 int agent_main(int argc, char **argv); /* sdsmrun --agent ... */

@@ -127,6 +127,7 @@ static int setup(struct job *j)
         return -1;
     if (j->timeout_s > 0)
         j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);
+    oom_watch_start();
     return 0;
 }
 
@@ -194,6 +195,11 @@ static void on_signals(struct job *j)
             int sig = (int)si[i].ssi_signo;
             if (sig == SIGCHLD) {
                 child = true;
+            } else if (sig == SIGUSR1 || sig == SIGUSR2) {
+                launcher_verbose(j, "received signal %d (%s): passing it on to the ranks", sig,
+                                 strsignal(sig));
+                spawn_forward_signal(j, sig);
+                agents_forward_signal(j, sig);
             } else if (!j->stopping) {
                 j->urgent = true;
                 job_fail(j, 128 + sig, "received signal %d (%s)", sig, strsignal(sig));
@@ -399,10 +405,6 @@ int main(int argc, char **argv)
     int rc = options_parse(&job, argc, argv);
     if (rc >= 0 || (rc = hosts_place(&job)) >= 0)
         goto out;
-    if (job.output_dir && !job_all_local(&job)) {
-        rc = options_usage_error("--output-filename works only for ranks on this machine");
-        goto out;
-    }
     /* Before the checks below: -x may set SDSM_* (checked) or PATH (where the program is). */
     rc = 1;
     if (hosts_setup_env(&job))

@@ -69,6 +69,12 @@ static void report_local(const struct job *j)
 int spawn_all(struct job *j)
 {
     bind_local(j);
+    /* Before any fork: a failure here leaves nothing running. */
+    for (int r = 0; r < j->n; r++)
+        if (j->ranks[r].agent >= 0 && iofwd_remote(j, r)) {
+            job_never_started(j, 0);
+            return -1;
+        }
     for (int r = 0; r < j->n; r++) {
         int64_t t = launcher_now();
         if (j->ranks[r].agent >= 0)
@@ -161,6 +167,16 @@ void spawn_signal_job(struct job *j, int sig)
         struct rank *rk = &j->ranks[r];
         if (!rk->reaped && rk->agent < 0 && rk->pid > 0 && getpgid(rk->pid) != j->pgid)
             kill(rk->pid, sig);
+    }
+}
+
+/* As mpirun: to the processes started, not to what they started in turn. */
+void spawn_forward_signal(struct job *j, int sig)
+{
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (!rk->reaped && rk->agent < 0 && rk->pid > 0 && kill(rk->pid, sig) && errno != ESRCH)
+            launcher_say("cannot pass signal %d on to rank %d (pid %d): %m", sig, r, (int)rk->pid);
     }
 }
 
