@@ -74,6 +74,10 @@ case_np() {
     run --map-by ppr:3:node sh -c "$WHO" "$TAG"
     expect_rc 0
     expect_lines 0/3 1/3 2/3
+    # Only whole long names take one dash: a cluster of short ones stays one.
+    run -st 5 -n 1 sh -c 'echo "stats=$SDSM_STATS"'
+    expect_rc 0
+    expect_lines stats=1
     run -np 2 "$FAKE" "tag=$TAG" ok
     expect_rc 0
     expect_out "rank 1 of 2 ok"

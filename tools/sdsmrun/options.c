@@ -118,14 +118,16 @@ static const char help_text[] =
     "                       the same path as here)\n"
     "  -x NAME[=VALUE]      give every rank on every host NAME (its value here, or VALUE);\n"
     "                       SDSM_* variables set here reach the other hosts by themselves\n"
-    "      --info           list the SDSM_* environment variables and exit\n"
+    "      --info           say whether direct launch by mpirun or srun (PMIx, PMI-2)\n"
+    "                       is built in, list the SDSM_* environment variables, exit\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
     "  --                   end of options: the next word is the program, and every\n"
     "                       word after it is an argument of it (':' too)\n"
     "Options stop at the first word that is not one, so the program's own options\n"
-    "need no '--'.  Long options also take one dash, as mpirun's do (-np 4,\n"
-    "-host a,b).  An option of mpirun or srun that sdsmrun spells differently, or\n"
+    "need no '--'.  A long option's whole name also takes one dash, as mpirun's\n"
+    "do (-np 4, -host a,b); other words with one dash are short options, as\n"
+    "always (-st 5 is -s -t 5).  An option of mpirun or srun that sdsmrun spells differently, or\n"
     "does not need, is named with sdsmrun's way (e.g. --machinefile: --hostfile).\n"
     "\n"
     "Several programs (MPMD, as mpirun): sdsmrun [options] -n 1 ./a : -n 3 ./b x\n"
@@ -345,6 +347,11 @@ static const struct option own_longopts[] = {{"nprocs", required_argument, NULL,
                                              {"display-map", no_argument, NULL, OPT_DISPLAY_MAP},
                                              {NULL, 0, NULL, 0}};
 
+static struct {
+    int at;            /* the word's index in argv, 0 = none */
+    const char *typed; /* as the user typed it, for messages */
+} respelled;
+
 /* --hosts and -H add up, as mpirun's --host does; a hostfile comes alone. */
 static int hosts_given(struct job *j, int c, const char *arg)
 {
@@ -405,7 +412,8 @@ static int option(struct job *j, int c, char **argv)
     case OPT_BIND_TO:
     case OPT_REPORT_BINDINGS:
     case OPT_DISPLAY_MAP: return bind_option(j, c, optarg);
-    case OPT_FOREIGN: return foreign_unknown(argv[optind - 1], own_longopts);
+    case OPT_FOREIGN:
+        return foreign_unknown(respelled.at == optind - 1 ? respelled.typed : argv[optind - 1], own_longopts);
     case ':': return options_usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return unknown_option(argv);
     }
@@ -421,16 +429,43 @@ static int program_words(struct job *j, int argc, char **argv)
     return apps_parse(j, argv + optind, argc - optind, dashdash);
 }
 
+/*
+ * mpirun's long options take one dash (-np 4, -host a,b): the next word,
+ * when it is one of getopt's long names spelled out in full, gets its
+ * second dash.  Anything else with one dash stays short options ("-st 5"
+ * is -s -t 5), as it always was.
+ */
+static void one_dash_long(int argc, char **argv, const struct option *longopts)
+{
+    static char spelled[16][512];
+    static int used;
+    if (optind >= argc || argv[optind][0] != '-' || argv[optind][1] == '-' || used == 16)
+        return;
+    const char *w = argv[optind];
+    size_t len = strcspn(w + 1, "=");
+    if (len < 2 || strlen(w) + 2 > sizeof spelled[0])
+        return;
+    for (const struct option *o = longopts; o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, w + 1, len) == 0) {
+            snprintf(spelled[used], sizeof spelled[0], "-%s", w);
+            respelled.at = optind;
+            respelled.typed = w;
+            argv[optind] = spelled[used++];
+            return;
+        }
+}
+
 /* Returns -1 to run the job, else the exit status. */
 int options_parse(struct job *j, int argc, char **argv)
 {
     const struct option *longopts = foreign_longopts(own_longopts);
     int c;
     opterr = 0;
-    /* '+': the program's own options are not ours; ':': report missing values
-     * ourselves.  Long options may take one dash, as mpirun's do (-np 4,
-     * -host a,b); a single letter is still a short option. */
-    while ((c = getopt_long_only(argc, argv, "+:n:t:sp:vhVx:H:N:", longopts, NULL)) != -1) {
+    /* '+': the program's own options are not ours; ':': report missing values ourselves. */
+    for (;;) {
+        one_dash_long(argc, argv, longopts);
+        if ((c = getopt_long(argc, argv, "+:n:t:sp:vhVx:H:N:", longopts, NULL)) == -1)
+            break;
         int rc = option(j, c, argv);
         if (rc >= 0)
             return rc;
