@@ -259,10 +259,14 @@ case_remote_bind() {
 }
 
 case_oom_hint() {
-    run -n 2 sh -c '[ "$SDSM_RANK" = 1 ] && kill -9 $$; sleep 2'
-    expect_rc 137
-    expect_err "sdsmrun: rank 1 (pid "
-    expect_err "killed by signal 9 (Killed) (SIGKILL: out of memory? see dmesg)"
+    local hosts
+    for hosts in localhost:2 localhost,a; do
+        run -n 2 --hosts "$hosts" sh -c '[ "$SDSM_RANK" = 1 ] && kill -9 $$; sleep 2' "$TAG"
+        expect_rc 137
+        expect_err "sdsmrun: rank 1 (pid "
+        expect_err "killed by signal 9 (Killed) (SIGKILL: out of memory? see dmesg)"
+    done
+    expect_no_leftovers
 }
 
 # A rank the out-of-memory killer ends is named so.  Needs a memory cgroup
@@ -282,14 +286,18 @@ case_oom_cgroup() {
         exit 77
     fi
     { echo 64M >"$cg/memory.memsw.limit_in_bytes" || echo 0 >"$cg/memory.swap.max"; } 2>/dev/null
-    sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -n 2 --timeout 20 sh -c \
-        "[ \"\$SDSM_RANK\" = 1 ] && exec awk \"BEGIN { s = \\\"x\\\"; while (1) s = s s }\"; sleep 3"' \
-        sh "$cg" "$SDSMRUN" >"$OUT" 2>"$ERR"
-    RC=$?
+    # Rank 1 here, then on another host (whose agent tells).
+    local hosts
+    for hosts in localhost:2 localhost,a; do
+        sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -n 2 --hosts "$3" --rsh "$4" --timeout 20 sh -c \
+            "[ \"\$SDSM_RANK\" = 1 ] && exec awk \"BEGIN { s = \\\"x\\\"; while (1) s = s s }\"; sleep 3"' \
+            sh "$cg" "$SDSMRUN" "$hosts" "$RSH" >"$OUT" 2>"$ERR"
+        RC=$?
+        expect_rc 137
+        expect_err "killed by signal 9 (Killed): the out-of-memory killer ended it (cgroup "
+        expect_err "memory ran out"
+    done
     rmdir "$cg"
-    expect_rc 137
-    expect_err "killed by signal 9 (Killed): the out-of-memory killer ended it (cgroup "
-    expect_err "memory ran out"
 }
 
 case_info() {

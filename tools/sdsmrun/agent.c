@@ -415,6 +415,11 @@ static void reap(void)
             if (ar->rank == 0)
                 agentin_close();
             agent_state.nreaped++;
+            if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !agent_state.stopping) {
+                char why[AGENT_MAX_TEXT];
+                oom_explain(true, why, sizeof why);
+                send_frame(AGENT_OOM, (uint32_t)ar->rank, why, (uint32_t)strlen(why));
+            }
             send_u32(AGENT_EXIT, (uint32_t)ar->rank, (uint32_t)st);
             break;
         }
@@ -590,6 +595,7 @@ int agent_main(int argc, char **argv)
         return 2;
     }
     setup_signals();
+    oom_watch_start();
     if (read_key(hex))
         fail(1, "no job key on the agent's standard input");
     memcpy(agent_state.key, hex, sizeof agent_state.key);

@@ -13,6 +13,8 @@
  *           program is missing on its host); it exits next
  *   BEAT    rank 0, no payload: a heartbeat, sent when nothing else was
  *           within SDSM_HEARTBEAT
+ *   OOM     text: why the rank died of SIGKILL, as its host's out-of-memory
+ *           counts tell (oom.c); comes right before its EXIT
  *
  * Before its first frame the agent writes AGENT_MAGIC.  A remote shell may
  * print text of its own first (a login script's "Welcome to ..."): the
@@ -61,6 +63,7 @@ enum agent_type {
     AGENT_EXIT = 'X',
     AGENT_FAIL = 'F',
     AGENT_BEAT = 'B',
+    AGENT_OOM = 'M',
 };
 
 /* agentin.c, in the agent: the launcher's bytes after the key line. */

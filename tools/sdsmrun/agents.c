@@ -348,6 +348,7 @@ static bool frame_ok(const struct job *j, const struct agent *a, const struct ag
     case AGENT_EXIT: return a->ready && mine && len == 4;
     case AGENT_STDOUT:
     case AGENT_STDERR: return a->ready && mine && len > 0 && len <= AGENT_MAX_DATA;
+    case AGENT_OOM: return a->ready && mine && len > 0 && len < AGENT_MAX_TEXT;
     default: return false;
     }
 }
@@ -394,6 +395,11 @@ static void frame(struct job *j, struct agent *a, const struct agent_frame *f, c
         iofwd_feed(j, (int)r, f->type == AGENT_STDOUT ? STDOUT_FILENO : STDERR_FILENO, p, len);
         break;
     case AGENT_STOPPED: job_rank_stopped(j, rk, (int)v); break;
+    case AGENT_OOM:
+        free(rk->oom);
+        if ((rk->oom = malloc(len + 1)))
+            printable(rk->oom, p, len);
+        break;
     case AGENT_EXIT:
         iofwd_feed_end(j, (int)r);
         job_rank_exited(j, rk, (int)v);

@@ -195,7 +195,7 @@ static void judge(struct job *j, struct rank *rk)
         launcher_verbose(j, "rank %d (pid %s) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
     else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
         job_fail(j, 128 + SIGKILL, "rank %d (pid %s) %s%s", r, pid, how,
-                 oom_explain(rk->agent < 0, lb, sizeof lb));
+                 rk->oom ? rk->oom : oom_explain(rk->agent < 0, lb, sizeof lb));
     else if (WIFSIGNALED(st))
         job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %s) %s", r, pid, how);
     else if (WEXITSTATUS(st) && rk->lost)

@@ -69,6 +69,7 @@ struct rank {
                              * Its pid is then the agent's report (0 until it comes). */
     int app;   /* index in job.apps: the program it runs */
     int cpu;   /* --bind-to core: the CPU it is pinned to; -1 = not bound */
+    char *oom; /* on another host, killed by SIGKILL: its agent's oom_explain */
 };
 
 /* One program of the command line (several with MPMD: prog1 : prog2). */
@@ -296,7 +297,8 @@ int proc_sweep_group(pid_t pgid, bool kill_now);
 
 /* oom.c: was a SIGKILL the out-of-memory killer's? */
 void oom_watch_start(void); /* the kill counts at the job's start */
-/* Text to follow "killed by signal 9 (Killed)"; here: the rank ran on this machine. */
+/* Text to follow "killed by signal 9 (Killed)", from the counts of this
+ * machine (here) or none (a hint only). */
 const char *oom_explain(bool here, char *buf, size_t len);
 
 /* ctrl.c */

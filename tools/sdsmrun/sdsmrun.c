@@ -390,6 +390,8 @@ static int run(struct job *j)
     ctrl_close_all(j);
     ctrl_sweep(j);
     free(j->conns);
+    for (int r = 0; r < j->n; r++)
+        free(j->ranks[r].oom);
     free(j->ranks);
     j->conns = NULL;
     j->ranks = NULL;
