@@ -205,6 +205,17 @@ case_slurm() {
     expect_err "inside a Slurm allocation: the ranks go to its 1 host(s), $(hostname)"
     expect_err "slots from SLURM_TASKS_PER_NODE=3"
     [ "$(grep -c / "$OUT")" -eq 3 ] || fail "not 3 ranks"
+    # This machine by its name with a domain, or without one, runs its ranks itself.
+    local me other
+    me=$(hostname)
+    case $me in
+    *.*) other=${me%%.*} ;;
+    *) other=$me.cluster.example ;;
+    esac
+    SLURM_JOB_NODELIST=$other SLURM_TASKS_PER_NODE=2 run sh -c "$WHO" "$TAG"
+    expect_rc 0
+    expect_lines 0/2 1/2
+    [ ! -s "$FAKERSH_LOG" ] || fail "a remote shell was started for this machine as '$other'"
     SLURM_NODELIST=localhost SLURM_JOB_CPUS_PER_NODE=2 run -n 2 sh -c "$WHO" "$TAG"
     expect_rc 0
     expect_lines 0/2 1/2

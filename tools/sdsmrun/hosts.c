@@ -243,6 +243,15 @@ int hosts_option(struct job *j, int c, const char *arg)
     }
 }
 
+/* a is b, or b with its domain: "node1" and "node1.cluster". */
+static bool same_or_short(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    return strncmp(a, b, la) == 0 && (b[la] == '\0' || (b[la] == '.' && !strchr(a, '.')));
+}
+
+/* This machine by any name it goes by: Slurm's node names are often the
+ * short one of a host whose own name has its domain, or the other way. */
 static bool is_local(const char *name)
 {
     char me[HOST_NAME_MAX + 1];
@@ -251,7 +260,7 @@ static bool is_local(const char *name)
     if (gethostname(me, sizeof me))
         return false;
     me[HOST_NAME_MAX] = '\0';
-    return strcmp(name, me) == 0;
+    return same_or_short(name, me) || same_or_short(me, name);
 }
 
 /* One agent per other host that has ranks. */
