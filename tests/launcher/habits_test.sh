@@ -178,7 +178,7 @@ usr_job() {
         touch "$0/ready.$SDSM_RANK"
         while :; do sleep 0.05; done' "$TMP" "$TAG" >"$OUT" 2>"$ERR" </dev/null &
     local pid=$! i
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < 150; i++)); do
         [ "$(ls "$TMP" | grep -c '^ready\.')" -ge 3 ] && break
         sleep 0.05
     done
