@@ -107,6 +107,7 @@ case_foreign() {
 -wdir /tmp -n 2 true|unknown option '-wdir' (an option sdsmrun does not need
 --tag-ouput -n 2 true|unknown option '--tag-ouput' (did you mean --tag-output?)
 --timout 3 -n 2 true|unknown option '--timout' (did you mean --timeout?)
+--out d -n 2 true|option '--out' is ambiguous: it may be --output-filename, --output
 --frobnicate -n 2 true|unknown option '--frobnicate'
 EOF
     grep -qF "did you mean" "$ERR" && fail "a 'did you mean' for an option like none of sdsmrun's"

@@ -102,6 +102,22 @@ static size_t edit_distance(const char *a, size_t la, const char *b)
     return row[lb];
 }
 
+/* getopt took "--out" for the start of several long names: say which. */
+static int ambiguous(const char *word, const char *name, size_t len, const struct option *own)
+{
+    char list[512];
+    size_t o = 0;
+    int n = 0;
+    const struct option *all = foreign_longopts(own);
+    for (const struct option *opt = all; opt->name && o + 64 < sizeof list; opt++)
+        if (strncmp(opt->name, name, len) == 0 && strlen(opt->name) > len)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s--%s", n++ ? ", " : "", opt->name);
+    if (n < 2)
+        return -1;
+    return options_usage_error("option '%.*s' is ambiguous: it may be %s", (int)(name - word + len), word,
+                               list);
+}
+
 /* "unknown option 'W'" with the hint for W, or the nearest of sdsmrun's own. */
 int foreign_unknown(const char *word, const struct option *own)
 {
@@ -110,6 +126,9 @@ int foreign_unknown(const char *word, const struct option *own)
     for (const struct foreign *f = foreign_opts; f->name; f++)
         if (strlen(f->name) == len && strncmp(name, f->name, len) == 0)
             return options_usage_error("unknown option '%.*s' (%s)", (int)(name - word + len), word, f->hint);
+    int rc = word[1] == '-' ? ambiguous(word, name, len, own) : -1;
+    if (rc >= 0)
+        return rc;
     const char *best = NULL;
     size_t best_d = 3;
     for (const struct option *o = own; o->name; o++) {
