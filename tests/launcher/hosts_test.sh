@@ -309,9 +309,9 @@ EOF
 -n 2 --hosts a:x true
 -n 2 --hosts a,,b true
 -n 2 --hosts :2 true
--n 2 --hosts a --hosts b true
+-n 2 --hosts a --hostfile /dev/null true
 -n 2 --hosts a,b --map-by core true
--n 2 --hosts a,b --output-filename $TMP/o true
+-n 2 --hosts a,b --map-by ppr:0:node true
 EOF
 }
 

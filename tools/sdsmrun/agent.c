@@ -17,8 +17,11 @@
  *
  * The command line is written by the launcher, not by users:
  *   --agent HOST --rendezvous IP[,IP...]:PORT --nprocs N --heartbeat-ms MS
- *   --peer-timeout-ms MS [--wdir DIR] (--rank R)... (--env NAME=VALUE)...
- *   -- program args...
+ *   --peer-timeout-ms MS [--wdir DIR] (--rank R[:APP])... (--env NAME=VALUE)...
+ *   [--bind-to core] [--report-bindings 1] [--app-words W0,W1,...]
+ *   -- program args... [program args...]
+ * where --app-words says how many words each program (MPMD) takes after
+ * "--" (without it, all are one program) and APP numbers them from 0.
  */
 #define _GNU_SOURCE
 #include "launcher.h"
@@ -43,6 +46,7 @@
 
 struct arank {
     int rank;
+    int app, cpu; /* its program; the CPU --bind-to core pins it to (-1: none) */
     pid_t pid;
     int out[2]; /* our read ends of its stdout, stderr; -1 once closed */
     bool reaped;
@@ -52,7 +56,12 @@ struct arank {
 static struct {
     const char *host, *rendezvous, *nprocs, *wdir;
     char key[2 * SDSM_KEY_BYTES + 1]; /* the job key: set in each rank's child only */
-    char **argv;
+    char **words;                     /* after "--": the programs' words, one after the other */
+    int nwords;
+    const char *app_words; /* --app-words */
+    char ***apps;          /* each program's argv, NULL-terminated */
+    int napps;
+    bool bind_core, report_bindings;
     struct arank *ranks; /* this host's, in the order of --rank */
     int nranks, nreaped;
     int sfd;
@@ -144,6 +153,55 @@ static __attribute__((noreturn)) void fail(int status, const char *fmt, ...)
     exit(status);
 }
 
+/* "R" or "R:APP". */
+static int parse_rank(const char *v)
+{
+    char *end;
+    long r = strtol(v, &end, 10), app = 0;
+    if (end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
+        return -1;
+    if (*end == ':') {
+        const char *a = end + 1;
+        app = strtol(a, &end, 10);
+        if (end == a || app < 0 || app >= LAUNCHER_MAX_RANKS)
+            return -1;
+    }
+    if (*end)
+        return -1;
+    agent_state.ranks[agent_state.nranks++] =
+        (struct arank){.rank = (int)r, .app = (int)app, .cpu = -1, .out = {-1, -1}};
+    return 0;
+}
+
+/* The words after "--" into the programs --app-words counts. */
+static int split_apps(void)
+{
+    const char *p = agent_state.app_words ? agent_state.app_words : "";
+    int used = 0;
+    agent_state.apps = calloc((size_t)agent_state.nwords + 1, sizeof *agent_state.apps);
+    if (!agent_state.apps)
+        return -1;
+    do {
+        char *end;
+        long w = *p ? strtol(p, &end, 10) : agent_state.nwords;
+        if (*p && (end == p || (*end && *end != ',')))
+            return -1;
+        if (w < 1 || w > agent_state.nwords - used)
+            return -1;
+        char **argv = calloc((size_t)w + 1, sizeof *argv);
+        if (!argv)
+            return -1;
+        memcpy(argv, agent_state.words + used, (size_t)w * sizeof *argv);
+        agent_state.apps[agent_state.napps++] = argv;
+        used += (int)w;
+        p = *p ? end + (*end == ',') : p;
+    } while (*p);
+    for (int i = 0; i < agent_state.nranks; i++)
+        if (agent_state.ranks[i].app >= agent_state.napps)
+            return -1;
+    return used == agent_state.nwords ? 0 : -1;
+}
+
 static int parse(int argc, char **argv)
 {
     agent_state.ranks = calloc((size_t)argc, sizeof *agent_state.ranks);
@@ -152,9 +210,10 @@ static int parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--") == 0) {
-            agent_state.argv = argv + i + 1;
-            return *agent_state.argv && agent_state.host && agent_state.rendezvous && agent_state.nprocs &&
-                           agent_state.nranks
+            agent_state.words = argv + i + 1;
+            agent_state.nwords = argc - i - 1;
+            return agent_state.nwords && agent_state.host && agent_state.rendezvous && agent_state.nprocs &&
+                           agent_state.nranks && split_apps() == 0
                        ? 0
                        : -1;
         }
@@ -176,11 +235,14 @@ static int parse(int argc, char **argv)
         } else if (strcmp(o, "--wdir") == 0) {
             agent_state.wdir = v;
         } else if (strcmp(o, "--rank") == 0) {
-            char *end;
-            long r = strtol(v, &end, 10);
-            if (*end || end == v || r < 0 || r >= LAUNCHER_MAX_RANKS)
+            if (parse_rank(v))
                 return -1;
-            agent_state.ranks[agent_state.nranks++] = (struct arank){.rank = (int)r, .out = {-1, -1}};
+        } else if (strcmp(o, "--app-words") == 0) {
+            agent_state.app_words = v;
+        } else if (strcmp(o, "--bind-to") == 0) {
+            agent_state.bind_core = strcmp(v, "core") == 0;
+        } else if (strcmp(o, "--report-bindings") == 0) {
+            agent_state.report_bindings = true;
         } else if (strcmp(o, "--env") == 0) {
             char *eq = strchr(v, '=');
             if (!eq || eq == v)
@@ -225,16 +287,17 @@ static int read_key(char hex[2 * SDSM_KEY_BYTES + 1])
     return 0;
 }
 
-static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, int err_w)
+/* in_r: rank 0's end of its stdin pipe; -1 for the others (/dev/null). */
+static __attribute__((noreturn)) void rank_child(struct arank *ar, int in_r, int out_w, int err_w)
 {
     char num[16];
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1)
         _exit(127);
     setpgid(0, agent_state.pgid);
-    int null = open("/dev/null", O_RDONLY);
-    if (null >= 0)
-        dup2(null, STDIN_FILENO);
+    int in = in_r >= 0 ? in_r : open("/dev/null", O_RDONLY);
+    if (in >= 0)
+        dup2(in, STDIN_FILENO);
     dup2(out_w, STDOUT_FILENO);
     dup2(err_w, STDERR_FILENO);
     snprintf(num, sizeof num, "%d", ar->rank);
@@ -242,29 +305,45 @@ static __attribute__((noreturn)) void rank_child(struct arank *ar, int out_w, in
     setenv("SDSM_JOB_KEY", agent_state.key, 1);
     proc_child_restore(&agent_state.restore);
     proc_child_aslr();
-    execvp(agent_state.argv[0], agent_state.argv);
-    agent_say("cannot run '%s': %m", agent_state.argv[0]);
+    bind_child(ar->cpu);
+    char **prog = agent_state.apps[ar->app];
+    execvp(prog[0], prog);
+    agent_say("cannot run '%s': %m", prog[0]);
     _exit(127);
 }
 
 static void start_ranks(void)
 {
+    bool shared = false;
     for (int i = 0; i < agent_state.nranks; i++) {
         struct arank *ar = &agent_state.ranks[i];
-        int out_w, err_w;
-        if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w))
+        int out_w, err_w, in[2] = {-1, -1};
+        if (agent_state.bind_core)
+            ar->cpu = bind_cpu(i, &shared);
+        if (proc_out_pipe(&ar->out[0], &out_w) || proc_out_pipe(&ar->out[1], &err_w) ||
+            (ar->rank == 0 && pipe2(in, O_CLOEXEC)))
             fail(1, "cannot start rank %d: pipe: %m", ar->rank);
         pid_t pid = fork();
         if (pid == 0)
-            rank_child(ar, out_w, err_w);
+            rank_child(ar, in[0], out_w, err_w);
         close(out_w);
         close(err_w);
+        if (in[0] >= 0) {
+            close(in[0]);
+            fcntl(in[1], F_SETFL, O_NONBLOCK);
+            agentin_init(in[1]);
+        }
         if (pid < 0)
             fail(1, "cannot start rank %d: fork: %m", ar->rank);
         proc_join_group(pid, &agent_state.pgid);
         ar->pid = pid;
         send_u32(AGENT_PID, (uint32_t)ar->rank, (uint32_t)pid);
+        if (agent_state.report_bindings)
+            bind_report(agent_state.host, pid, ar->rank, ar->cpu);
     }
+    if (shared)
+        agent_say("--bind-to core: %d ranks on this host, more than its CPUs: some share one",
+                  agent_state.nranks);
 }
 
 /* Pass on what one of a rank's streams holds; false at its end. */
@@ -333,11 +412,26 @@ static void reap(void)
                 ar->out[k] = -1;
             }
             ar->reaped = true;
+            if (ar->rank == 0)
+                agentin_close();
             agent_state.nreaped++;
+            if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !agent_state.stopping) {
+                char why[AGENT_MAX_TEXT];
+                oom_explain(true, why, sizeof why);
+                send_frame(AGENT_OOM, (uint32_t)ar->rank, why, (uint32_t)strlen(why));
+            }
             send_u32(AGENT_EXIT, (uint32_t)ar->rank, (uint32_t)st);
             break;
         }
     }
+}
+
+/* SIGUSR1/SIGUSR2, to us or from the launcher: to each rank (not its group). */
+static void forward_signal(int sig)
+{
+    for (int i = 0; i < agent_state.nranks; i++)
+        if (!agent_state.ranks[i].reaped && agent_state.ranks[i].pid > 0)
+            kill(agent_state.ranks[i].pid, sig);
 }
 
 static void on_signals(void)
@@ -345,9 +439,13 @@ static void on_signals(void)
     struct signalfd_siginfo si[16];
     ssize_t n;
     while ((n = read(agent_state.sfd, si, sizeof si)) > 0)
-        for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++)
-            if (si[i].ssi_signo != SIGCHLD)
+        for (size_t i = 0; i < (size_t)n / sizeof si[0]; i++) {
+            int sig = (int)si[i].ssi_signo;
+            if (sig == SIGUSR1 || sig == SIGUSR2)
+                forward_signal(sig);
+            else if (sig != SIGCHLD)
                 stop();
+        }
     reap();
 }
 
@@ -365,6 +463,8 @@ static void heartbeat(int64_t now)
 {
     if (agent_state.stopping)
         return;
+    if (agentin_paused()) /* we hold the launcher back, not it us */
+        agent_state.heard_at = now;
     if (agent_state.timeout_us && now - agent_state.heard_at >= agent_state.timeout_us) {
         agent_say("no word from the launcher for %.1f s (SDSM_PEER_TIMEOUT): it is stopped or "
                   "its connection is cut off; stopping this host's ranks",
@@ -392,9 +492,25 @@ static int poll_ms(int64_t now)
     return next <= now ? 0 : (int)((next - now) / 1000) + 1;
 }
 
+/* What the launcher wrote on our stdin (agentin.c); false once it is gone. */
+static bool read_launcher(void)
+{
+    uint8_t buf[4096];
+    ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+    if (n > 0) {
+        agent_state.heard_at = launcher_now();
+        agentin_bytes(buf, (size_t)n, forward_signal);
+    }
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        stop(); /* the launcher is gone */
+        return false;
+    }
+    return true;
+}
+
 static void loop(void)
 {
-    struct pollfd *pfd = calloc(2 + 2 * (size_t)agent_state.nranks, sizeof *pfd);
+    struct pollfd *pfd = calloc(3 + 2 * (size_t)agent_state.nranks, sizeof *pfd);
     int *who = calloc(2 * (size_t)agent_state.nranks, sizeof *who);
     bool in_open = true;
     if (!pfd || !who)
@@ -411,29 +527,23 @@ static void loop(void)
             break;
         size_t np = 0;
         pfd[np++] = (struct pollfd){.fd = agent_state.sfd, .events = POLLIN};
-        pfd[np++] = (struct pollfd){.fd = in_open ? STDIN_FILENO : -1, .events = POLLIN};
+        pfd[np++] = (struct pollfd){.fd = in_open && !agentin_paused() ? STDIN_FILENO : -1, .events = POLLIN};
+        pfd[np++] = (struct pollfd){.fd = agentin_fd(), .events = POLLOUT};
         for (int i = 0; i < agent_state.nranks; i++)
             for (int k = 0; k < 2; k++)
                 if (agent_state.ranks[i].out[k] >= 0) {
-                    who[np - 2] = 2 * i + k;
+                    who[np - 3] = 2 * i + k;
                     pfd[np++] = (struct pollfd){.fd = agent_state.ranks[i].out[k], .events = POLLIN};
                 }
         if (poll(pfd, (nfds_t)np, poll_ms(now)) < 0 && errno != EINTR)
             fail(1, "poll: %m");
-        for (size_t p = 2; p < np; p++)
+        for (size_t p = 3; p < np; p++)
             if (pfd[p].revents)
-                pass_output(&agent_state.ranks[who[p - 2] / 2], who[p - 2] % 2, 4 * AGENT_MAX_DATA);
-        if (pfd[1].revents) {
-            char junk[256];
-            ssize_t n = read(STDIN_FILENO, junk, sizeof junk);
-            if (n > 0)
-                /* heartbeats: their arrival is all they say */
-                agent_state.heard_at = launcher_now();
-            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-                in_open = false; /* the launcher is gone */
-                stop();
-            }
-        }
+                pass_output(&agent_state.ranks[who[p - 3] / 2], who[p - 3] % 2, 4 * AGENT_MAX_DATA);
+        if (pfd[2].revents)
+            agentin_flush();
+        if (pfd[1].revents)
+            in_open = read_launcher();
         if (pfd[0].revents)
             on_signals();
         heartbeat(launcher_now());
@@ -460,6 +570,19 @@ static void pick_rendezvous(char *out, size_t len)
     snprintf(out, len, "%s:%u", ip, (unsigned)port);
 }
 
+/* Each program one of this host's ranks runs must be there. */
+static void check_programs(void)
+{
+    for (int i = 0; i < agent_state.nranks; i++) {
+        const char *prog = agent_state.apps[agent_state.ranks[i].app][0];
+        int e = proc_check_program(prog);
+        if (e) {
+            errno = e;
+            fail(127, "cannot run '%s': %m", prog);
+        }
+    }
+}
+
 int agent_main(int argc, char **argv)
 {
     char rdv[32];
@@ -472,6 +595,7 @@ int agent_main(int argc, char **argv)
         return 2;
     }
     setup_signals();
+    oom_watch_start();
     if (read_key(hex))
         fail(1, "no job key on the agent's standard input");
     memcpy(agent_state.key, hex, sizeof agent_state.key);
@@ -480,11 +604,7 @@ int agent_main(int argc, char **argv)
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
     if (agent_state.wdir && chdir(agent_state.wdir))
         fail(1, "cannot change to the directory '%s': %m", agent_state.wdir);
-    int e = proc_check_program(agent_state.argv[0]);
-    if (e) {
-        errno = e;
-        fail(127, "cannot run '%s': %m", agent_state.argv[0]);
-    }
+    check_programs();
     pick_rendezvous(rdv, sizeof rdv);
     if (setenv("SDSM_NPROCS", agent_state.nprocs, 1) || setenv("SDSM_RENDEZVOUS", rdv, 1) ||
         unsetenv("SDSM_JOB_KEY") || setenv("SDSM_HOST", agent_state.host, 1))

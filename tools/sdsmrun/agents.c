@@ -136,6 +136,36 @@ static char *sdsmrun_path(const struct job *j)
     return strdup(self);
 }
 
+/* Binding, and the programs' word counts (the words follow "--", one
+ * program after the other). */
+static void add_job_options(const struct job *j, struct words *ws)
+{
+    if (j->bind_core) {
+        add_quoted(ws, "--bind-to");
+        add_quoted(ws, "core");
+    }
+    if (j->report_bindings) {
+        add_quoted(ws, "--report-bindings");
+        add_quoted(ws, "1");
+    }
+    size_t cap = 12 * (size_t)j->napps + 1, o = 0;
+    char *counts = malloc(cap);
+    if (!counts) {
+        ws->oom = true;
+        return;
+    }
+    counts[0] = '\0';
+    for (int k = 0; k < j->napps; k++) {
+        int words = 0;
+        while (j->apps[k].argv[words])
+            words++;
+        o += (size_t)snprintf(counts + o, cap - o, "%s%d", k ? "," : "", words);
+    }
+    add_quoted(ws, "--app-words");
+    add_quoted(ws, counts);
+    free(counts);
+}
+
 static int build_argv(const struct job *j, const struct agent *a, struct words *ws)
 {
     extern char **environ;
@@ -170,8 +200,9 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
     for (int r = 0; r < j->n; r++)
         if (j->ranks[r].agent == (int)(a - j->agents)) {
             add_quoted(ws, "--rank");
-            add_printf(ws, "%d", r);
+            add_printf(ws, "%d:%d", r, j->ranks[r].app);
         }
+    add_job_options(j, ws);
     for (int i = 0; i < j->nxenv; i++) {
         add_quoted(ws, "--env");
         add_quoted(ws, j->xenv[i]);
@@ -182,8 +213,9 @@ static int build_argv(const struct job *j, const struct agent *a, struct words *
             add_quoted(ws, *e);
         }
     add_quoted(ws, "--");
-    for (char **p = j->argv; *p; p++)
-        add_quoted(ws, *p);
+    for (int k = 0; k < j->napps; k++)
+        for (char **p = j->apps[k].argv; *p; p++)
+            add_quoted(ws, *p);
     return ws->oom ? -1 : 0;
 }
 
@@ -316,6 +348,7 @@ static bool frame_ok(const struct job *j, const struct agent *a, const struct ag
     case AGENT_EXIT: return a->ready && mine && len == 4;
     case AGENT_STDOUT:
     case AGENT_STDERR: return a->ready && mine && len > 0 && len <= AGENT_MAX_DATA;
+    case AGENT_OOM: return a->ready && mine && len > 0 && len < AGENT_MAX_TEXT;
     default: return false;
     }
 }
@@ -362,6 +395,11 @@ static void frame(struct job *j, struct agent *a, const struct agent_frame *f, c
         iofwd_feed(j, (int)r, f->type == AGENT_STDOUT ? STDOUT_FILENO : STDERR_FILENO, p, len);
         break;
     case AGENT_STOPPED: job_rank_stopped(j, rk, (int)v); break;
+    case AGENT_OOM:
+        free(rk->oom);
+        if ((rk->oom = malloc(len + 1)))
+            printable(rk->oom, p, len);
+        break;
     case AGENT_EXIT:
         iofwd_feed_end(j, (int)r);
         job_rank_exited(j, rk, (int)v);
@@ -566,6 +604,18 @@ static void agent_beat(struct job *j, struct agent *a, int64_t now)
     a->beat_at = now + j->hb_us;
     ssize_t w = write(a->in_w, "\n", 1);
     (void)w;
+}
+
+/* One byte down each agent's stdin (agent.h); a full pipe (a stopped
+ * agent) loses it, as a signal to a stopped process would wait. */
+void agents_forward_signal(struct job *j, int sig)
+{
+    char b = sig == SIGUSR1 ? AGENT_IN_USR1 : AGENT_IN_USR2;
+    for (int i = 0; i < j->nagents; i++) {
+        struct agent *a = &j->agents[i];
+        if (a->in_w >= 0 && write(a->in_w, &b, 1) != 1)
+            launcher_say("host %s: cannot pass signal %d on to its agent: %m", j->hosts[a->host].name, sig);
+    }
 }
 
 /* "rank 4, 5": the ranks an agent runs, for messages (a long list is cut short). */

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "launcher.h"
+#include "nodelist.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -186,19 +187,47 @@ static int parse_x(struct job *j, const char *arg)
     return -1;
 }
 
+/* -N N and --map-by ppr:N:node: N ranks on each host. */
+static int parse_ppr(struct job *j, const char *opt, const char *num, size_t len)
+{
+    char buf[16];
+    long v;
+    if (len == 0 || len >= sizeof buf)
+        return say_usage("%s: expected a number of ranks per host from 1 to %d", opt, LAUNCHER_MAX_RANKS);
+    memcpy(buf, num, len);
+    buf[len] = '\0';
+    if (!parse_slots(buf, &v))
+        return say_usage("%s: '%s' is not a number of ranks per host from 1 to %d", opt, buf,
+                         LAUNCHER_MAX_RANKS);
+    j->ppr = (int)v;
+    j->map_by_node = false;
+    return -1;
+}
+
+static int map_by(struct job *j, const char *arg)
+{
+    size_t len = strlen(arg);
+    if (strcmp(arg, "node") == 0) {
+        j->map_by_node = true;
+        j->ppr = 0;
+    } else if (strcmp(arg, "slot") == 0) {
+        j->map_by_node = false;
+        j->ppr = 0;
+    } else if (strncmp(arg, "ppr:", 4) == 0 && len > 9 && strcmp(arg + len - 5, ":node") == 0) {
+        return parse_ppr(j, "--map-by ppr:N:node", arg + 4, len - 9);
+    } else {
+        return say_usage("--map-by '%s': expected slot, node or ppr:N:node", arg);
+    }
+    return -1;
+}
+
 int hosts_option(struct job *j, int c, const char *arg)
 {
     switch (c) {
     case OPT_HOSTS: return parse_hosts(j, arg);
     case OPT_HOSTFILE: return parse_hostfile(j, arg);
-    case OPT_MAP_BY:
-        if (strcmp(arg, "node") == 0)
-            j->map_by_node = true;
-        else if (strcmp(arg, "slot") == 0)
-            j->map_by_node = false;
-        else
-            return say_usage("--map-by '%s': expected slot or node", arg);
-        return -1;
+    case OPT_MAP_BY: return map_by(j, arg);
+    case 'N': return parse_ppr(j, "-N", arg, strlen(arg));
     case OPT_RSH:
         if (!*arg)
             return say_usage("--rsh must not be empty");
@@ -214,6 +243,15 @@ int hosts_option(struct job *j, int c, const char *arg)
     }
 }
 
+/* a is b, or b with its domain: "node1" and "node1.cluster". */
+static bool same_or_short(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    return strncmp(a, b, la) == 0 && (b[la] == '\0' || (b[la] == '.' && !strchr(a, '.')));
+}
+
+/* This machine by any name it goes by: Slurm's node names are often the
+ * short one of a host whose own name has its domain, or the other way. */
 static bool is_local(const char *name)
 {
     char me[HOST_NAME_MAX + 1];
@@ -222,7 +260,7 @@ static bool is_local(const char *name)
     if (gethostname(me, sizeof me))
         return false;
     me[HOST_NAME_MAX] = '\0';
-    return strcmp(name, me) == 0;
+    return same_or_short(name, me) || same_or_short(me, name);
 }
 
 /* One agent per other host that has ranks. */
@@ -251,25 +289,102 @@ static int assign_agents(struct job *j)
     return j->agents ? 0 : -1;
 }
 
-int hosts_place(struct job *j)
+const char *slurm_nodelist(void)
 {
-    if (j->nhosts == 0) {
-        char me[HOST_NAME_MAX + 1] = "localhost";
-        if (gethostname(me, sizeof me) == 0)
-            me[HOST_NAME_MAX] = '\0';
-        if (add_host(j, me, strlen(me), j->n))
-            return 1;
+    const char *v = getenv("SLURM_JOB_NODELIST");
+    if (!v || !*v)
+        v = getenv("SLURM_NODELIST");
+    return v && *v ? v : NULL;
+}
+
+/* Slots of the allocation's hosts: tasks per node, else CPUs, else 1. */
+static int slurm_slots(const struct job *j, int *counts, int n)
+{
+    static const char *const vars[] = {"SLURM_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE", NULL};
+    char err[256];
+    for (int i = 0; vars[i]; i++) {
+        const char *spec = getenv(vars[i]);
+        if (!spec || !*spec)
+            continue;
+        if (nodelist_counts(spec, counts, n, err, sizeof err) == 0) {
+            launcher_verbose(j, "slots from %s=%s", vars[i], spec);
+            return 0;
+        }
+        launcher_say("%s: %s; give --hosts instead", vars[i], err);
+        return -1;
     }
+    for (int h = 0; h < n; h++)
+        counts[h] = 1;
+    return 0;
+}
+
+/* Inside a Slurm allocation without --hosts: its nodes, as mpirun takes them. */
+static int slurm_hosts(struct job *j)
+{
+    const char *list = slurm_nodelist();
+    char err[256], **names = NULL;
+    int n = nodelist_expand(list, &names, err, sizeof err), rc = -1;
+    if (n < 0) {
+        launcher_say("the Slurm host list '%s': %s; give --hosts instead", list, err);
+        return EXIT_USAGE;
+    }
+    int *counts = calloc((size_t)n, sizeof *counts);
+    if (!counts || slurm_slots(j, counts, n))
+        rc = counts ? EXIT_USAGE : 1;
+    for (int h = 0; h < n && rc < 0; h++)
+        if (add_host(j, names[h], strlen(names[h]), counts[h]))
+            rc = 1;
+    if (rc < 0)
+        launcher_verbose(j, "inside a Slurm allocation: the ranks go to its %d host(s), %s", n, list);
+    free(counts);
+    nodelist_free(names, n);
+    j->host_source = "Slurm";
+    return rc;
+}
+
+/* Hosts when none were given: the Slurm allocation's, or this machine. */
+static int default_hosts(struct job *j)
+{
+    if (j->nhosts)
+        return -1;
+    if (slurm_nodelist())
+        return slurm_hosts(j);
+    char me[HOST_NAME_MAX + 1] = "localhost";
+    if (gethostname(me, sizeof me) == 0)
+        me[HOST_NAME_MAX] = '\0';
+    return add_host(j, me, strlen(me), j->n ? j->n : j->ppr) ? 1 : -1;
+}
+
+/* How many ranks the hosts take (-N caps each); without -n that many run. */
+static int capacity(struct job *j)
+{
     long total = 0;
     for (int h = 0; h < j->nhosts; h++) {
         j->hosts[h].local = is_local(j->hosts[h].name);
-        total += j->hosts[h].slots;
+        total += j->ppr ? j->ppr : j->hosts[h].slots;
     }
-    if (total < j->n) {
-        launcher_say("%d ranks need %d slots, but the hosts have only %ld; no rank was started", j->n, j->n,
-                     total);
+    if (!j->n && total > LAUNCHER_MAX_RANKS) {
+        launcher_say("the hosts have %ld slots, more than %d ranks: give -n N", total, LAUNCHER_MAX_RANKS);
         return EXIT_USAGE;
     }
+    if (!j->n)
+        j->n = (int)total;
+    if (total >= j->n)
+        return -1;
+    if (j->ppr)
+        launcher_say("%d ranks do not fit %d per host on %d host(s); no rank was started", j->n, j->ppr,
+                     j->nhosts);
+    else
+        launcher_say("%d ranks need %d slots, but the hosts have only %ld; no rank was started", j->n, j->n,
+                     total);
+    return EXIT_USAGE;
+}
+
+int hosts_place(struct job *j)
+{
+    int rc = default_hosts(j);
+    if (rc >= 0 || (rc = capacity(j)) >= 0)
+        return rc;
     j->ranks = calloc((size_t)j->n, sizeof *j->ranks);
     int *used = calloc((size_t)j->nhosts, sizeof *used);
     if (!j->ranks || !used) {
@@ -280,14 +395,16 @@ int hosts_place(struct job *j)
     int h = 0;
     for (int r = 0; r < j->n; r++) {
         /* Round-robin moves on after every rank, fill moves on when a host is full. */
-        while (used[h] >= j->hosts[h].slots)
+        while (used[h] >= (j->ppr ? j->ppr : j->hosts[h].slots))
             h = (h + 1) % j->nhosts;
         j->ranks[r].host = h;
+        j->ranks[r].cpu = -1;
         used[h]++;
         if (j->map_by_node)
             h = (h + 1) % j->nhosts;
     }
     free(used);
+    apps_assign(j);
     if (assign_agents(j)) {
         launcher_say("out of memory for the agents");
         return 1;

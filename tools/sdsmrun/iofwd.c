@@ -24,7 +24,13 @@
  * pipes are still drained.  A reader that went away (EPIPE: `| head`) is
  * not an error: its output is discarded quietly.
  * With --output-filename DIR the ranks write straight to DIR/rank.N/stdout
- * and DIR/rank.N/stderr instead, and nothing passes through the launcher.
+ * and DIR/rank.N/stderr instead, and nothing passes through the launcher;
+ * the output of a rank on another host, which its agent passes back, is
+ * written to the same files here, so one directory holds the whole job's.
+ *
+ * When rank 0 runs on another host, its input goes to its agent in frames
+ * on the agent's stdin (agent.h), its end as a frame too: the agent's stdin
+ * carries heartbeats and stays open for the whole job.
  *
  * Ordering: the event loop serves these pipes before it reaps children, and
  * each readable pipe is read until it is empty or a fair share is taken, so
@@ -34,6 +40,7 @@
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "launcher.h"
+#include "agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +60,7 @@
 struct stream {
     int fd;        /* read end; -1 once closed */
     int rank, dst; /* dst: STDOUT_FILENO or STDERR_FILENO */
+    int file;      /* --output-filename, for a rank on another host: its file here; -1 */
     char *buf;
     size_t len, cap;
 };
@@ -61,8 +69,10 @@ struct iofwd {
     bool to_files;
     bool restore_ttin; /* we ignore SIGTTIN; the ranks get the default back */
     /* input */
-    bool in_open; /* still reading our stdin */
-    int in_w;     /* write end of rank 0's stdin pipe; -1 once closed */
+    bool in_open;     /* still reading our stdin */
+    int in_w;         /* write end of rank 0's stdin pipe; -1 once closed */
+    int in_agent;     /* rank 0's agent when it runs on another host; -1 */
+    bool in_eof_sent; /* that agent was told the input ended (or may hear no more) */
     char in_buf[READ_CHUNK];
     size_t in_len, in_off;
     /* output */
@@ -133,6 +143,7 @@ int iofwd_init(struct job *j)
         io->restore_ttin = true;
     }
     io->in_w = -1;
+    io->in_agent = -1;
     io->child_fd[0] = io->child_fd[1] = io->child_fd[2] = -1;
     io->to_files = j->output_dir != NULL;
     if (io->to_files && make_dir(j->output_dir))
@@ -144,7 +155,7 @@ int iofwd_init(struct job *j)
         return -1;
     }
     for (int i = 0; i < 2 * j->n; i++)
-        io->s[i] = (struct stream){.fd = -1, .rank = i / 2, .dst = 1 + i % 2};
+        io->s[i] = (struct stream){.fd = -1, .rank = i / 2, .dst = 1 + i % 2, .file = -1};
     return 0;
 }
 
@@ -196,6 +207,21 @@ fail_quiet:
     return -1;
 }
 
+int iofwd_remote(struct job *j, int r)
+{
+    struct iofwd *io = j->io;
+    if (r == 0)
+        io->in_agent = j->ranks[0].agent;
+    if (!io->to_files)
+        return 0;
+    if ((io->s[2 * r].file = open_output(j, r, "stdout")) < 0 ||
+        (io->s[2 * r + 1].file = open_output(j, r, "stderr")) < 0) {
+        job_fail(j, 1, "cannot start rank %d: its output files cannot be created", r);
+        return -1;
+    }
+    return 0;
+}
+
 void iofwd_child(const struct job *j, int r)
 {
     const struct iofwd *io = j->io;
@@ -242,8 +268,51 @@ static void read_input(struct iofwd *io)
     }
 }
 
-static void write_input(struct iofwd *io)
+/* Where rank 0's input goes: its pipe here, or its agent's stdin (-1: nowhere now). */
+static int in_target(const struct job *j)
 {
+    const struct iofwd *io = j->io;
+    if (io->in_agent < 0)
+        return io->in_w;
+    return io->in_eof_sent ? -1 : j->agents[io->in_agent].in_w;
+}
+
+/* Rank 0 is on another host: the next frame to its agent, or the end. */
+static void write_agent_input(struct iofwd *io, int w)
+{
+    uint8_t frame[3 + AGENT_IN_MAX_DATA];
+    size_t len = io->in_len - io->in_off;
+    if (!io->in_len) {
+        frame[0] = AGENT_IN_EOF;
+        if (write(w, frame, 1) == 1 || (errno != EAGAIN && errno != EINTR))
+            io->in_eof_sent = true;
+        return;
+    }
+    if (len > AGENT_IN_MAX_DATA)
+        len = AGENT_IN_MAX_DATA;
+    frame[0] = AGENT_IN_DATA;
+    frame[1] = (uint8_t)(len >> 8);
+    frame[2] = (uint8_t)len;
+    memcpy(frame + 3, io->in_buf + io->in_off, len);
+    /* At most PIPE_BUF bytes: written whole or not at all, never split by a heartbeat. */
+    ssize_t n = write(w, frame, 3 + len);
+    if (n == (ssize_t)(3 + len)) {
+        io->in_off += len;
+        if (io->in_off == io->in_len)
+            io->in_len = io->in_off = 0;
+    } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
+        stop_input(io); /* the agent is gone */
+        io->in_eof_sent = true;
+    }
+}
+
+static void write_input(struct job *j)
+{
+    struct iofwd *io = j->io;
+    if (io->in_agent >= 0) {
+        write_agent_input(io, in_target(j));
+        return;
+    }
     ssize_t n = write(io->in_w, io->in_buf + io->in_off, io->in_len - io->in_off);
     if (n > 0) {
         io->in_off += (size_t)n;
@@ -424,13 +493,36 @@ static bool read_stream(struct job *j, struct stream *s, size_t budget)
     return true;
 }
 
+/* --output-filename: a remote rank's bytes into its file here. */
+static void feed_file(struct iofwd *io, struct stream *s, const uint8_t *p, size_t len)
+{
+    while (len > 0 && s->file >= 0) {
+        ssize_t n = write(s->file, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            launcher_say("--output-filename: cannot write rank %d's %s: %m; the rest is discarded", s->rank,
+                         s->dst == STDOUT_FILENO ? "output" : "errors");
+            io->write_failed = true;
+            close_fd(&s->file);
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
 /* Bytes rank r wrote on another host, as its agent passed them on. */
 void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len)
 {
     struct iofwd *io = j->io;
-    if (!io || io->to_files)
+    if (!io)
         return;
     struct stream *s = &io->s[2 * r + (dst == STDERR_FILENO)];
+    if (io->to_files) {
+        feed_file(io, s, p, len);
+        return;
+    }
     while (len > 0) {
         if (s->cap - s->len < READ_CHUNK) {
             size_t cap = s->cap ? 2 * s->cap : 2 * READ_CHUNK;
@@ -456,9 +548,15 @@ void iofwd_feed(struct job *j, int r, int dst, const uint8_t *p, size_t len)
 void iofwd_feed_end(struct job *j, int r)
 {
     struct iofwd *io = j->io;
-    for (int i = 2 * r; io && i < 2 * r + 2; i++)
+    for (int i = 2 * r; io && i < 2 * r + 2; i++) {
+        close_fd(&io->s[i].file);
         if (io->s[i].fd < 0)
             close_stream(j, &io->s[i]);
+    }
+    if (io && r == 0 && io->in_agent >= 0) {
+        stop_input(io); /* rank 0 reads no more */
+        io->in_eof_sent = true;
+    }
 }
 
 /* ------------------------------------------------------- event loop */
@@ -471,10 +569,12 @@ size_t iofwd_pollset(struct job *j, struct pollfd *pfd)
     size_t k = 0;
     if (!io)
         return 0;
-    if (io->in_len && io->in_w >= 0) {
-        pfd[k] = (struct pollfd){.fd = io->in_w, .events = POLLOUT};
+    int w = in_target(j);
+    bool eof_due = io->in_agent >= 0 && !io->in_open && !io->in_eof_sent;
+    if ((io->in_len || eof_due) && w >= 0) {
+        pfd[k] = (struct pollfd){.fd = w, .events = POLLOUT};
         io->polled[k++] = -2;
-    } else if (io->in_open && io->in_w >= 0) {
+    } else if (io->in_open && w >= 0) {
         pfd[k] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
         io->polled[k++] = -1;
     }
@@ -497,7 +597,7 @@ void iofwd_events(struct job *j, const struct pollfd *pfd)
         if (io->polled[k] == -1)
             read_input(io);
         else if (io->polled[k] == -2)
-            write_input(io);
+            write_input(j);
         else
             read_stream(j, &io->s[io->polled[k]], FAIR_SHARE);
     }
@@ -524,6 +624,7 @@ bool iofwd_finish(struct job *j)
     stop_input(io);
     for (int i = 0; i < 2 * j->n; i++) {
         struct stream *s = &io->s[i];
+        close_fd(&s->file);
         if (s->fd < 0 || read_stream(j, s, DRAIN_MAX))
             close_stream(j, s); /* a descendant still holds it open: stop here;
                                  * or an agent's rank cut short mid-line */

@@ -18,6 +18,7 @@
 #include "launcher.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,14 @@ void launcher_say(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     launcher_vsay("sdsmrun: ", fmt, ap);
+    va_end(ap);
+}
+
+void launcher_say_prefixed(const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    launcher_vsay(prefix, fmt, ap);
     va_end(ap);
 }
 
@@ -166,7 +175,7 @@ static void describe(int st, char *buf, size_t len)
 static void judge(struct job *j, struct rank *rk)
 {
     int r = (int)(rk - j->ranks), st = rk->wstatus;
-    char how[160], pb[96], lb[96];
+    char how[160], pb[96], lb[PATH_MAX + 200];
     const char *pid = job_pid_str(j, rk, pb, sizeof pb);
     if (rk->judged)
         return;
@@ -184,6 +193,9 @@ static void judge(struct job *j, struct rank *rk)
     describe(st, how, sizeof how);
     if (j->stopping || rk->aborted)
         launcher_verbose(j, "rank %d (pid %s) %s at %.1f ms", r, pid, how, launcher_ms(j, rk->t_exit));
+    else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+        job_fail(j, 128 + SIGKILL, "rank %d (pid %s) %s%s", r, pid, how,
+                 rk->oom ? rk->oom : oom_explain(rk->agent < 0, lb, sizeof lb));
     else if (WIFSIGNALED(st))
         job_fail(j, 128 + WTERMSIG(st), "rank %d (pid %s) %s", r, pid, how);
     else if (WEXITSTATUS(st) && rk->lost)

@@ -67,6 +67,15 @@ struct rank {
     int host;  /* index in job.hosts */
     int agent; /* index in job.agents for a rank on another host; -1 = ours.
                              * Its pid is then the agent's report (0 until it comes). */
+    int app;   /* index in job.apps: the program it runs */
+    int cpu;   /* --bind-to core: the CPU it is pinned to; -1 = not bound */
+    char *oom; /* on another host, killed by SIGKILL: its agent's oom_explain */
+};
+
+/* One program of the command line (several with MPMD: prog1 : prog2). */
+struct app {
+    char **argv; /* program and its arguments, NULL-terminated */
+    int n;       /* its ranks; 0 = the rest (the only group, without -n) */
 };
 
 /* What a child of ours restores before exec (proc_child_restore): the
@@ -78,7 +87,20 @@ struct proc_restore {
 };
 
 /* Long options without a short form. */
-enum { OPT_HOSTS = 1000, OPT_HOSTFILE, OPT_MAP_BY, OPT_RSH, OPT_PREFIX, OPT_THREADS, OPT_ASLR, OPT_TRACE };
+enum {
+    OPT_HOSTS = 1000,
+    OPT_HOSTFILE,
+    OPT_MAP_BY,
+    OPT_RSH,
+    OPT_PREFIX,
+    OPT_THREADS,
+    OPT_ASLR,
+    OPT_TRACE,
+    OPT_BIND_TO,
+    OPT_REPORT_BINDINGS,
+    OPT_DISPLAY_MAP,
+    OPT_FOREIGN, /* another launcher's option: named with a hint (foreign.c) */
+};
 
 /* A host of --hosts/--hostfile. */
 struct host {
@@ -113,14 +135,20 @@ struct job {
     const char *protocol;
     bool tag_output;        /* --tag-output */
     const char *output_dir; /* --output-filename DIR, or NULL */
-    char **argv;            /* program and its arguments */
+    struct app *apps;       /* the programs: one, or one per ':' group (MPMD) */
+    int napps;
+    bool bind_core;       /* --bind-to core */
+    bool report_bindings; /* --report-bindings */
+    bool display_map;     /* --display-map */
     /* hosts (hosts.c) and their agents (agents.c); without --hosts/--hostfile one local host */
     struct host *hosts;
     int nhosts;
-    bool map_by_node;   /* --map-by node: round-robin; else fill each host's slots */
-    const char *rsh;    /* --rsh, SDSM_RSH or the default */
-    const char *prefix; /* --prefix: sdsmrun's directory on the remote hosts */
-    char **xenv;        /* -x: "NAME=VALUE" for every rank */
+    bool map_by_node;        /* --map-by node: round-robin; else fill each host's slots */
+    int ppr;                 /* --map-by ppr:N:node, -N: N ranks per host (in place of slots); 0 = none */
+    const char *host_source; /* "--hosts", "--hostfile", "Slurm": where the hosts came from */
+    const char *rsh;         /* --rsh, SDSM_RSH or the default */
+    const char *prefix;      /* --prefix: sdsmrun's directory on the remote hosts */
+    char **xenv;             /* -x: "NAME=VALUE" for every rank */
     int nxenv;
     struct agent *agents;
     int nagents;
@@ -166,8 +194,8 @@ struct job {
 /*
  * The parts call one way: sdsmrun.c (main, the event loop and the stop's
  * steps) calls ctrl.c, spawn.c, iofwd.c, hosts.c and agents.c, and the
- * agent mode agent.c; all of them call job.c and proc.c, which call no
- * other part.  (spawn.c prepares a rank's streams with iofwd.c before its
+ * agent mode agent.c; all of them call job.c, proc.c and oom.c, which call
+ * no other part.  (spawn.c prepares a rank's streams with iofwd.c before its
  * fork; agents.c hands iofwd.c the output its agents pass back.)
  */
 
@@ -182,6 +210,28 @@ struct job {
 int options_parse(struct job *j, int argc, char **argv);
 int options_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* foreign.c: other launchers' options.  getopt's table: own then theirs. */
+struct option;
+const struct option *foreign_longopts(const struct option *own);
+/* The usage error for an unknown option word ("--mca", "-c"): a hint. */
+int foreign_unknown(const char *word, const struct option *own);
+
+/* apps.c: the programs (MPMD: prog1 : prog2) */
+/* The program words (w[0..nw)); one_program: after "--", ':' is no separator. */
+int apps_parse(struct job *j, char **w, int nw, bool one_program);
+void apps_assign(struct job *j);              /* each rank's app, after placement */
+char **apps_argv(const struct job *j, int r); /* rank r's program and arguments */
+int apps_check_local(const struct job *j);    /* 0, or EXIT_NOEXEC (said) */
+void apps_free(struct job *j);
+
+/* bind.c: --bind-to, --report-bindings, --display-map */
+int bind_option(struct job *j, int c, const char *arg);
+/* The CPU of the i-th rank forked on this host; *shared set when CPUs ran out. */
+int bind_cpu(int i, bool *shared);
+void bind_child(int cpu); /* in a rank's child before exec; -1: nothing */
+void bind_report(const char *host, pid_t pid, int rank, int cpu);
+void bind_display_map(const struct job *j);
+
 /* job.c: the clock, messages, the first failure, the verdicts on the ranks */
 int64_t launcher_now(void);
 /* Milliseconds from the launcher's start to t, for --verbose timings. */
@@ -190,6 +240,8 @@ double launcher_ms(const struct job *j, int64_t t);
 void launcher_vsay(const char *prefix, const char *fmt, va_list ap);
 /* "sdsmrun: " + message + newline. */
 void launcher_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* prefix + message, for lines that are not "sdsmrun: " ones. */
+void launcher_say_prefixed(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Only with --verbose. */
 void launcher_verbose(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* guard(STDERR_FILENO) runs before each of the launcher's lines (iofwd.c
@@ -230,7 +282,7 @@ void proc_join_group(pid_t pid, pid_t *pgid);
 /* A pipe a child writes and we read: both ends close-on-exec, ours
  * non-blocking.  0, or -1 with errno set. */
 int proc_out_pipe(int *ours, int *childs);
-/* Block SIGCHLD, SIGINT, SIGTERM and SIGHUP (the mask before goes to
+/* Block SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 (the mask before goes to
  * *old_mask) and read them from the returned signalfd (-1 with errno set);
  * orphans of our children come to us (a subreaper). */
 int proc_signalfd(sigset_t *old_mask);
@@ -242,6 +294,12 @@ pid_t proc_wait_any(int *wstatus);
  * sessions of their own) and reap it; SIGTERM first unless kill_now, SIGKILL
  * after KILL_AFTER_US.  Returns how many were left when it gave up, or 0. */
 int proc_sweep_group(pid_t pgid, bool kill_now);
+
+/* oom.c: was a SIGKILL the out-of-memory killer's? */
+void oom_watch_start(void); /* the kill counts at the job's start */
+/* Text to follow "killed by signal 9 (Killed)", from the counts of this
+ * machine (here) or none (a hint only). */
+const char *oom_explain(bool here, char *buf, size_t len);
 
 /* ctrl.c */
 int ctrl_listen(struct job *j);
@@ -259,6 +317,7 @@ void ctrl_sweep(struct job *j);
 int iofwd_init(struct job *j);                /* before any other descriptor is opened */
 int iofwd_prepare(struct job *j, int r);      /* before rank r's fork; job_fail on error */
 void iofwd_child(const struct job *j, int r); /* in rank r's child, before exec */
+int iofwd_remote(struct job *j, int r);       /* rank r runs on another host; job_fail on error */
 void iofwd_parent(struct job *j, int r);      /* after rank r's fork, in the launcher */
 size_t iofwd_npoll(const struct job *j);      /* most pollfds iofwd_pollset fills */
 size_t iofwd_pollset(struct job *j, struct pollfd *pfd);
@@ -275,6 +334,8 @@ int spawn_all(struct job *j);
 void spawn_timers(struct job *j, int64_t now); /* ranks under a wrapper stopped? */
 int64_t spawn_next_deadline(const struct job *j);
 void spawn_signal_job(struct job *j, int sig);
+/* SIGUSR1/SIGUSR2 to us: to every rank forked here (not to their group). */
+void spawn_forward_signal(struct job *j, int sig);
 bool spawn_job_gone(const struct job *j);
 /* Kill whatever the job left (a rank's children, also in sessions of their
  * own) and reap it; returns once none is left or after a bounded wait. */
@@ -285,6 +346,7 @@ int hosts_option(struct job *j, int c, const char *arg); /* -1: go on; else exit
 int hosts_place(struct job *j);                          /* after parsing; -1: go on; else exit status */
 int hosts_setup_env(struct job *j);                      /* -x for our own ranks */
 void hosts_free(struct job *j);                          /* the host table and -x, at exit */
+const char *slurm_nodelist(void);                        /* SLURM_JOB_NODELIST (or SLURM_NODELIST), or NULL */
 
 /* agents.c: the launcher's side of the other hosts' agents */
 int agents_start(struct job *j);                      /* after the local ranks are forked */
@@ -295,7 +357,8 @@ void agents_events(struct job *j, const struct pollfd *pfd);
 void agents_timers(struct job *j, int64_t now);
 int64_t agents_next_deadline(const struct job *j);
 bool agents_gone(const struct job *j);
-void agents_free(struct job *j); /* the agent table, at exit */
+void agents_free(struct job *j);                    /* the agent table, at exit */
+void agents_forward_signal(struct job *j, int sig); /* SIGUSR1/SIGUSR2 to their ranks */
 
 /* agent.c */
 int agent_main(int argc, char **argv); /* sdsmrun --agent ... */

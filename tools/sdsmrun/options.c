@@ -23,9 +23,10 @@
 static const char usage_line[] =
     "Usage: sdsmrun -n N [--timeout S] [--stats] [--protocol NAME] [--verbose]\n"
     "               [--tag-output] [--output-filename DIR] [--hosts H[:S],... | --hostfile F]\n"
-    "               [--map-by slot|node] [--rsh CMD] [--prefix DIR] [-x NAME[=VALUE]]...\n"
-    "               [--threads T] [--aslr] [--trace DIR]\n"
-    "               [--] program [args...]\n";
+    "               [--map-by slot|node|ppr:N:node] [-N N] [--bind-to core|none]\n"
+    "               [--report-bindings] [--display-map] [--rsh CMD] [--prefix DIR]\n"
+    "               [-x NAME[=VALUE]]... [--threads T] [--aslr] [--trace DIR]\n"
+    "               [--] program [args...] [: -n N program [args...]]...\n";
 
 static const char vars_text[] =
     "Variables set in every rank's environment:\n"
@@ -63,7 +64,10 @@ static const char help_text[] =
     "other through a private rendezvous, and stop the whole job when any rank fails.\n"
     "\n"
     "Options:\n"
-    "  -n, --nprocs N       number of ranks, 1..4096 (required)\n"
+    "  -n, --nprocs N       number of ranks, 1..4096; also -np N (required unless\n"
+    "                       the hosts say it: without -n, as many ranks as the hosts\n"
+    "                       of --hosts, --hostfile or the Slurm allocation have slots,\n"
+    "                       or -N N per host)\n"
     "  -t, --timeout S      stop the job after S seconds (decimals allowed; 0: no limit)\n"
     "  -s, --stats          ask every rank for statistics at sdsm_finalize (SDSM_STATS=1)\n"
     "  -p, --protocol NAME  coherence protocol for every rank: hlrc, update, ibec\n"
@@ -83,15 +87,31 @@ static const char help_text[] =
     "                       write rank R's stdout and stderr to the files\n"
     "                       DIR/rank.R/stdout and DIR/rank.R/stderr (created or\n"
     "                       truncated; no tags) instead of sdsmrun's\n"
-    "      --hosts H[:S],...  run ranks on these hosts, S slots each (default 1); a name\n"
-    "                       given twice adds its slots.  This machine (its name or\n"
-    "                       \"localhost\") runs its ranks itself; for every other host\n"
-    "                       sdsmrun starts an agent: RSH HOST SDSMRUN --agent ..., which\n"
-    "                       forks that host's ranks and passes back their output and\n"
-    "                       exit statuses\n"
+    "  -H, --host, --hosts H[:S],...\n"
+    "                       run ranks on these hosts, S slots each (default 1); a name\n"
+    "                       given twice adds its slots.  This machine (its name, with\n"
+    "                       or without its domain, or \"localhost\") runs its ranks\n"
+    "                       itself; for every other host sdsmrun starts an agent:\n"
+    "                       RSH HOST SDSMRUN --agent ..., which forks that host's\n"
+    "                       ranks and passes back their output and exit statuses.\n"
+    "                       Given several times, the lists add up.\n"
+    "                       Inside a Slurm allocation (SLURM_JOB_NODELIST set) the\n"
+    "                       default is the allocation's nodes, with its\n"
+    "                       SLURM_TASKS_PER_NODE (else SLURM_JOB_CPUS_PER_NODE) as slots\n"
     "      --hostfile FILE  hosts from FILE: lines \"host [slots=N]\", '#' comments\n"
-    "      --map-by slot|node  slot (default): fill each host's slots in order; node:\n"
-    "                       one rank per host in turn, skipping full hosts\n"
+    "      --map-by slot|node|ppr:N:node\n"
+    "                       slot (default): fill each host's slots in order; node:\n"
+    "                       one rank per host in turn, skipping full hosts; ppr:N:node:\n"
+    "                       N ranks on each host (in place of its slots), in order\n"
+    "  -N N                 N ranks per host: --map-by ppr:N:node\n"
+    "      --bind-to core|none  core: pin each rank to one CPU of its host (the i-th\n"
+    "                       rank there to the i-th CPU sdsmrun or the agent may use,\n"
+    "                       round again when there are more ranks); none (default):\n"
+    "                       leave them to the scheduler\n"
+    "      --report-bindings  print each rank's binding on stderr as it starts:\n"
+    "                       \"[host:pid] rank R bound to CPU C: [./B/./.]\"\n"
+    "      --display-map    print which rank runs on which host, and its program,\n"
+    "                       on stderr before the job starts\n"
     "      --rsh CMD        remote shell command, split at spaces (default $SDSM_RSH, else\n"
     "                       \"ssh -o BatchMode=yes\"); it gets HOST then the agent's command\n"
     "                       line, quoted for the remote shell\n"
@@ -99,12 +119,22 @@ static const char help_text[] =
     "                       the same path as here)\n"
     "  -x NAME[=VALUE]      give every rank on every host NAME (its value here, or VALUE);\n"
     "                       SDSM_* variables set here reach the other hosts by themselves\n"
-    "      --info           list the SDSM_* environment variables and exit\n"
+    "      --info           say whether direct launch by mpirun or srun (PMIx, PMI-2)\n"
+    "                       is built in, list the SDSM_* environment variables, exit\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the version and exit\n"
-    "  --                   end of options: the next word is the program\n"
+    "  --                   end of options: the next word is the program, and every\n"
+    "                       word after it is an argument of it (':' too)\n"
     "Options stop at the first word that is not one, so the program's own options\n"
-    "need no '--'.\n"
+    "need no '--'.  A long option's whole name also takes one dash, as mpirun's\n"
+    "do (-np 4, -host a,b); other words with one dash are short options, as\n"
+    "always (-st 5 is -s -t 5).  An option of mpirun or srun that sdsmrun spells differently, or\n"
+    "does not need, is named with sdsmrun's way (e.g. --machinefile: --hostfile).\n"
+    "\n"
+    "Several programs (MPMD, as mpirun): sdsmrun [options] -n 1 ./a : -n 3 ./b x\n"
+    "runs rank 0 as ./a and ranks 1 to 3 as ./b x, one job of 4 ranks (every\n"
+    "program uses sdsm).  Each ':' starts a program with its own -n; options\n"
+    "before the first program are for all of them.\n"
     "\n"
     "Standard input goes to rank 0 only (through sdsmrun, so a terminal works too);\n"
     "the other ranks read /dev/null.  The ranks' output and errors reach sdsmrun's\n"
@@ -122,13 +152,14 @@ static const char help_text[] =
     "\n"
     "On other hosts: the program must be at the same path (or on the PATH there),\n"
     "the job runs in the same working directory, and rank 0's standard input is\n"
-    "forwarded only when rank 0 runs on this machine.  The job key reaches each\n"
+    "forwarded there too, through its agent.  The job key reaches each\n"
     "agent on its standard input, never on a command line nor in the remote shell's\n"
     "environment; text the remote shell prints before the agent (a login banner)\n"
     "is skipped (shown with --verbose).  When the launcher or its\n"
     "connection goes away the agent stops its ranks.  A host whose remote shell or\n"
     "agent fails (unknown host, program missing there) fails the job naming the\n"
-    "host; --output-filename works only for ranks on this machine.  sdsmrun and\n"
+    "host.  With --output-filename, the files of ranks on other hosts are written\n"
+    "here, on this machine, from the output their agents pass back.  sdsmrun and\n"
     "each agent exchange heartbeats (SDSM_HEARTBEAT): an agent silent for\n"
     "SDSM_PEER_TIMEOUT (stopped, hung, host cut off) fails the job naming its\n"
     "host, and an agent that hears nothing from sdsmrun as long stops its ranks.\n"
@@ -150,7 +181,9 @@ static const char help_text[] =
     "other ranks have 0.5 s to end by themselves (a rank that is exiting flushes\n"
     "its output); sdsmrun then sends SIGTERM to all that are left, SIGKILL 2 s\n"
     "later, and exits.  On SIGINT/SIGTERM/SIGHUP, or when --timeout expires, the\n"
-    "SIGTERM goes at once.  When --timeout expires it first asks the\n"
+    "SIGTERM goes at once.  SIGUSR1 and SIGUSR2 are passed on to every rank (the\n"
+    "processes sdsmrun or an agent started, not their children), and the job goes\n"
+    "on.  When --timeout expires it first asks the\n"
     "ranks what they are waiting for (call, lock, collective, page) and prints their\n"
     "answers (0.7 s at most).  A program that never calls sdsm_init runs like any\n"
     "program: the job succeeds when all ranks exit 0.\n"
@@ -165,6 +198,7 @@ static const char status_text[] =
     "           protocol, stopped responding, or the launcher could not start the\n"
     "           job, and when a host's agent failed or fell silent\n"
     "  128+SIG  a rank was killed (or stopped) by signal SIG, e.g. 139 for SIGSEGV\n"
+    "           (137, SIGKILL: the message says whether the out-of-memory killer did it)\n"
     "           (147, SIGSTOP, for a rank under a wrapper stopped by any signal)\n"
     "  124      the --timeout expired\n"
     "  127      the program could not be executed\n"
@@ -258,7 +292,19 @@ static int threads_option(const char *arg)
     return -1;
 }
 
-/* --info: every SDSM_* variable, with its value here. */
+/* What --info says first: how sdsm_init can start without sdsmrun. */
+static const char direct_launch_text[] =
+    "Direct launch (mpirun or srun starts the ranks, without sdsmrun):\n"
+#ifdef SDSM_HAVE_PMIX
+    "  PMIx:  yes (srun --mpi=pmix, Open MPI's mpirun)\n"
+#else
+    "  PMIx:  no (built without it: the build found no PMIx, pkg-config pmix, or\n"
+    "         had -DSDSM_PMIX=OFF; install libpmix-dev and rebuild to have it)\n"
+#endif
+    "  PMI-2: yes (srun --mpi=pmi2, MPICH's and Intel MPI's mpiexec with PMI-2)\n"
+    "\n";
+
+/* --info: direct launch, then every SDSM_* variable, with its value here. */
 static int print_info(void)
 {
     static const char *const info[] = {"\n", vars_text, NULL};
@@ -269,10 +315,61 @@ static int print_info(void)
     int bad = sdsm_config_load(&cfg, environ, err, sizeof err, NULL);
     if (bad)
         sdsm_config_load(&cfg, NULL, err, sizeof err, NULL);
+    fputs(direct_launch_text, stdout);
     printf("Every SDSM_* variable the runtime reads (value here: %s):\n",
            bad ? "defaults; the environment has an invalid one" : "from this environment");
     sdsm_config_print(&cfg, stdout);
     return print_texts(info);
+}
+
+static const struct option own_longopts[] = {{"nprocs", required_argument, NULL, 'n'},
+                                             {"np", required_argument, NULL, 'n'},
+                                             {"timeout", required_argument, NULL, 't'},
+                                             {"stats", no_argument, NULL, 's'},
+                                             {"protocol", required_argument, NULL, 'p'},
+                                             {"verbose", no_argument, NULL, 'v'},
+                                             {"info", no_argument, NULL, 'I'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
+                                             /* long only: 'T' and 'O' are not in the short option string */
+                                             {"tag-output", no_argument, NULL, 'T'},
+                                             {"output-filename", required_argument, NULL, 'O'},
+                                             {"hosts", required_argument, NULL, OPT_HOSTS},
+                                             {"host", required_argument, NULL, OPT_HOSTS},
+                                             {"hostfile", required_argument, NULL, OPT_HOSTFILE},
+                                             {"map-by", required_argument, NULL, OPT_MAP_BY},
+                                             {"rsh", required_argument, NULL, OPT_RSH},
+                                             {"prefix", required_argument, NULL, OPT_PREFIX},
+                                             {"threads", required_argument, NULL, OPT_THREADS},
+                                             {"aslr", no_argument, NULL, OPT_ASLR},
+                                             {"trace", required_argument, NULL, OPT_TRACE},
+                                             {"bind-to", required_argument, NULL, OPT_BIND_TO},
+                                             {"report-bindings", no_argument, NULL, OPT_REPORT_BINDINGS},
+                                             {"display-map", no_argument, NULL, OPT_DISPLAY_MAP},
+                                             {NULL, 0, NULL, 0}};
+
+static struct {
+    int at;            /* the word's index in argv, 0 = none */
+    const char *typed; /* as the user typed it, for messages */
+} respelled;
+
+/* --hosts and -H add up, as mpirun's --host does; a hostfile comes alone. */
+static int hosts_given(struct job *j, int c, const char *arg)
+{
+    const char *source = c == OPT_HOSTFILE ? "--hostfile" : "--hosts";
+    if (j->host_source && (c == OPT_HOSTFILE || strcmp(j->host_source, source) != 0))
+        return options_usage_error("give --hosts (-H) or --hostfile, not both, and --hostfile once");
+    j->host_source = source;
+    return hosts_option(j, c, arg);
+}
+
+/* An unknown option (or a foreign one, OPT_FOREIGN): its word and a hint. */
+static int unknown_option(char **argv)
+{
+    char word[4] = {'-', (char)optopt, '\0', '\0'};
+    if (optopt)
+        return foreign_unknown(word, own_longopts);
+    return foreign_unknown(argv[optind - 1], own_longopts);
 }
 
 /* One option; returns -1 to go on or the exit status. */
@@ -300,11 +397,10 @@ static int option(struct job *j, int c, char **argv)
         return -1;
     case OPT_TRACE: return trace_option(optarg);
     case 'h': return print_texts(help);
+    case 'H':
     case OPT_HOSTS:
-    case OPT_HOSTFILE:
-        if (j->nhosts)
-            return options_usage_error("give --hosts or --hostfile once");
-        return hosts_option(j, c, optarg);
+    case OPT_HOSTFILE: return hosts_given(j, c == OPT_HOSTFILE ? c : OPT_HOSTS, optarg);
+    case 'N':
     case OPT_MAP_BY:
     case OPT_RSH:
     case OPT_PREFIX:
@@ -314,49 +410,71 @@ static int option(struct job *j, int c, char **argv)
         snprintf(version, sizeof version, "sdsmrun (sdsm) %d.%d.%d\n", SDSM_VERSION_MAJOR, SDSM_VERSION_MINOR,
                  SDSM_VERSION_PATCH);
         return print_texts(vers);
+    case OPT_BIND_TO:
+    case OPT_REPORT_BINDINGS:
+    case OPT_DISPLAY_MAP: return bind_option(j, c, optarg);
+    case OPT_FOREIGN:
+        return foreign_unknown(respelled.at == optind - 1 ? respelled.typed : argv[optind - 1], own_longopts);
     case ':': return options_usage_error("option '%s' needs a value", argv[optind - 1]);
-    default:
-        if (optopt)
-            return options_usage_error("unknown option '-%c'", optopt);
-        return options_usage_error("unknown option '%s'", argv[optind - 1]);
+    default: return unknown_option(argv);
     }
+}
+
+/* The program words after the options: "--" makes them one program, ':'
+ * words included; without it ':' separates the groups of MPMD. */
+static int program_words(struct job *j, int argc, char **argv)
+{
+    bool dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+    if (optind >= argc)
+        return options_usage_error("missing the program to run");
+    return apps_parse(j, argv + optind, argc - optind, dashdash);
+}
+
+/*
+ * mpirun's long options take one dash (-np 4, -host a,b): the next word,
+ * when it is one of getopt's long names spelled out in full, gets its
+ * second dash.  Anything else with one dash stays short options ("-st 5"
+ * is -s -t 5), as it always was.
+ */
+static void one_dash_long(int argc, char **argv, const struct option *longopts)
+{
+    static char spelled[16][512];
+    static int used;
+    if (optind >= argc || argv[optind][0] != '-' || argv[optind][1] == '-' || used == 16)
+        return;
+    const char *w = argv[optind];
+    size_t len = strcspn(w + 1, "=");
+    if (len < 2 || strlen(w) + 2 > sizeof spelled[0])
+        return;
+    for (const struct option *o = longopts; o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, w + 1, len) == 0) {
+            snprintf(spelled[used], sizeof spelled[0], "-%s", w);
+            respelled.at = optind;
+            respelled.typed = w;
+            argv[optind] = spelled[used++];
+            return;
+        }
 }
 
 /* Returns -1 to run the job, else the exit status. */
 int options_parse(struct job *j, int argc, char **argv)
 {
-    static const struct option longopts[] = {{"nprocs", required_argument, NULL, 'n'},
-                                             {"timeout", required_argument, NULL, 't'},
-                                             {"stats", no_argument, NULL, 's'},
-                                             {"protocol", required_argument, NULL, 'p'},
-                                             {"verbose", no_argument, NULL, 'v'},
-                                             {"info", no_argument, NULL, 'I'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {"version", no_argument, NULL, 'V'},
-                                             /* long only: 'T' and 'O' are not in the short option string */
-                                             {"tag-output", no_argument, NULL, 'T'},
-                                             {"output-filename", required_argument, NULL, 'O'},
-                                             {"hosts", required_argument, NULL, OPT_HOSTS},
-                                             {"hostfile", required_argument, NULL, OPT_HOSTFILE},
-                                             {"map-by", required_argument, NULL, OPT_MAP_BY},
-                                             {"rsh", required_argument, NULL, OPT_RSH},
-                                             {"prefix", required_argument, NULL, OPT_PREFIX},
-                                             {"threads", required_argument, NULL, OPT_THREADS},
-                                             {"aslr", no_argument, NULL, OPT_ASLR},
-                                             {"trace", required_argument, NULL, OPT_TRACE},
-                                             {NULL, 0, NULL, 0}};
+    const struct option *longopts = foreign_longopts(own_longopts);
     int c;
     opterr = 0;
     /* '+': the program's own options are not ours; ':': report missing values ourselves. */
-    while ((c = getopt_long(argc, argv, "+:n:t:sp:vhVx:", longopts, NULL)) != -1) {
+    for (;;) {
+        one_dash_long(argc, argv, longopts);
+        if ((c = getopt_long(argc, argv, "+:n:t:sp:vhVx:H:N:", longopts, NULL)) == -1)
+            break;
         int rc = option(j, c, argv);
         if (rc >= 0)
             return rc;
     }
-    if (!j->n)
+    int rc = program_words(j, argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (!j->n && !j->ppr && !j->nhosts && !slurm_nodelist())
         return options_usage_error("missing -n N, the number of ranks");
-    if (optind >= argc)
-        return options_usage_error("missing the program to run");
-    j->argv = argv + optind;
     return -1;
 }

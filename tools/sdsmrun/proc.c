@@ -115,6 +115,8 @@ int proc_signalfd(sigset_t *old_mask)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1); /* passed on to the ranks */
+    sigaddset(&set, SIGUSR2);
     if (sigprocmask(SIG_BLOCK, &set, old_mask))
         return -1;
     int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

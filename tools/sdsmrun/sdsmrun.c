@@ -127,6 +127,7 @@ static int setup(struct job *j)
         return -1;
     if (j->timeout_s > 0)
         j->deadline = j->t0 + (int64_t)(j->timeout_s * 1e6);
+    oom_watch_start();
     return 0;
 }
 
@@ -194,6 +195,11 @@ static void on_signals(struct job *j)
             int sig = (int)si[i].ssi_signo;
             if (sig == SIGCHLD) {
                 child = true;
+            } else if (sig == SIGUSR1 || sig == SIGUSR2) {
+                launcher_verbose(j, "received signal %d (%s): passing it on to the ranks", sig,
+                                 strsignal(sig));
+                spawn_forward_signal(j, sig);
+                agents_forward_signal(j, sig);
             } else if (!j->stopping) {
                 j->urgent = true;
                 job_fail(j, 128 + sig, "received signal %d (%s)", sig, strsignal(sig));
@@ -384,6 +390,8 @@ static int run(struct job *j)
     ctrl_close_all(j);
     ctrl_sweep(j);
     free(j->conns);
+    for (int r = 0; r < j->n; r++)
+        free(j->ranks[r].oom);
     free(j->ranks);
     j->conns = NULL;
     j->ranks = NULL;
@@ -399,24 +407,17 @@ int main(int argc, char **argv)
     int rc = options_parse(&job, argc, argv);
     if (rc >= 0 || (rc = hosts_place(&job)) >= 0)
         goto out;
-    if (job.output_dir && !job_all_local(&job)) {
-        rc = options_usage_error("--output-filename works only for ranks on this machine");
-        goto out;
-    }
     /* Before the checks below: -x may set SDSM_* (checked) or PATH (where the program is). */
     rc = 1;
     if (hosts_setup_env(&job))
         goto out;
     /* Another host checks for itself (its agent names it when the program is missing). */
-    int e = job_any_local(&job) ? proc_check_program(job.argv[0]) : 0;
-    if (e) {
-        errno = e;
-        launcher_say("cannot run '%s': %m", job.argv[0]);
-        rc = EXIT_NOEXEC;
+    if ((rc = apps_check_local(&job)))
         goto out;
-    }
     if ((rc = check_config(&job)) >= 0)
         goto out;
+    if (job.display_map)
+        bind_display_map(&job);
     rc = 1;
     if (setup(&job))
         goto out;
@@ -427,5 +428,6 @@ out:
     free(job.ranks); /* leak checkers should see a clean exit */
     agents_free(&job);
     hosts_free(&job);
+    apps_free(&job);
     return rc;
 }

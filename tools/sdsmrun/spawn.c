@@ -40,13 +40,41 @@ static __attribute__((noreturn)) void child(const struct job *j, int r)
     child_env(j, r);
     proc_child_restore(&j->child_restore);
     proc_child_aslr();
-    execvp(j->argv[0], j->argv);
-    launcher_say("cannot run '%s': %m", j->argv[0]);
+    bind_child(j->ranks[r].cpu);
+    char **argv = apps_argv(j, r);
+    execvp(argv[0], argv);
+    launcher_say("cannot run '%s': %m", argv[0]);
     _exit(127);
+}
+
+/* --bind-to core: the ranks forked here take this machine's CPUs in turn. */
+static void bind_local(struct job *j)
+{
+    bool shared = false;
+    int i = 0;
+    for (int r = 0; r < j->n && j->bind_core; r++)
+        if (j->ranks[r].agent < 0)
+            j->ranks[r].cpu = bind_cpu(i++, &shared);
+    if (shared)
+        launcher_say("--bind-to core: %d ranks on this machine, more than its CPUs: some share one", i);
+}
+
+static void report_local(const struct job *j)
+{
+    for (int r = 0; r < j->n && j->report_bindings; r++)
+        if (j->ranks[r].agent < 0)
+            bind_report(j->hosts[j->ranks[r].host].name, j->ranks[r].pid, r, j->ranks[r].cpu);
 }
 
 int spawn_all(struct job *j)
 {
+    bind_local(j);
+    /* Before any fork: a failure here leaves nothing running. */
+    for (int r = 0; r < j->n; r++)
+        if (j->ranks[r].agent >= 0 && iofwd_remote(j, r)) {
+            job_never_started(j, 0);
+            return -1;
+        }
     for (int r = 0; r < j->n; r++) {
         int64_t t = launcher_now();
         if (j->ranks[r].agent >= 0)
@@ -68,6 +96,7 @@ int spawn_all(struct job *j)
         j->ranks[r].pid = pid;
         j->ranks[r].t_spawn = t;
     }
+    report_local(j);
     for (int r = 0; r < j->n && j->verbose; r++)
         if (j->ranks[r].agent < 0)
             launcher_verbose(j, "rank %d: pid %d started at %.1f ms", r, (int)j->ranks[r].pid,
@@ -138,6 +167,16 @@ void spawn_signal_job(struct job *j, int sig)
         struct rank *rk = &j->ranks[r];
         if (!rk->reaped && rk->agent < 0 && rk->pid > 0 && getpgid(rk->pid) != j->pgid)
             kill(rk->pid, sig);
+    }
+}
+
+/* As mpirun: to the processes started, not to what they started in turn. */
+void spawn_forward_signal(struct job *j, int sig)
+{
+    for (int r = 0; r < j->n; r++) {
+        struct rank *rk = &j->ranks[r];
+        if (!rk->reaped && rk->agent < 0 && rk->pid > 0 && kill(rk->pid, sig) && errno != ESRCH)
+            launcher_say("cannot pass signal %d on to rank %d (pid %d): %m", sig, r, (int)rk->pid);
     }
 }
 
