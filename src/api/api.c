@@ -243,12 +243,12 @@ static void print_stats(void)
         sdsm_net_send(0, SDSM_MSG_STATS, 0, 0, &s, sizeof s, NULL, 0);
         return;
     }
+    sdsm_stats_snapshot(&snaps[0]); /* as the others: before their snapshots arrive */
     uint32_t v;
     while ((v = atomic_load(&snaps_in)) < (uint32_t)boot.nprocs - 1)
         sdsm_wait_change(&snaps_in, v);
-    sdsm_stats_snapshot(&snaps[0]);
     fflush(stdout);
-    sdsm_stats_print(stderr, snaps, boot.nprocs, sdsm_msg_name);
+    sdsm_stats_print(stderr, snaps, boot.nprocs, sdsm_msg_name, (sdsm_stats_mode_t)sdsm_cfg.stats);
 }
 
 /*

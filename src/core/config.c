@@ -25,6 +25,7 @@ static const char *const proto_names[] = {"hlrc", "update", "ibec", NULL};
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
 static const char *const zcopy_names[] = {"0", "1", "auto", NULL}; /* sdsm_zcopy_mode_t */
 static const char *const barrier_names[] = {"auto", "central", "tree", NULL};
+static const char *const stats_names[] = {"0", "1", "all", "json", NULL}; /* sdsm_stats_mode_t */
 
 typedef enum { T_LONG, T_SIZE, T_STR, T_ENUM, T_ADDR, T_MS } vtype_t;
 
@@ -75,7 +76,10 @@ static const var_t vars[] = {
      "started by mpirun or srun turns it off for itself by starting once more before main, so the "
      "program, its globals and libraries sit at the same addresses in every rank, see "
      "sdsm_check_addresses)"},
-    {"SDSM_STATS", T_LONG, OFF(stats), "0", 0, 1, NULL, "1: print per-rank statistics at sdsm_finalize"},
+    {"SDSM_STATS", T_ENUM, OFF(stats), "0", 0, 0, stats_names,
+     "rank 0 prints every rank's statistics at sdsm_finalize: 1 (a summary line per rank, then the "
+     "counters that are not 0, by group, with their units), all (zeros too), json (one line of "
+     "JSON with every counter in its raw unit, for scripts); 0: none"},
     {"SDSM_ERRORS", T_ENUM, OFF(errors), "abort", 0, 0, errmode_names,
      "abort: a failing call stops the job; return: calls return negative codes"},
     {"SDSM_PROTOCOL", T_ENUM, OFF(protocol), "hlrc", 0, 0, proto_names,

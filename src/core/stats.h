@@ -1,7 +1,8 @@
 /*
- * stats.h - per-rank counters, printed as one table by rank 0 at finalize
- * (SDSM_STATS=1).  Counters are relaxed atomics: they are bumped from the
- * application threads, the fault handler and the service thread.
+ * stats.h - per-rank counters, printed by rank 0 at finalize (SDSM_STATS):
+ * a summary line per rank, then the counters by group.  Counters are relaxed
+ * atomics: they are bumped from the application threads, the fault handler
+ * and the service thread.
  */
 #ifndef SDSM_CORE_STATS_H
 #define SDSM_CORE_STATS_H
@@ -92,7 +93,17 @@ typedef struct sdsm_stats_snap {
     uint64_t v[SDSM_ST_COUNT];
     uint64_t msgs_sent[SDSM_STATS_MAX_TYPES];
     uint64_t bytes_sent[SDSM_STATS_MAX_TYPES];
+    uint64_t msgs_recv[SDSM_STATS_MAX_TYPES];
+    uint64_t bytes_recv[SDSM_STATS_MAX_TYPES];
 } sdsm_stats_snap_t;
+
+/* SDSM_STATS's values, in the order of its choices (core/config.c). */
+typedef enum sdsm_stats_mode {
+    SDSM_STATS_OFF,
+    SDSM_STATS_SHOWN, /* summary lines and the counters that are not zero */
+    SDSM_STATS_ALL,   /* ...and the zeros */
+    SDSM_STATS_JSON,  /* one JSON line, every counter in its raw unit */
+} sdsm_stats_mode_t;
 
 extern sdsm_stats_t sdsm_stats;
 
@@ -126,11 +137,11 @@ static inline void sdsm_stat_recv(unsigned type, uint64_t bytes)
 }
 
 void sdsm_stats_snapshot(sdsm_stats_snap_t *out);
-const char *sdsm_stats_name(int stat); /* the table's row name */
+const char *sdsm_stats_key(int stat); /* its JSON key, unit included (fault_time_ns) */
 uint64_t sdsm_now_ns(void);
 
-/* Print the table: one column per rank plus a total; type_name(t) names message types. */
+/* Print every rank's counters as mode says; type_name(t) names message types. */
 void sdsm_stats_print(FILE *out, const sdsm_stats_snap_t *snaps, int nranks,
-                      const char *(*type_name)(unsigned type));
+                      const char *(*type_name)(unsigned type), sdsm_stats_mode_t mode);
 
 #endif

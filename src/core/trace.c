@@ -251,7 +251,7 @@ static int write_header(int rank, int nprocs, const char *(*type_name)(unsigned)
     fprintf(f, "],\"stats\":[");
     for (int s = 0; s < SDSM_ST_COUNT; s++) {
         fputs(s ? "," : "", f);
-        json_str(f, sdsm_stats_name(s));
+        json_str(f, sdsm_stats_key(s));
     }
     fprintf(f, "],\"msg_types\":[");
     for (unsigned t = 0; t < SDSM_STATS_MAX_TYPES; t++) {

@@ -40,6 +40,8 @@ static void peer_forget(peer_t *p)
 
 static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
 {
+    if (src != sdsm_net_state.rank) /* as sends: what a rank hands itself never was on the wire */
+        sdsm_stat_recv(h->type, sizeof *h + h->len);
     if (h->type == SDSM_MSG_BYE) {
         sdsm_net_state.peers[src].bye = 1;
         atomic_fetch_add(&sdsm_net_state.byes, 1);
@@ -48,7 +50,6 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
     }
     if (h->type == SDSM_MSG_HEARTBEAT) /* its arrival was all it had to say */
         return;
-    sdsm_stat_recv(h->type, sizeof *h + h->len);
     sdsm_msg_handler_t fn = sdsm_msg_table[h->type].handler;
     if (!fn || fn(src, h, payload) < 0) {
         sdsm_stat_add(SDSM_ST_REJECTED_MSGS, 1);

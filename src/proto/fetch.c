@@ -393,7 +393,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
     sdsm_page_unlock(pg);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, 1);
-    sdsm_stat_add(SDSM_ST_BYTES_FETCHED, h->len - 8);
+    sdsm_stat_add(SDSM_ST_BYTES_FETCHED, hs.ps); /* the contents; what travelled is in FETCH_REP* */
     sdsm_page_wake(pg, 1);
     return 0;
 }
@@ -512,8 +512,8 @@ static void install_run(int src, uint32_t first, uint32_t count, const uint8_t *
         ngot += got[i];
     publish_run(first, count, got, tag);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, ngot);
-    if (data) /* bytes that travelled: a zero-copy read counts only in its own row */
-        sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * hs.ps);
+    /* Zero-copy reads too: a user compares it with the pages; the wire's share is in the messages. */
+    sdsm_stat_add(SDSM_ST_BYTES_FETCHED, (uint64_t)ngot * hs.ps);
     sdsm_page_wake(first, count);
 }
 

@@ -29,7 +29,7 @@ FAILED=0
 polls() {
     local name=$1 t=$2 log=$TMP/$1.log
     shift 2
-    "$BUILD/tools/sdsmrun/sdsmrun" -n 2 --hosts h1:1,h2:1 --rsh "$D/rsh" --stats --timeout 120 \
+    SDSM_STATS=all "$BUILD/tools/sdsmrun/sdsmrun" -n 2 --hosts h1:1,h2:1 --rsh "$D/rsh" --stats --timeout 120 \
         --threads "$t" -x SDSM_RUN_THREADS=1 -x SDSM_PREFETCH=0 ${1:+-x "$1"} \
         "$BUILD/apps/cg/cg_sdsmt" --size paper --niter 1 >"$log" 2>&1 ||
         { cat "$log"; echo "FAIL: $name: cg did not run"; exit 1; }

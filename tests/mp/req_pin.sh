@@ -27,7 +27,7 @@ field() { # field OUTPUT LABEL COLUMN: the statistics line LABEL, rank column
 faults() {
     label=$1 pin=$2
     shift 2
-    out=$(SDSM_REQ_PIN=$pin SDSM_SPIN_US=0 SDSM_PREFETCH=0 "$run" -n 2 --protocol hlrc --stats \
+    out=$(SDSM_STATS=all SDSM_REQ_PIN=$pin SDSM_SPIN_US=0 SDSM_PREFETCH=0 "$run" -n 2 --protocol hlrc --stats \
         --timeout 60 "$@" "$micro" fault 500 2 2>&1)
     st=$?
     [ $st = 0 ] || { printf '%s\n' "$out"; echo "req_pin.sh: $label: status $st"; exit 1; }

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "core/config.h"
+#include "core/stats.h"
 #include "core/status.h"
 
 /* ---------------------------------------------------------- parse_size */
@@ -270,6 +271,8 @@ static void test_load_each_variable(void)
         {"SDSM_PAGE_SIZE=16M", offsetof(sdsm_config_t, page_size), 1, 16 << 20},
         {"SDSM_HEAP_BASE=0x7f0000000000", offsetof(sdsm_config_t, heap_base), 1, 0x7f0000000000},
         {"SDSM_STATS=0", offsetof(sdsm_config_t, stats), 0, 0},
+        {"SDSM_STATS=all", offsetof(sdsm_config_t, stats), 0, SDSM_STATS_ALL},
+        {"SDSM_STATS=JSON", offsetof(sdsm_config_t, stats), 0, SDSM_STATS_JSON},
         {"SDSM_ERRORS=abort", offsetof(sdsm_config_t, errors), 0, SDSM_ERRMODE_ABORT},
         {"SDSM_ERRORS=RETURN", offsetof(sdsm_config_t, errors), 0, SDSM_ERRMODE_RETURN},
         {"SDSM_PROTOCOL=HLRC", offsetof(sdsm_config_t, protocol), 0, SDSM_PROTO_HLRC},

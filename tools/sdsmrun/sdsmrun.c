@@ -64,12 +64,19 @@ static int check_config(struct job *j)
  * the rank's child (spawn_child_env), so the remote shells (and whatever an
  * ssh_config's SendEnv would pass on) never see it; a key inherited from an
  * enclosing job is not passed on either. */
+/* --stats asks for the statistics; a form the user chose (SDSM_STATS=all or json) stays. */
+static int set_stats(void)
+{
+    const char *v = getenv("SDSM_STATS");
+    return v && *v && strcmp(v, "0") != 0 ? 0 : setenv("SDSM_STATS", "1", 1);
+}
+
 static int setup_env(struct job *j)
 {
     char num[16];
     snprintf(num, sizeof num, "%d", j->n);
     if (setenv("SDSM_NPROCS", num, 1) || setenv("SDSM_RENDEZVOUS", j->rdv_local, 1) ||
-        unsetenv("SDSM_JOB_KEY") || (j->stats && setenv("SDSM_STATS", "1", 1)) ||
+        unsetenv("SDSM_JOB_KEY") || (j->stats && set_stats()) ||
         (j->protocol && setenv("SDSM_PROTOCOL", j->protocol, 1))) {
         launcher_say("cannot set the ranks' environment: %m");
         return -1;
