@@ -16,7 +16,8 @@ typedef struct {
 } other_t;
 
 /* Read by libsdsm-omp (src/omp/env.c, heap.c, mem.c), the boot code that
- * recognizes a launcher (src/boot), and sdsmcc. */
+ * recognizes a launcher (src/boot), sdsmrun (Slurm's allocation,
+ * tools/sdsmrun/hosts.c) and sdsmcc. */
 static const other_t others[] = {
     {"OMP_NUM_THREADS", "libsdsm-omp",
      "team size without `--threads`/`SDSM_THREADS`: a multiple of the ranks, each running "
@@ -49,6 +50,13 @@ static const other_t others[] = {
      "`srun --mpi=pmix` or `--mpi=pmi2`)"},
     {"OMPI_COMM_WORLD_SIZE", "libsdsm-omp",
      "set by Open MPI's `mpirun`: the job size, read before `sdsm_init`"},
+    {"SLURM_JOB_NODELIST, SLURM_NODELIST", "sdsmrun",
+     "set inside a Slurm allocation (`salloc`, `sbatch`): without `--hosts`, `-H` or `--hostfile`, "
+     "`sdsmrun` runs the ranks on the allocation's nodes, read from the first of the two that is set "
+     "and not empty (a compressed list such as `node[01-03,07]`)"},
+    {"SLURM_TASKS_PER_NODE, SLURM_JOB_CPUS_PER_NODE", "sdsmrun",
+     "the slots of the allocation's nodes for `sdsmrun` (`2(x3),1`: 2 on each of the first three "
+     "nodes, 1 on the fourth): tasks per node, else CPUs per node; with neither, one slot per node"},
 };
 
 static void header(void)
@@ -58,11 +66,12 @@ static void header(void)
     puts("     tools/docgen/docgen.c: edit those and run `make docs`, not this file. -->\n");
     puts("Every `SDSM_*` variable is read once, at `sdsm_init`, from one table");
     puts("(`src/core/config.c`); a malformed value stops the rank with a message");
-    puts("naming the variable and what it expects, and an unknown `SDSM_*` name is");
-    puts("reported and ignored.  `sdsmrun --info` prints the same table with the");
-    puts("values in effect.  `sdsmrun` passes every `SDSM_*` variable of its");
-    puts("environment to every rank, on every host; under `mpirun` or `srun` use the");
-    puts("launcher's own way (`mpirun -x NAME`, `srun --export`).\n");
+    puts("naming the variable and what it expects.  An unknown `SDSM_*` name is");
+    puts("ignored and reported once per job, by rank 0, with the name meant when");
+    puts("one is close (`did you mean SDSM_STATS?`).  `sdsmrun --info` prints the");
+    puts("same table with the values in effect.  `sdsmrun` passes every `SDSM_*`");
+    puts("variable of its environment to every rank, on every host; under `mpirun`");
+    puts("or `srun` use the launcher's own way (`mpirun -x NAME`, `srun --export`).\n");
     puts("The [tuning guide](../guide/tuning.md) says when to change which, with");
     puts("measurements.\n");
     puts("## Variables of the configuration table\n");
@@ -77,7 +86,7 @@ int main(int argc, char **argv)
     header();
     sdsm_config_describe(stdout);
     puts("## Variables read elsewhere\n");
-    puts("The OpenMP runtime, the launcher detection and `sdsmcc` read these.\n");
+    puts("The OpenMP runtime, the launcher detection, `sdsmrun` and `sdsmcc` read these.\n");
     puts("| variable | read by | meaning |");
     puts("|---|---|---|");
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
