@@ -37,8 +37,12 @@
 #define HOT_ON    0x80u
 #define HOT_CHECK 16u
 /* A write this few intervals after the last continues the run (fft writes
- * its arrays every other interval). */
-#define HOT_GAP 4u
+ * its arrays every other interval).  Where the kernel tells which pages
+ * were written, a page kept open costs its readers nothing in an interval
+ * it was not written, so a longer gap is taken: NPB CG rewrites its
+ * vectors once per pass of a loop with six barriers. */
+#define HOT_GAP         4u
+#define HOT_GAP_TRACKED HOT_CHECK
 
 /* Not where homes serve twins (SDSM_HOME_TWINS): a page kept open takes no
  * write fault, so it is never twinned, and readers fetching it would see
@@ -56,7 +60,8 @@ void sdsm_home_hot_fault(uint32_t pg)
     uint32_t streak = hs.hot[pg] & ~HOT_ON;
     if (hs.hot_last[pg] == now && streak)
         return; /* this interval counted already */
-    streak = (uint16_t)(now - hs.hot_last[pg]) <= HOT_GAP && streak ? streak + 1 : 1;
+    uint32_t gap = sdsm_wpt_on() ? HOT_GAP_TRACKED : HOT_GAP;
+    streak = (uint16_t)(now - hs.hot_last[pg]) <= gap && streak ? streak + 1 : 1;
     if (streak > 0x7f)
         streak = 0x7f;
     hs.hot_last[pg] = now;
