@@ -13,6 +13,7 @@
 #include "mem/page.h"
 #include "proto/proto.h"
 #include "sdsm.h"
+#include "sync/sync.h"
 
 /*
  * Before sdsm_init: the program's writable data [start, start + len) becomes
@@ -122,3 +123,25 @@ SDSM_API void sdsm__omp_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi)
 {
     sdsm_crash_note_tls(rank, tid, lo, hi);
 }
+
+/*
+ * sdsm_barrier whose release carries len bytes (at most
+ * SDSM_BARRIER_PAYLOAD_MAX) from the barrier manager's caller's `in` to
+ * every caller's `out`: an OpenMP fork's region, which the workers would
+ * otherwise fetch from a page the master has just written.  The manager's
+ * caller passes in, the others NULL.  0, or SDSM_EINVAL (too long),
+ * SDSM_ESTATE (the release brought no such payload: `in` was given on a
+ * rank that does not manage the barrier), or sdsm_barrier's code.
+ */
+SDSM_API int sdsm__omp_barrier_bcast(const void *in, void *out, size_t len)
+{
+    if (in && sdsm_barrier_set_payload(in, len))
+        return SDSM_EINVAL;
+    int rc = sdsm_barrier();
+    if (rc)
+        return rc;
+    return sdsm_barrier_payload(out, len) == len ? 0 : SDSM_ESTATE;
+}
+
+/* The rank that manages barriers (SDSM_BARRIER_MANAGER). */
+SDSM_API int sdsm__omp_barrier_manager(void) { return sdsm_barrier_manager(); }

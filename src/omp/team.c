@@ -9,6 +9,7 @@
  * A region met while the team is already active (nested), or asked for
  * with one thread, runs at once on the calling thread as a team of one.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -110,34 +111,94 @@ static void run_in_team(void (*fn)(void *), void *data, const rt_prews_t *pre, i
 }
 
 void sdsm__omp_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi);
+int sdsm__omp_barrier_bcast(const void *in, void *out, size_t len);
+int sdsm__omp_barrier_manager(void);
+
+/*
+ * A fork: the region the team runs next (or RT_EXIT), from the master to
+ * every thread through the start barrier.  Where rank 0 - the master's -
+ * manages barriers, the barrier's release carries it (libsdsm's
+ * sdsm__omp_barrier_bcast); otherwise it goes through the control block,
+ * whose page every worker then fetches again: one round trip more per
+ * region (bench/omp: 6 messages a region at 2 ranks, 4 with the release).
+ */
+typedef struct {
+    int kind;   /* RT_RUN or RT_EXIT */
+    int status; /* RT_EXIT: the program's exit status */
+    void (*fn)(void *);
+    void *data;
+    int sched_kind; /* the master's run-sched-var */
+    long sched_chunk;
+    rt_prews_t pre;
+} rt_fork_t;
+
+static int fork_in_release(void)
+{
+    static _Atomic int known; /* 0: not asked yet; 1: yes; 2: no */
+    int k = atomic_load(&known);
+    if (!k) {
+        k = sdsm__omp_barrier_manager() == 0 ? 1 : 2;
+        atomic_store(&known, k);
+    }
+    return k == 1;
+}
+
+static void fork_send(const rt_fork_t *f)
+{
+    if (fork_in_release()) {
+        rt_fork_t got;
+        rt_check(sdsm__omp_barrier_bcast(f, &got, sizeof got), "barrier");
+        rt_sync_epoch++;
+        return;
+    }
+    rt_ctl->region++;
+    rt_ctl->kind = f->kind;
+    rt_ctl->status = f->status;
+    rt_ctl->fn = f->fn;
+    rt_ctl->data = f->data;
+    rt_ctl->sched_kind = f->sched_kind;
+    rt_ctl->sched_chunk = f->sched_chunk;
+    rt_ctl->pre = f->pre;
+    rt_team_barrier();
+}
+
+static void fork_wait(rt_fork_t *f)
+{
+    if (fork_in_release()) {
+        rt_check(sdsm__omp_barrier_bcast(NULL, f, sizeof *f), "barrier");
+        rt_sync_epoch++;
+        return;
+    }
+    rt_team_barrier();
+    *f = (rt_fork_t){rt_ctl->kind,       rt_ctl->status,      rt_ctl->fn, rt_ctl->data,
+                     rt_ctl->sched_kind, rt_ctl->sched_chunk, rt_ctl->pre};
+}
 
 void rt_worker_loop(void)
 {
     int noted = 0;
     for (;;) {
-        rt_team_barrier();
+        rt_fork_t f;
+        fork_wait(&f);
         if (!noted && rt_ctl->master_tls[1]) { /* for crash reports: rank 0's master's TLS */
             sdsm__omp_note_tls(0, 0, rt_ctl->master_tls[0], rt_ctl->master_tls[1]);
             noted = 1;
         }
-        int kind = rt_ctl->kind;
-        if (kind == RT_EXIT) {
-            rt_exit_status = rt_ctl->status;
+        if (f.kind == RT_EXIT) {
+            rt_exit_status = f.status;
             return;
         }
-        if (kind != RT_RUN || !rt_ctl->fn)
-            rt_fatal("parallel", "corrupt region descriptor (kind %d) in the control block", kind);
-        rt_prews_t pre = rt_ctl->pre;
-        run_in_team(rt_ctl->fn, rt_ctl->data, &pre, rt_ctl->sched_kind, rt_ctl->sched_chunk);
+        if (f.kind != RT_RUN || !f.fn)
+            rt_fatal("parallel", "corrupt region descriptor (kind %d) at the start barrier", f.kind);
+        run_in_team(f.fn, f.data, &f.pre, f.sched_kind, f.sched_chunk);
         rt_team_barrier();
     }
 }
 
 void rt_release_workers(int kind, int status)
 {
-    rt_ctl->kind = kind;
-    rt_ctl->status = status;
-    rt_team_barrier();
+    rt_fork_t f = {.kind = kind, .status = status};
+    fork_send(&f);
 }
 
 /* Whether a region asking for `num_threads` (0: the default) runs on the
@@ -160,14 +221,8 @@ static bool use_team(rt_thread_t *m, unsigned num_threads, const char *what)
 static void publish(void (*fn)(void *), void *data, const rt_prews_t *pre)
 {
     rt_thread_t *m = &rt_me;
-    rt_ctl->region++;
-    rt_ctl->kind = RT_RUN;
-    rt_ctl->fn = fn;
-    rt_ctl->data = data;
-    rt_ctl->sched_kind = m->sched_kind;
-    rt_ctl->sched_chunk = m->sched_chunk;
-    rt_ctl->pre = *pre;
-    rt_team_barrier();
+    rt_fork_t f = {RT_RUN, 0, fn, data, m->sched_kind, m->sched_chunk, *pre};
+    fork_send(&f);
 }
 
 static void serial_region(void (*fn)(void *), void *data, const rt_prews_t *pre)

@@ -29,7 +29,12 @@
  *
  * ARRIVE:  u32 flags, sdsm_coll_t call, u32 npages, u32 pages[npages], move_t moves[]
  * UP:      u32 flags (ORed), sdsm_coll_t call, u32 root, u32 npairs, pairs[npairs], moves[]
- * RELEASE: u32 flags (ORed), u32 npairs, {u32 page, i32 writer}[npairs], move_t moves[]
+ * RELEASE: u32 flags (ORed), u32 npairs, u32 plen, payload[plen],
+ *          {u32 page, i32 writer}[npairs], move_t moves[]
+ * The payload is what the manager's caller gave sdsm_barrier_set_payload
+ * (the first round's release only): a fork of OpenMP's team carries its
+ * region there, which the workers would otherwise fetch from a page the
+ * master just wrote.
  * A protocol that sets a flag gets a second phase and one more round.
  */
 #include <pthread.h>
@@ -73,6 +78,13 @@ static pthread_mutex_t pend_mtx = PTHREAD_MUTEX_INITIALIZER;
 static move_t *pend; /* sdsm_set_home calls not yet announced */
 static uint32_t npend, cappend;
 static uint32_t flags_in; /* ORed protocol flags of the last barrier */
+
+/* The payload of the manager's next release (out, under pend_mtx until this
+ * rank's arrival takes it into rel) and of the last release (in). */
+static struct {
+    uint8_t out[SDSM_BARRIER_PAYLOAD_MAX], rel[SDSM_BARRIER_PAYLOAD_MAX], in[SDSM_BARRIER_PAYLOAD_MAX];
+    uint32_t out_len, rel_len, in_len;
+} payload;
 
 /* Manager state, handlers only. */
 static struct {
@@ -215,11 +227,14 @@ static int apply_release(int src, const uint8_t *p, size_t len);
  * release the others, then ourselves, so our epoch moves after the sends. */
 static void finish(void)
 {
-    uint32_t k;
+    uint32_t k, plen = payload.rel_len;
     size_t len;
-    uint8_t *out = merge(8, &k, &len, 1);
+    uint8_t *out = merge(12 + plen, &k, &len, 1);
     memcpy(out, &mgr.flags, 4);
     memcpy(out + 4, &k, 4);
+    memcpy(out + 8, &plen, 4);
+    memcpy(out + 12, payload.rel, plen);
+    payload.rel_len = 0;
     int n = sdsm_net_nprocs(), me = sdsm_net_rank();
     if (cur_tree) {
         int first, nc = tree_children(me, me, &first);
@@ -318,20 +333,28 @@ static int on_arrive(int src, const sdsm_hdr_t *h, const uint8_t *p)
  * of view: its root is the manager the application named. */
 static int apply_release(int src, const uint8_t *p, size_t len)
 {
-    uint32_t k;
-    if (len < 8)
+    uint32_t k, plen;
+    if (len < 12)
         return SDSM_EPROTO;
     memcpy(&flags_in, p, 4);
     memcpy(&k, p + 4, 4);
-    if (k > (len - 8) / 8 || (len - 8 - 8 * (size_t)k) % 12)
+    memcpy(&plen, p + 8, 4);
+    if (plen > SDSM_BARRIER_PAYLOAD_MAX || plen > len - 12)
         return SDSM_EPROTO;
-    const uint8_t *pairs = p + 8, *mv = p + 8 + 8 * (size_t)k;
-    size_t mlen = len - 8 - 8 * (size_t)k;
+    size_t head = 12 + (size_t)plen;
+    if (k > (len - head) / 8 || (len - head - 8 * (size_t)k) % 12)
+        return SDSM_EPROTO;
+    const uint8_t *pairs = p + head, *mv = p + head + 8 * (size_t)k;
+    size_t mlen = len - head - 8 * (size_t)k;
     if (check_moves(mv, mlen, 0) || sdsm_proto->barrier_done(pairs, k))
         sdsm_fatal("barrier %s rank %d sent an invalid barrier release",
                    src == cur_manager ? "manager" : "tree parent", src);
     /* Moves ride on the first round's release only: a second round (the
      * protocol's flags) must not erase them before they are applied. */
+    if (plen) { /* (the first round's: later rounds carry none) */
+        memcpy(payload.in, p + 12, plen);
+        payload.in_len = plen;
+    }
     if (mlen) {
         free(moves_in);
         if (!(moves_in = malloc(mlen)))
@@ -472,6 +495,13 @@ static uint8_t *arrival(int tree, int manager, size_t *lenp)
     }
     free(mig);
     npend = 0;
+    /* A payload goes with the manager's release; elsewhere it is dropped
+     * (sdsm_barrier_payload then says the barrier brought none). */
+    if (manager == (int)me && payload.out_len) {
+        memcpy(payload.rel, payload.out, payload.out_len);
+        payload.rel_len = payload.out_len;
+    }
+    payload.out_len = 0;
     pthread_mutex_unlock(&pend_mtx);
     *lenp = len;
     return msg;
@@ -528,7 +558,8 @@ static int on_coll(int src, const sdsm_hdr_t *h, const uint8_t *p)
 int sdsm_barrier_run_at(int manager)
 {
     uint64_t t0 = sdsm_now_ns();
-    if (manager != 0) /* rank 0 sees every collective call, whoever manages this one */
+    payload.in_len = 0; /* (this barrier's release, on any thread, comes after) */
+    if (manager != 0)   /* rank 0 sees every collective call, whoever manages this one */
         sdsm_net_send(0, SDSM_MSG_COLL, 0, 0, sdsm_coll_current(), sizeof(sdsm_coll_t), NULL, 0);
     barrier_round(manager);
     if (flags_in) {
@@ -547,10 +578,7 @@ int sdsm_barrier_run_at(int manager)
     return 0;
 }
 
-int sdsm_barrier_run(void)
-{
-    return sdsm_barrier_run_at((int)(sdsm_cfg.barrier_manager % sdsm_net_nprocs()));
-}
+int sdsm_barrier_run(void) { return sdsm_barrier_run_at(sdsm_barrier_manager()); }
 
 static int describe_tree(char *buf, size_t len)
 {
@@ -588,6 +616,26 @@ int sdsm_barrier_describe(char *buf, size_t len)
         snprintf(buf + off, len - off, " and %d more", shown - 16);
     return 1;
 }
+
+int sdsm_barrier_set_payload(const void *p, size_t len)
+{
+    if (len > SDSM_BARRIER_PAYLOAD_MAX)
+        return SDSM_EINVAL;
+    pthread_mutex_lock(&pend_mtx);
+    memcpy(payload.out, p, len);
+    payload.out_len = (uint32_t)len;
+    pthread_mutex_unlock(&pend_mtx);
+    return 0;
+}
+
+size_t sdsm_barrier_payload(void *out, size_t cap)
+{
+    size_t n = payload.in_len < cap ? payload.in_len : cap;
+    memcpy(out, payload.in, n);
+    return payload.in_len;
+}
+
+int sdsm_barrier_manager(void) { return (int)(sdsm_cfg.barrier_manager % sdsm_net_nprocs()); }
 
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)
 {

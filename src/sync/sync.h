@@ -21,6 +21,16 @@ int sdsm_barrier_is_tree(void);
 int sdsm_barrier_describe(char *buf, size_t len);
 /* Handlers: contended locks this rank manages (holder, waiters).  How many. */
 int sdsm_lock_describe_managed(char *buf, size_t len);
+/* The most bytes a barrier's release carries from its manager. */
+#define SDSM_BARRIER_PAYLOAD_MAX 256
+/* The next barrier of this rank carries p's len bytes to every rank, if
+ * this rank manages it (else they are dropped); SDSM_EINVAL if too long. */
+int sdsm_barrier_set_payload(const void *p, size_t len);
+/* The payload the last barrier brought (at most cap bytes copied to out):
+ * its length, 0 if none.  Valid until this rank's next barrier. */
+size_t sdsm_barrier_payload(void *out, size_t cap);
+/* The barrier manager of sdsm_barrier_run: SDSM_BARRIER_MANAGER. */
+int sdsm_barrier_manager(void);
 /* Queue a home move, announced at this rank's next barrier. */
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
 /* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */
