@@ -122,7 +122,8 @@ static const var_t vars[] = {
      "follow a pattern (0: one page per fault; not under ibec)"},
     {"SDSM_HOME_HOT", T_LONG, OFF(home_hot), "-1", -1, 127, NULL,
      "a home page others hold, written by its home in this many intervals in a row (at most 4 "
-     "apart), stays writable; a release announces it if the kernel saw it written "
+     "apart, 16 where the kernel tracks written pages), stays writable; a release announces it if the kernel "
+     "saw it written "
      "(SDSM_WP_TRACK), or always, checked again every 16 intervals, where the kernel cannot "
      "tell (0: off; -1: 3 where the kernel tells, else 0; not under ibec)"},
     {"SDSM_WP_TRACK", T_LONG, OFF(wp_track), "1", 0, 1, NULL,
