@@ -142,6 +142,11 @@ static const var_t vars[] = {
      "row gets that rank as its home at the barrier that ends the second (JIAJIA's home "
      "migration), so it costs no more twins, diffs or write faults there (0: homes stay; not with "
      "the flag support, SDSM_HOME_TWINS)"},
+    {"SDSM_REREAD", T_LONG, OFF(reread), "1", 0, 1, NULL,
+     "hlrc: a page a barrier took away from this rank, which it read again before the next "
+     "barrier, twice in a row, is fetched again as soon as the next barrier that takes it away "
+     "ends, with the others of its home in one request, and its first read costs a local fault "
+     "instead of a round trip (0: fetched when read)"},
     {"SDSM_HOME_TWINS", T_LONG, OFF(home_twins), "-1", -1, 1, NULL,
      "1: a home page others hold is twinned when its home writes it, and readers are served the "
      "twin until the home's next release, so no rank sees the home's new value of one page (a "

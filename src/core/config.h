@@ -63,6 +63,7 @@ typedef struct sdsm_config {
     long zerocopy;    /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
     long home_twins;  /* a home twins the pages others hold that it writes (-1: OpenMP programs) */
     long home_migrate;   /* hlrc: a page's home moves to the rank that alone keeps writing it */
+    long reread;         /* hlrc: pages read again after every barrier are fetched as it ends */
     long quiet_us;       /* a rank quiet this long publishes its pending writes (0: never) */
     long unmap_barriers; /* ibec: drop copies unused for this many barriers (0: never) */
     long ibec_check;     /* ibec: report data written outside a critical section and read before a barrier */

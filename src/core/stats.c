@@ -80,6 +80,9 @@ static const struct {
     [SDSM_ST_HOT_KEPT] = {"home pages kept open (hot)", "hot_kept", U_COUNT, G_PAGES},
     [SDSM_ST_HOT_CLEAN] = {"hot pages seen unwritten", "hot_clean", U_COUNT, G_PAGES},
     [SDSM_ST_MIGRATIONS] = {"homes moved to their single writer", "homes_migrated", U_COUNT, G_PAGES},
+    [SDSM_ST_REREAD_PAGES] = {"pages fetched again after a barrier", "reread_pages", U_COUNT, G_FAULTS},
+    [SDSM_ST_REREAD_REQS] = {"...requests they took", "reread_requests", U_COUNT, G_FAULTS},
+    [SDSM_ST_REREAD_USED] = {"...read before the next barrier", "reread_used", U_COUNT, G_FAULTS},
     [SDSM_ST_QUIET_PUBLISHES] = {"quiet publishes (SDSM_QUIET_US)", "quiet_publishes", U_COUNT, G_PAGES},
     [SDSM_ST_QUIET_PAGES] = {"pages published while quiet", "quiet_pages", U_COUNT, G_PAGES},
     [SDSM_ST_BARRIERS] = {"barriers", "barriers", U_COUNT, G_SYNC},
@@ -116,22 +119,23 @@ static const struct {
 
 /* The order rows are printed in (the enum's is the order counters were added). */
 static const unsigned char order[] = {
-    SDSM_ST_READ_FAULTS,    SDSM_ST_WRITE_FAULTS,       SDSM_ST_FAULT_WAIT_NS,   SDSM_ST_PAGES_FETCHED,
-    SDSM_ST_BYTES_FETCHED,  SDSM_ST_ZC_PAGES,           SDSM_ST_ZC_DECLINED,     SDSM_ST_PREFETCH_PAGES,
-    SDSM_ST_PREFETCH_REQS,  SDSM_ST_AHEAD_PAGES,        SDSM_ST_AHEAD_USED,      SDSM_ST_AHEAD_WASTED,
-    SDSM_ST_WRITE_AHEAD,    SDSM_ST_ATOMICS_HOME,       SDSM_ST_PAGES_SERVED,    SDSM_ST_PAGES_UPDATED,
-    SDSM_ST_PAGES_UNMAPPED, SDSM_ST_INVALIDATIONS,      SDSM_ST_TWINS,           SDSM_ST_TWIN_GUARDS,
-    SDSM_ST_DIFFS_MADE,     SDSM_ST_DIFF_BYTES_MADE,    SDSM_ST_DIFF_RUNS_MADE,  SDSM_ST_DIFF_WIRE_BYTES,
-    SDSM_ST_DIFFS_APPLIED,  SDSM_ST_DIFF_BYTES_APPLIED, SDSM_ST_DIFFS_EARLY,     SDSM_ST_WBUF_FLUSHES,
-    SDSM_ST_HOT_KEPT,       SDSM_ST_HOT_CLEAN,          SDSM_ST_MIGRATIONS,      SDSM_ST_QUIET_PUBLISHES,
-    SDSM_ST_QUIET_PAGES,    SDSM_ST_BARRIERS,           SDSM_ST_BARRIER_WAIT_NS, SDSM_ST_BARRIER_ROUNDS,
-    SDSM_ST_LOCK_ACQUIRES,  SDSM_ST_LOCK_WAIT_NS,       SDSM_ST_LOCK_HANDOFFS,   SDSM_ST_LOCK_CACHED,
-    SDSM_ST_COND_WAITS,     SDSM_ST_IBEC_OVERLAPS,      SDSM_ST_IBEC_HANDOVERS,  SDSM_ST_RUN_MAX,
-    SDSM_ST_RUN_YIELDS,     SDSM_ST_READY_WAIT_NS,      SDSM_ST_READY_SLEEPS,    SDSM_ST_RUN_FORCED,
-    SDSM_ST_RUN_HANDED,     SDSM_ST_RUN_LENT,           SDSM_ST_SPIN_WON,        SDSM_ST_SPIN_LOST,
-    SDSM_ST_SPIN_SKIPPED,   SDSM_ST_SPIN_STOLEN,        SDSM_ST_LEAD_WAITS,      SDSM_ST_LEAD_KICKS,
-    SDSM_ST_SERVICE_WAKES,  SDSM_ST_SERVICE_ASIDE,      SDSM_ST_REQ_PINS,        SDSM_ST_REJECTED_MSGS,
-    SDSM_ST_WPT_ON,         SDSM_ST_FLAGS_ON,           SDSM_ST_IBEC_KEYED,
+    SDSM_ST_READ_FAULTS,        SDSM_ST_WRITE_FAULTS,    SDSM_ST_FAULT_WAIT_NS,   SDSM_ST_PAGES_FETCHED,
+    SDSM_ST_BYTES_FETCHED,      SDSM_ST_ZC_PAGES,        SDSM_ST_ZC_DECLINED,     SDSM_ST_PREFETCH_PAGES,
+    SDSM_ST_PREFETCH_REQS,      SDSM_ST_REREAD_PAGES,    SDSM_ST_REREAD_REQS,     SDSM_ST_REREAD_USED,
+    SDSM_ST_AHEAD_PAGES,        SDSM_ST_AHEAD_USED,      SDSM_ST_AHEAD_WASTED,    SDSM_ST_WRITE_AHEAD,
+    SDSM_ST_ATOMICS_HOME,       SDSM_ST_PAGES_SERVED,    SDSM_ST_PAGES_UPDATED,   SDSM_ST_PAGES_UNMAPPED,
+    SDSM_ST_INVALIDATIONS,      SDSM_ST_TWINS,           SDSM_ST_TWIN_GUARDS,     SDSM_ST_DIFFS_MADE,
+    SDSM_ST_DIFF_BYTES_MADE,    SDSM_ST_DIFF_RUNS_MADE,  SDSM_ST_DIFF_WIRE_BYTES, SDSM_ST_DIFFS_APPLIED,
+    SDSM_ST_DIFF_BYTES_APPLIED, SDSM_ST_DIFFS_EARLY,     SDSM_ST_WBUF_FLUSHES,    SDSM_ST_HOT_KEPT,
+    SDSM_ST_HOT_CLEAN,          SDSM_ST_MIGRATIONS,      SDSM_ST_QUIET_PUBLISHES, SDSM_ST_QUIET_PAGES,
+    SDSM_ST_BARRIERS,           SDSM_ST_BARRIER_WAIT_NS, SDSM_ST_BARRIER_ROUNDS,  SDSM_ST_LOCK_ACQUIRES,
+    SDSM_ST_LOCK_WAIT_NS,       SDSM_ST_LOCK_HANDOFFS,   SDSM_ST_LOCK_CACHED,     SDSM_ST_COND_WAITS,
+    SDSM_ST_IBEC_OVERLAPS,      SDSM_ST_IBEC_HANDOVERS,  SDSM_ST_RUN_MAX,         SDSM_ST_RUN_YIELDS,
+    SDSM_ST_READY_WAIT_NS,      SDSM_ST_READY_SLEEPS,    SDSM_ST_RUN_FORCED,      SDSM_ST_RUN_HANDED,
+    SDSM_ST_RUN_LENT,           SDSM_ST_SPIN_WON,        SDSM_ST_SPIN_LOST,       SDSM_ST_SPIN_SKIPPED,
+    SDSM_ST_SPIN_STOLEN,        SDSM_ST_LEAD_WAITS,      SDSM_ST_LEAD_KICKS,      SDSM_ST_SERVICE_WAKES,
+    SDSM_ST_SERVICE_ASIDE,      SDSM_ST_REQ_PINS,        SDSM_ST_REJECTED_MSGS,   SDSM_ST_WPT_ON,
+    SDSM_ST_FLAGS_ON,           SDSM_ST_IBEC_KEYED,
 };
 _Static_assert(sizeof order == SDSM_ST_COUNT, "every counter has its place in order[]");
 
@@ -187,7 +191,8 @@ static const char *time_in(uint64_t ns, uint64_t n, const char *what, char *buf,
     if (!n)
         snprintf(buf, len, "no %s", what);
     else
-        snprintf(buf, len, "%s in %s %s", human_ns(ns, t, sizeof t), commas(n, c), what);
+        snprintf(buf, len, "%s in %s %.*s", human_ns(ns, t, sizeof t), commas(n, c),
+                 (int)strlen(what) - (n == 1), what); /* "1 lock", "2 locks" */
     return buf;
 }
 

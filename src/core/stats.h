@@ -77,6 +77,9 @@ typedef enum sdsm_stat {
     SDSM_ST_DIFFS_EARLY, /* batches of diffs sent eagerly because an invalidation met a written page (copies.c) */
     SDSM_ST_FLAGS_ON,   /* 1: the quiet-rank publisher runs here (sync/quiet.c: plain flags with flush) */
     SDSM_ST_MIGRATIONS, /* pages whose home moved to their single writer (barrier manager: sync/barrier.c) */
+    SDSM_ST_REREAD_PAGES, /* pages fetched again as a barrier that dropped them ended (proto/reread.c) */
+    SDSM_ST_REREAD_REQS,  /* ...the FETCH requests those took */
+    SDSM_ST_REREAD_USED,  /* ...read before the next barrier dropped them */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

@@ -206,40 +206,65 @@ static uint32_t start_fetch(uint32_t pg, int home)
  * here are left to the fault path.  Application thread, no page lock held,
  * so each page lock is simply taken.
  */
-static void prefetch_send(int home, uint32_t first, uint32_t n, uint32_t tag)
+static void prefetch_send(int home, uint32_t first, uint32_t n, uint32_t tag, int call)
 {
     if (!n)
         return;
     uint32_t q[2] = {first, n};
     sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
-    sdsm_stat_add(SDSM_ST_PREFETCH_PAGES, n);
-    sdsm_stat_add(SDSM_ST_PREFETCH_REQS, 1);
+    sdsm_stat_add(call ? SDSM_ST_PREFETCH_PAGES : SDSM_ST_REREAD_PAGES, n);
+    sdsm_stat_add(call ? SDSM_ST_PREFETCH_REQS : SDSM_ST_REREAD_REQS, 1);
+}
+
+/* The run being gathered by a prefetch: pages from run at run_home. */
+typedef struct {
+    uint32_t run, nrun, tag;
+    int run_home;
+    int call; /* sdsm_prefetch's (its statistics), or SDSM_REREAD's */
+} prefetch_run_t;
+
+/* pg joins the prefetch if it is invalid here and homed elsewhere (its run
+ * goes when pg cannot extend it); mark, if given, is called for each page
+ * asked for (page lock held). */
+static void prefetch_page(prefetch_run_t *r, uint32_t pg, void (*mark)(uint32_t))
+{
+    sdsm_page_lock(pg);
+    sdsm_page_t *p = sdsm_page(pg);
+    int home = sdsm_page_home(pg);
+    int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
+              home >= 0 && home != hs.me;
+    if (!ask || home != r->run_home || r->nrun == SDSM_FETCH_RUN_MAX || pg != r->run + r->nrun) {
+        prefetch_send(r->run_home, r->run, r->nrun, r->tag, r->call);
+        r->nrun = 0;
+    }
+    if (ask && r->nrun++ == 0) {
+        r->run = pg;
+        r->run_home = home;
+        r->tag = new_tag();
+    }
+    if (ask) {
+        set_fetching(pg, r->tag);
+        if (mark)
+            mark(pg);
+    }
+    sdsm_page_unlock(pg);
 }
 
 void sdsm_home_prefetch(uint32_t first, uint32_t n)
 {
-    uint32_t run = first, nrun = 0, tag = 0;
-    int run_home = -1;
-    for (uint32_t pg = first; pg < first + n; pg++) {
-        sdsm_page_lock(pg);
-        sdsm_page_t *p = sdsm_page(pg);
-        int home = sdsm_page_home(pg);
-        int ask = sdsm_alloc_find(pg) && p->state == SDSM_PG_INVALID && !(p->flags & SDSM_PGF_PENDING) &&
-                  home >= 0 && home != hs.me;
-        if (!ask || home != run_home || nrun == SDSM_FETCH_RUN_MAX) {
-            prefetch_send(run_home, run, nrun, tag);
-            nrun = 0;
-        }
-        if (ask && nrun++ == 0) {
-            run = pg;
-            run_home = home;
-            tag = new_tag();
-        }
-        if (ask)
-            set_fetching(pg, tag);
-        sdsm_page_unlock(pg);
-    }
-    prefetch_send(run_home, run, nrun, tag);
+    prefetch_run_t r = {0, 0, 0, -1, 1};
+    for (uint32_t pg = first; pg < first + n; pg++)
+        prefetch_page(&r, pg, NULL);
+    prefetch_send(r.run_home, r.run, r.nrun, r.tag, 1);
+}
+
+void sdsm_home_prefetch_list(const uint32_t *pages, uint32_t n, void (*mark)(uint32_t))
+{
+    prefetch_run_t r = {0, 0, 0, -1, 0};
+    for (uint32_t i = 0; i < n; i++)
+        if (!i || pages[i] != pages[i - 1])
+            prefetch_page(&r, pages[i], mark);
+    prefetch_send(r.run_home, r.run, r.nrun, r.tag, 0);
 }
 
 static int home_fault(uint32_t pg, int is_write);
@@ -316,6 +341,7 @@ static int home_fault(uint32_t pg, int is_write)
     uint64_t t0 = sdsm_trace_t0(), asked = 0;
     int joined = 0, waited = 0, entered = 0, asked_lift = 0;
     sdsm_page_lock(pg);
+    sdsm_home_reread_fault(pg);
     for (;;) {
         sdsm_page_t *p = sdsm_page(pg);
         int home = sdsm_page_home(pg);
@@ -390,7 +416,7 @@ static int on_fetch_rep(int src, const sdsm_hdr_t *h, const uint8_t *p)
     } else {
         memcpy(sdsm_page_rt(pg), p + 8, hs.ps);
     }
-    sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, 1);
+    sdsm_page_set(pg, SDSM_PG_READ_ONLY, 0, !sdsm_home_reread_lazy(pg));
     sdsm_page_unlock(pg);
     sdsm_stat_add(SDSM_ST_PAGES_FETCHED, 1);
     sdsm_stat_add(SDSM_ST_BYTES_FETCHED, hs.ps); /* the contents; what travelled is in FETCH_REP* */
@@ -469,9 +495,19 @@ static uint32_t copy_from_heap(int src, uint32_t first, uint32_t i, uint32_t cou
  * one mprotect per stretch, and only then their states published. */
 static void publish_run(uint32_t first, uint32_t count, const uint8_t *got, uint32_t tag)
 {
+    /* Pages fetched again after a barrier stay without access (reread.c). */
+    uint8_t map[SDSM_FETCH_RUN_MAX];
+    for (uint32_t i = 0; i < count; i++) {
+        map[i] = got[i];
+        if (got[i]) {
+            sdsm_page_lock(first + i);
+            map[i] = !sdsm_home_reread_lazy(first + i);
+            sdsm_page_unlock(first + i);
+        }
+    }
     for (uint32_t i = 0; i < count;) {
         uint32_t j = i;
-        while (j < count && got[j])
+        while (j < count && map[j])
             j++;
         if (j > i)
             sdsm_page_protect(first + i, j - i, SDSM_PG_READ_ONLY);

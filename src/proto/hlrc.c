@@ -6,6 +6,7 @@
  * wrote are dropped (notice.c).
  */
 #include "proto/home.h"
+#include "proto/home_int.h"
 
 static int hlrc_barrier_done(const uint8_t *pairs, uint32_t n)
 {
@@ -14,13 +15,21 @@ static int hlrc_barrier_done(const uint8_t *pairs, uint32_t n)
 
 static void hlrc_barrier_after(const uint8_t *pairs, uint32_t n) { (void)pairs, (void)n; }
 
+/* A barrier's end: the pages read again after each barrier are asked for
+ * at once (reread.c). */
+static void hlrc_acquire(sdsm_sync_kind_t kind)
+{
+    if (kind == SDSM_SYNC_BARRIER)
+        sdsm_home_reread_fetch();
+}
+
 const sdsm_proto_ops_t sdsm_proto_hlrc = {
     .name = "hlrc",
     .init = sdsm_home_init,
     .fault = sdsm_home_fault,
     .release = sdsm_home_release,
     .publish = sdsm_home_publish,
-    .acquire = sdsm_home_no_acquire,
+    .acquire = hlrc_acquire,
     .barrier_done = hlrc_barrier_done,
     .barrier_flags = sdsm_home_no_flags,
     .barrier_second = sdsm_home_no_second,

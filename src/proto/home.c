@@ -127,7 +127,7 @@ int sdsm_home_init(void)
     sdsm_home_twins_at_home = 0;
     sdsm_home_twins_shared = sdsm_cfg.home_twins < 0 ? sdsm_region_adopt.fences : sdsm_cfg.home_twins > 0;
     hs.migrate = sdsm_cfg.home_migrate && sdsm_cfg.protocol == SDSM_PROTO_HLRC && !sdsm_home_twins_shared;
-    if (sdsm_wbuf_init())
+    if (sdsm_wbuf_init() || sdsm_home_reread_init())
         return SDSM_ENOMEM;
     sdsm_home_fetch_init();
     sdsm_home_serve_init();

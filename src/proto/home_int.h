@@ -118,6 +118,7 @@ typedef struct sdsm_home_state {
     uint8_t arrival_gen;           /* under release_mtx: the generation that arrival's batches
                                      are held under at their homes (0: not held; release.c) */
     _Atomic uint32_t arrival_open; /* arrived != 0, for the service thread */
+    uint8_t *reread;               /* per page, under its lock: reread.c's state (NULL: off) */
     _Atomic uint32_t releasing;    /* releases between taking their pages and their end */
     _Atomic uint32_t deferred;     /* fetches wait for a publish (serve.c, defer_fetch) */
     pthread_mutex_t lockfwd_mtx;
@@ -186,6 +187,19 @@ uint32_t sdsm_home_claim_run(uint32_t pg);
  * the fetches kept are tried again (pages were lifted). */
 int sdsm_home_fetch_held(int src, const sdsm_hdr_t *h, const uint8_t *p);
 void sdsm_home_fetch_replay(void);
+/* fetch.c: the invalid pages of the sorted list (duplicates allowed) homed
+ * elsewhere are asked for, one FETCH per run of one home; mark, if given,
+ * is called for each (page lock held).  Application thread, no lock held. */
+void sdsm_home_prefetch_list(const uint32_t *pages, uint32_t n, void (*mark)(uint32_t));
+/* reread.c (SDSM_REREAD): init (0 or SDSM_ENOMEM); a barrier dropped pg's
+ * copy, a thread faults on pg, a reply installs pg (1: leave it without
+ * access) - page lock held; a barrier ended (application thread): the
+ * pages read again after the barriers before are asked for at once. */
+int sdsm_home_reread_init(void);
+void sdsm_home_reread_dropped(uint32_t pg);
+void sdsm_home_reread_fault(uint32_t pg);
+int sdsm_home_reread_lazy(uint32_t pg);
+void sdsm_home_reread_fetch(void);
 /* release.c, service thread inside a cut: does this rank hold writes to
  * pages homed elsewhere that are not yet at their homes with every other
  * copy gone (taken by no release yet, or by one still in progress, early

@@ -109,6 +109,7 @@ static int notice_page(uint32_t pg, int writer, int push)
         } else {
             sdsm_page_set(pg, SDSM_PG_INVALID, 0, 0);
             sdsm_home_ahead_drop(pg);
+            sdsm_home_reread_dropped(pg);
             sdsm_stat_add(SDSM_ST_INVALIDATIONS, 1);
         }
         return 1;
