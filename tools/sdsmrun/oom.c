@@ -61,7 +61,8 @@ static void find_cgroup(void)
     snprintf(oom_state.cgroup, sizeof oom_state.cgroup,
              *v1 ? "/sys/fs/cgroup/memory%s/memory.oom_control" : "/sys/fs/cgroup%s/memory.events",
              strcmp(path, "/") == 0 ? "" : path);
-    snprintf(oom_state.line, sizeof oom_state.line, "%s", path);
+    /* (path came from a line of oom_state.line's size: it fits) */
+    snprintf(oom_state.line, sizeof oom_state.line, "%.*s", (int)sizeof oom_state.line - 1, path);
     oom_state.name = oom_state.line;
 }
 
