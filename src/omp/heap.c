@@ -40,11 +40,13 @@ extern void *__libc_realloc(void *, size_t); /* the bookkeeping is private */
 
 #define PAGE 4096ul
 #define HDR  16ul
-/* 32 B .. 32 KiB, header included, two classes per power of two (32, 48,
- * 64, 96, ...): with powers of two only, NPB MG's rows of 2,064 bytes took
- * 4 KiB each, twice the memory libgomp's program touches, and one rank ran
- * it 1.56 times as long as libgomp's one thread. */
-#define NCLASS    21
+/* 32 B .. 32 KiB, header included: multiples of 16 up to 128 B, then
+ * eight classes per power of two (144, 160, ... 256, 288, ...), so a block
+ * wastes at most an eighth of itself.  With powers of two only, NPB MG's
+ * rows of 2,064 bytes took 4 KiB each, twice the memory libgomp's program
+ * touches; with two classes per power of two, 3 KiB, and one rank still
+ * ran MG.A 1.2 times as long as libgomp's one thread. */
+#define NCLASS    71
 #define SMALL_MAX ((32ul << 10) - HDR)
 #define CHUNK     (1ul << 20)
 #define MAGIC     0x5d5a110cu
@@ -58,7 +60,7 @@ typedef struct hdr {
     uint64_t v; /* class, data pages, or the offset back to the block */
 } hdr_t;
 _Static_assert(sizeof(hdr_t) == HDR, "block header");
-_Static_assert((((NCLASS - 1) & 1 ? 48ul : 32ul) << ((NCLASS - 1) >> 1)) - HDR == SMALL_MAX, "largest class");
+_Static_assert((128ul << ((NCLASS - 8) / 8)) * 2 - HDR == SMALL_MAX, "largest class");
 
 typedef struct vec {
     uintptr_t *v;
@@ -97,16 +99,24 @@ static int vec_push(vec_t *v, uintptr_t x)
     return 0;
 }
 
-/* Class c's block size: 32 << c/2, or 48 << c/2 for odd c (multiples of 16). */
-static size_t class_size(int c) { return (c & 1 ? 48ul : 32ul) << (c >> 1); }
+/* Class c's block size: 32 + 16c up to 128, then P + j P/8 for the
+ * powers of two P from 128 and j = 1..8. */
+static size_t class_size(int c)
+{
+    if (c < 7)
+        return 32ul + 16ul * (size_t)c;
+    size_t p = 128ul << ((c - 7) / 8);
+    return p + (size_t)((c - 7) % 8 + 1) * (p / 8);
+}
 
 static int class_of(size_t n)
 {
     size_t need = n + HDR;
-    int c = 0;
-    while (class_size(c) < need)
-        c++;
-    return c;
+    if (need <= 128)
+        return need <= 32 ? 0 : (int)((need - 32 + 15) / 16);
+    int lg = 63 - __builtin_clzl(need - 1); /* need in (2^lg, 2^(lg+1)] */
+    size_t p = 1ul << lg, step = p / 8;
+    return 7 + (lg - 7) * 8 + (int)((need - p + step - 1) / step) - 1;
 }
 
 /* Take `pages` pages of this rank's part (mutex held); 0 when full. */
