@@ -7,14 +7,15 @@
  * one slot per rank; the master fills rank k's slot (function, snapshot of
  * its globals) under the control lock, copying the snapshot inside the
  * critical section so that even lock-bound protocols carry it, and signals
- * rank k's condition.  A finished worker counts itself under the same lock
- * and waits in sdsm_finalize (its pages stay served) until MAIN_END.
+ * rank k's condition.  A worker whose process returns counts itself under
+ * the same lock and waits for the next CREATE, or for MAIN_END.
  */
 #include "parmacs.h"
 
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,8 @@
 /* Reserved sdsm ids, below jia.h's and far above the objects' ids. */
 #define PM_LOCK     0x7ff00000
 #define PM_END_COND 0x7ff00001
-#define PM_GO_COND0 0x7ff00002
+#define PM_GO_COND0 0x7ff00002 /* + rank, up to MAX_RANKS */
+#define PM_FENCE    0x7ff10000
 /* Object ids: OBJ_BASE + rank * OBJ_PER_RANK + the rank's counter. */
 #define OBJ_BASE     0x40000000
 #define OBJ_PER_RANK (1 << 17)
@@ -36,7 +38,8 @@ typedef struct slot {
     void (*fn)(void);
     void *snap;
     size_t len;
-    int go;
+    int go;   /* started by the master, not yet taken up by the rank */
+    int done; /* its process returned: the rank waits for the next CREATE */
 } slot_t;
 
 typedef struct ctl {
@@ -45,11 +48,22 @@ typedef struct ctl {
 } ctl_t;
 
 static ctl_t *ctl;
-static int me, nprocs, ncreated, owed;
+static int me, nprocs;
 static unsigned nobj;
-static void (*owed_fn)(void);
-static double t0;
+static double roi_t0 = -1;
 static int saved_stdout = -1;
+
+/*
+ * The master's own record of the ranks: what each was last given (never,
+ * CREATE(fn), CREATE(fn, n)), the processes started and those WAIT_FOR_END
+ * has counted, whether a CREATE(fn, n) came since, and its snapshots of the
+ * globals that a rank may not have read yet.
+ */
+enum { NEVER, BY_CREATE1, BY_CREATEN };
+static unsigned char *given;
+static int nstarted, waited, createn;
+static void **snaps;
+static int nsnaps;
 
 /* ---- the program's globals: writable segments of the main program ---- */
 
@@ -179,26 +193,43 @@ void sdsm_pm_quiet(void)
     close(null);
 }
 
-static void worker(void)
+/* What the rank's start buffered is dropped into /dev/null, not printed after. */
+static void restore_stdout(void)
 {
-    sdsm_lock(PM_LOCK);
-    while (!ctl->slot[me].go && !ctl->end)
-        sdsm_cond_wait(PM_GO_COND0 + me, PM_LOCK);
-    slot_t s = ctl->slot[me];
-    if (s.go && s.len == globals_size())
-        globals_restore(s.snap);
-    sdsm_unlock(PM_LOCK);
-    if (s.go && s.len != globals_size())
-        sdsm_abort(1, "CREATE: the master's globals are %zu bytes, rank %d's %zu: not the same program",
-                   s.len, me, globals_size());
     if (saved_stdout >= 0) {
+        fflush(stdout);
         dup2(saved_stdout, STDOUT_FILENO);
         close(saved_stdout);
+        saved_stdout = -1;
     }
-    if (s.go) {
+}
+
+/*
+ * A worker runs each process the master gives it, from a fresh copy of the
+ * master's globals, and waits for the next until MAIN_END; its pages stay
+ * served meanwhile.
+ */
+static void worker(void)
+{
+    for (;;) {
+        sdsm_lock(PM_LOCK);
+        while (!ctl->slot[me].go && !ctl->end)
+            sdsm_cond_wait(PM_GO_COND0 + me, PM_LOCK);
+        slot_t s = ctl->slot[me];
+        if (s.go && s.len == globals_size())
+            globals_restore(s.snap);
+        ctl->slot[me].go = 0;
+        sdsm_unlock(PM_LOCK);
+        if (!s.go)
+            break;
+        if (s.len != globals_size())
+            sdsm_abort(1, "CREATE: the master's globals are %zu bytes, rank %d's %zu: not the same program",
+                       s.len, me, globals_size());
+        restore_stdout();
         s.fn();
         fflush(stdout);
         sdsm_lock(PM_LOCK);
+        ctl->slot[me].done = 1;
         ctl->finished++;
         sdsm_cond_broadcast(PM_END_COND);
         sdsm_unlock(PM_LOCK);
@@ -207,8 +238,11 @@ static void worker(void)
     exit(0);
 }
 
+/* MAIN_INITENV, or the first call that needs the runtime (G_MALLOC before it). */
 void sdsm_pm_init(int argc, char **argv)
 {
+    if (ctl)
+        return;
     if (sdsm_init(argc ? &argc : NULL, argv ? &argv : NULL) || sdsm_check_addresses())
         exit(1);
     me = sdsm_rank();
@@ -221,68 +255,153 @@ void sdsm_pm_init(int argc, char **argv)
         sdsm_abort(1, "MAIN_INITENV: libsdsm_compat is linked into the program statically; PARMACS "
                       "programs need the shared libsdsm_compat and libsdsm");
     ctl = sdsm_calloc(1, sizeof(ctl_t) + (size_t)nprocs * sizeof(slot_t), 0);
-    t0 = sdsm_wtime();
     if (!ctl)
         exit(1);
     if (me != 0)
         worker();
+    given = calloc((size_t)nprocs, 1);
+    snaps = calloc((size_t)nprocs, sizeof *snaps);
+    if (!given || !snaps)
+        sdsm_abort(1, "MAIN_INITENV: no memory for the master's table of %d ranks", nprocs);
 }
 
-static void start_one(void (*fn)(void))
+static void need_init(void)
 {
-    int k = ++ncreated;
-    if (k >= nprocs)
-        sdsm_abort(1,
-                   "CREATE: process %d created, but the job has %d ranks (one per PARMACS "
-                   "process, the master included): start it with sdsmrun -n %d or more",
-                   k + 1, nprocs, k + 1);
+    if (!ctl)
+        sdsm_pm_init(0, 0);
+}
+
+/* Snapshots no rank still has to read are freed (PM_LOCK held). */
+static void drop_snapshots(void)
+{
+    int keep = 0;
+    for (int i = 0; i < nsnaps; i++) {
+        int pending = 0;
+        for (int k = 1; k < nprocs; k++)
+            pending |= ctl->slot[k].go && ctl->slot[k].snap == snaps[i];
+        if (pending)
+            snaps[keep++] = snaps[i];
+        else
+            sdsm_free_local(snaps[i]);
+    }
+    nsnaps = keep;
+}
+
+/*
+ * A rank for the next process (PM_LOCK held): one never given a process or
+ * whose process has returned.  If none, with `wait`, one still running a
+ * process of an earlier CREATE(fn, n) is waited for: the master's share of
+ * that CREATE has returned, so those processes are past their last
+ * barrier.  -1 if none will come.
+ */
+static int free_rank(int wait, int *running)
+{
+    for (;;) {
+        int byn = 0;
+        *running = 0;
+        for (int k = 1; k < nprocs; k++) {
+            if (given[k] == NEVER || ctl->slot[k].done)
+                return k;
+            byn += given[k] == BY_CREATEN;
+            ++*running;
+        }
+        if (!wait || !byn)
+            return -1;
+        sdsm_cond_wait(PM_END_COND, PM_LOCK);
+    }
+}
+
+static void too_few_ranks(int process)
+{
+    sdsm_abort(1,
+               "CREATE: process %d created, but the job has %d ranks (one per PARMACS "
+               "process, the master included): start it with sdsmrun -n %d or more",
+               process, nprocs, process);
+}
+
+/* m processes of fn on free ranks, all from one snapshot of the globals. */
+static void start(void (*fn)(void), int m, int createn_form)
+{
     size_t len = globals_size();
     void *snap = sdsm_alloc_local(len ? len : 1);
+    if (!snap)
+        sdsm_abort(1, "CREATE: no shared memory for a %zu-byte copy of the globals on rank 0: %s", len,
+                   sdsm_strerror(sdsm_last_error()));
     sdsm_lock(PM_LOCK);
+    drop_snapshots();
+    snaps[nsnaps++] = snap;
     globals_save(snap); /* inside the critical section: ibec carries it with the lock */
-    ctl->slot[k] = (slot_t){.fn = fn, .snap = snap, .len = len, .go = 1};
-    sdsm_cond_signal(PM_GO_COND0 + k);
+    for (int i = 0; i < m; i++) {
+        int running, k = free_rank(createn_form, &running);
+        if (k < 0)
+            too_few_ranks(running + 1 + (m - i));
+        ctl->slot[k] = (slot_t){.fn = fn, .snap = snap, .len = len, .go = 1};
+        given[k] = createn_form ? BY_CREATEN : BY_CREATE1;
+        nstarted++;
+        sdsm_cond_signal(PM_GO_COND0 + k);
+    }
     sdsm_unlock(PM_LOCK);
 }
 
 /*
  * count 0: SPLASH-2's CREATE(fn), one process.  count n: SPLASH-3's
- * CREATE(fn, n), n processes of which the master is the last: it runs fn
- * itself in WAIT_FOR_END, so n ranks run n processes.
+ * CREATE(fn, n), n processes of which the master is the last and runs fn
+ * before CREATE returns, as the threads of SPLASH-3's own macros do.
  */
 void sdsm_pm_create(void (*fn)(void), int count)
 {
+    need_init();
     if (me != 0)
         sdsm_abort(1, "CREATE: called by rank %d; only the master (rank 0) creates processes", me);
     if (count <= 0) {
-        start_one(fn);
+        start(fn, 1, 0);
         return;
     }
-    for (int i = 0; i < count - 1; i++)
-        start_one(fn);
-    owed = 1;
-    owed_fn = fn;
+    if (count > nprocs)
+        too_few_ranks(count);
+    start(fn, count - 1, 1);
+    createn = 1;
+    fn();
 }
 
+static int running_processes(void)
+{
+    int n = 0;
+    for (int k = 1; k < nprocs; k++)
+        n += given[k] != NEVER && !ctl->slot[k].done;
+    return n;
+}
+
+/*
+ * After CREATE(fn, n), WAIT_FOR_END(n) counts the master's own share (which
+ * has run): every process started so far is waited for.  After CREATE(fn),
+ * WAIT_FOR_END(n) waits for n more processes to return.
+ */
 void sdsm_pm_wait_for_end(int n)
 {
-    int expect = n;
-    if (owed) { /* SPLASH-3: n counts the master's own run */
-        owed = 0;
-        owed_fn();
-        expect = n - 1;
-    }
-    if (expect > ncreated)
-        sdsm_abort(1, "WAIT_FOR_END(%d): only %d processes were created", n, ncreated);
+    need_init();
+    if (me != 0)
+        sdsm_abort(1, "WAIT_FOR_END: called by rank %d; only the master (rank 0) waits", me);
+    if (!createn && n > nstarted - waited)
+        sdsm_abort(1, "WAIT_FOR_END(%d): only %d processes were created", n, nstarted - waited);
     sdsm_lock(PM_LOCK);
-    while (ctl->finished < expect)
-        sdsm_cond_wait(PM_END_COND, PM_LOCK);
+    if (createn) {
+        while (running_processes() > 0)
+            sdsm_cond_wait(PM_END_COND, PM_LOCK);
+        waited = ctl->finished;
+    } else {
+        while (ctl->finished - waited < n)
+            sdsm_cond_wait(PM_END_COND, PM_LOCK);
+        waited += n;
+    }
+    createn = 0;
     sdsm_unlock(PM_LOCK);
 }
 
 void sdsm_pm_main_end(int status)
 {
-    if (me == 0) { /* ranks never created are still waiting for a CREATE */
+    need_init();
+    if (me == 0) { /* ranks without a process are waiting for a CREATE */
         sdsm_lock(PM_LOCK);
         ctl->end = 1;
         for (int k = 1; k < nprocs; k++)
@@ -298,6 +417,7 @@ void sdsm_pm_main_end(int status)
 
 void *sdsm_pm_malloc(size_t size)
 {
+    need_init(); /* SPLASH programs allocate before MAIN_INITENV too */
     void *p = sdsm_alloc_local(size ? size : 1);
     if (!p)
         sdsm_abort(1, "G_MALLOC(%zu) failed on rank %d: %s", size, me, sdsm_strerror(sdsm_last_error()));
@@ -309,19 +429,23 @@ void sdsm_pm_free(void *p) { sdsm_free_local(p); }
 static int next_id(const char *call)
 {
     if (nobj >= OBJ_PER_RANK)
-        sdsm_abort(1, "%s: rank %d initialized more than %d locks and pauses", call, me, OBJ_PER_RANK);
+        sdsm_abort(1, "%s: rank %d initialized more than %d locks, pauses and condition variables", call, me,
+                   OBJ_PER_RANK);
     return OBJ_BASE + me * OBJ_PER_RANK + (int)nobj++;
 }
 
 void sdsm_pm_lock_init(sdsm_pm_lock_t *l, int n)
 {
+    need_init();
     for (int i = 0; i < n; i++)
         l[i].id = next_id("LOCKINIT");
 }
 
+static int valid_id(int id) { return id >= OBJ_BASE && id < OBJ_BASE + MAX_RANKS * OBJ_PER_RANK; }
+
 static int lock_id(const sdsm_pm_lock_t *l, const char *call)
 {
-    if (l->id < OBJ_BASE || l->id >= OBJ_BASE + MAX_RANKS * OBJ_PER_RANK)
+    if (!valid_id(l->id))
         sdsm_abort(1,
                    "%s: the lock at %p was never initialized (LOCKINIT/ALOCKINIT), or its "
                    "initialization is not visible on rank %d yet",
@@ -345,6 +469,7 @@ void sdsm_pm_barrier(sdsm_pm_bar_t *b, int n)
 
 void sdsm_pm_pause_init(sdsm_pm_pause_t *p)
 {
+    need_init();
     p->id = next_id("PAUSEINIT");
     p->cond = p->id;
     p->flag = 0;
@@ -352,7 +477,7 @@ void sdsm_pm_pause_init(sdsm_pm_pause_t *p)
 
 static int pause_id(const sdsm_pm_pause_t *p, const char *call)
 {
-    if (p->id < OBJ_BASE || p->id >= OBJ_BASE + MAX_RANKS * OBJ_PER_RANK)
+    if (!valid_id(p->id))
         sdsm_abort(1, "%s: the pause at %p was never initialized (PAUSEINIT)", call, (const void *)p);
     return p->id;
 }
@@ -383,4 +508,80 @@ void sdsm_pm_pause_wait(sdsm_pm_pause_t *p)
     sdsm_unlock(id);
 }
 
-unsigned long sdsm_pm_clock(void) { return (unsigned long)((sdsm_wtime() - t0) * 1e6); }
+/* The high half of a condition marks its id as set by CONDVARINIT, not left by other data. */
+#define COND_CHECK 0x5a3c9e1fu
+
+static int cond_valid(sdsm_pm_cond_t c)
+{
+    int id = (int)(c & 0x7fffffff);
+    return valid_id(id) && (c >> 32) == ((unsigned)id ^ COND_CHECK);
+}
+
+void sdsm_pm_cond_init(sdsm_pm_cond_t *c)
+{
+    need_init();
+    if (cond_valid(*c))
+        return; /* initialized again in place (a recycled cell): no new id each time */
+    int id = next_id("CONDVARINIT");
+    *c = (sdsm_pm_cond_t)((unsigned)id ^ COND_CHECK) << 32 | (unsigned)id;
+}
+
+static int cond_id(const sdsm_pm_cond_t *c, const char *call)
+{
+    if (!cond_valid(*c))
+        sdsm_abort(1,
+                   "%s: the condition variable at %p was never initialized (CONDVARINIT), or its "
+                   "initialization is not visible on rank %d yet",
+                   call, (const void *)c, me);
+    return (int)(*c & 0x7fffffff);
+}
+
+void sdsm_pm_cond_wait(sdsm_pm_cond_t *c, sdsm_pm_lock_t *l)
+{
+    int rc = sdsm_cond_wait(cond_id(c, "CONDVARWAIT"), lock_id(l, "CONDVARWAIT"));
+    if (rc)
+        sdsm_abort(1, "CONDVARWAIT on rank %d: %s (the lock must be held, as for pthread_cond_wait)", me,
+                   sdsm_strerror(rc));
+}
+
+void sdsm_pm_cond_signal(sdsm_pm_cond_t *c, int all)
+{
+    int id = cond_id(c, all ? "CONDVARBCAST" : "CONDVARSIGNAL");
+    if (all)
+        sdsm_cond_broadcast(id);
+    else
+        sdsm_cond_signal(id);
+}
+
+/*
+ * A processor fence orders one rank's accesses, but another rank sees this
+ * rank's shared writes only through synchronization: an acquire and
+ * release of one lock every fence takes makes the writes before a fence
+ * visible to every rank after its next fence (the flag-and-data hand-offs
+ * fences serve), and costs one round trip to the lock's manager.
+ */
+void sdsm_pm_fence(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!ctl)
+        return; /* before MAIN_INITENV there is one process */
+    sdsm_lock(PM_FENCE);
+    sdsm_unlock(PM_FENCE);
+}
+
+/* SPLASH3_ROI_BEGIN/END: simulators count the region between them; here its time is printed. */
+void sdsm_pm_roi(int end)
+{
+    if (!end) {
+        roi_t0 = sdsm_wtime();
+        return;
+    }
+    if (roi_t0 < 0)
+        return;
+    fprintf(stderr, "sdsm: rank %d: SPLASH3_ROI_BEGIN to SPLASH3_ROI_END: %.6f s\n", me,
+            sdsm_wtime() - roi_t0);
+    roi_t0 = -1;
+}
+
+/* Microseconds of the monotonic clock, not since MAIN_INITENV: programs read CLOCK before it too. */
+unsigned long sdsm_pm_clock(void) { return (unsigned long)(sdsm_wtime() * 1e6); }

@@ -18,6 +18,17 @@
  * id in the object itself, built from the initializing rank and a counter
  * of that rank, so two objects never share an id (no hashing, no
  * collisions), and LOCK on an object never initialized is an error.
+ * Condition variables (CONDVARINIT) get ids the same way; one initialized
+ * again in place keeps its id, as programs re-initialize the condition of
+ * a recycled tree cell at every step.
+ *
+ * The fences (RELEASE_FENCE, ACQUIRE_FENCE, FULL_FENCE) are one acquire and
+ * release of a reserved lock: this rank's shared writes before the fence
+ * are visible to any rank after its next fence, and it sees theirs.
+ *
+ * A rank whose process has returned serves the master's next CREATE, with
+ * a fresh copy of the globals: SPLASH-3 programs that CREATE(fn, n) in
+ * several phases need only n ranks.
  */
 #ifndef SDSM_COMPAT_PARMACS_H
 #define SDSM_COMPAT_PARMACS_H
@@ -42,6 +53,10 @@ typedef struct {
 typedef struct {
     int unused;
 } sdsm_pm_bar_t;
+/* A plain integer (the id, and a check of it in the high half): headers
+ * declare conditions before they include anything, where pthread_cond_t
+ * came from <pthread.h>, so CONDVARDEC names a type needing no header. */
+typedef unsigned long long sdsm_pm_cond_t;
 
 void sdsm_pm_quiet(void);
 void sdsm_pm_init(int argc, char **argv);
@@ -58,6 +73,11 @@ void sdsm_pm_pause_init(sdsm_pm_pause_t *p);
 void sdsm_pm_pause_set(sdsm_pm_pause_t *p);
 void sdsm_pm_pause_clear(sdsm_pm_pause_t *p);
 void sdsm_pm_pause_wait(sdsm_pm_pause_t *p);
+void sdsm_pm_cond_init(sdsm_pm_cond_t *c);
+void sdsm_pm_cond_wait(sdsm_pm_cond_t *c, sdsm_pm_lock_t *l);
+void sdsm_pm_cond_signal(sdsm_pm_cond_t *c, int all);
+void sdsm_pm_fence(void);
+void sdsm_pm_roi(int end);
 unsigned long sdsm_pm_clock(void);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
  * Prints "OK jia_anl" from process 0.
  */
 #include <jia.h>
+#include <setting.h> /* as JIAJIA's samples include it */
 
 #include <stdio.h>
 
