@@ -73,6 +73,8 @@ SDSM_API void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi)
     *hi = *lo ? *lo + sdsm_region.size : 0;
 }
 
+SDSM_API void *sdsm__omp_stacks_alloc(size_t len, size_t guard, int home, int count, const char *overflow);
+
 /*
  * Collective: the OpenMP master's stack, homed at rank 0, whose home never
  * write-protects it (alloc.h, sdsm_alloc_set_announce): the C library
@@ -84,18 +86,37 @@ SDSM_API void sdsm__omp_region(uintptr_t *lo, uintptr_t *hi)
  */
 SDSM_API void *sdsm__omp_stack_alloc(size_t len, size_t guard, const char *overflow)
 {
-    if (guard & (sdsm_region.page_size - 1))
+    return sdsm__omp_stacks_alloc(len, guard, 0, 1, overflow);
+}
+
+/*
+ * Collective: `count` such stacks homed at rank `home`, one after the
+ * other, each `guard` bytes of guard and then len bytes (the first stack's
+ * guard at the address returned): the stacks the home rank's compute
+ * threads run the program's pthreads on.  Pages are touched at the home.
+ * With count 1 the guard is the process's one stack guard, else the row of
+ * stacks' (fault.h).
+ */
+SDSM_API void *sdsm__omp_stacks_alloc(size_t len, size_t guard, int home, int count, const char *overflow)
+{
+    size_t page = sdsm_region.page_size, one = guard + len;
+    if (((guard | len) & (page - 1)) || count < 1)
         return NULL;
-    uint8_t *p = sdsm_alloc(guard + len, 0);
+    uint8_t *p = sdsm_alloc(one * (size_t)count, home);
     uint32_t pg;
     if (!p || !sdsm_region_page_of(p, &pg) || sdsm_alloc_set_announce(pg))
         return NULL;
-    if (sdsm_rank() == 0) {
-        sdsm_fault_guard(pg, (uint32_t)(guard >> sdsm_region.shift), overflow);
-        for (size_t off = guard; off < guard + len; off += sdsm_region.page_size)
-            ((volatile uint8_t *)p)[off] = 0;
-    }
-    return p + guard;
+    if (sdsm_rank() != home)
+        return count == 1 ? p + guard : p;
+    uint32_t gpages = (uint32_t)(guard >> sdsm_region.shift);
+    if (count == 1)
+        sdsm_fault_guard(pg, gpages, overflow);
+    else
+        sdsm_fault_guards(pg, gpages, (uint32_t)(one >> sdsm_region.shift), (uint32_t)count, overflow);
+    for (int k = 0; k < count; k++)
+        for (size_t off = guard; off < one; off += page)
+            ((volatile uint8_t *)p)[(size_t)k * one + off] = 0;
+    return count == 1 ? p + guard : p;
 }
 
 /*

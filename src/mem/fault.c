@@ -38,12 +38,34 @@ static struct {
     uint32_t first, n;
     char what[512];
 } guard;
+/* The pthread stacks of a rank (sdsm_fault_guards): count stacks, stride
+ * pages apart, each above n guard pages. */
+static struct {
+    uint32_t first, n, stride, count;
+    char what[256];
+} stacks;
 
 void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what)
 {
     guard.first = first;
     guard.n = n;
     snprintf(guard.what, sizeof guard.what, "%s", what ? what : "");
+}
+
+void sdsm_fault_guards(uint32_t first, uint32_t n, uint32_t stride, uint32_t count, const char *what)
+{
+    stacks.first = first;
+    stacks.n = n;
+    stacks.stride = stride;
+    stacks.count = count;
+    snprintf(stacks.what, sizeof stacks.what, "%s", what ? what : "");
+}
+
+static int in_stack_guard(uint32_t pg)
+{
+    uint32_t off = pg - stacks.first;
+    return stacks.stride && pg >= stacks.first && off / stacks.stride < stacks.count &&
+           off % stacks.stride < stacks.n;
 }
 
 int sdsm_fault_is_write(const void *ctx)
@@ -88,6 +110,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
         /* Before the protocol: it would make the guard an ordinary page. */
         if (pg - guard.first < guard.n)
             sdsm_fatal("%s; access at %p", guard.what, si->si_addr);
+        if (in_stack_guard(pg))
+            sdsm_fatal("%s; access at %p", stacks.what, si->si_addr);
         int saved = errno;
         sdsm_wait_save_t sv; /* so a fault that never ends says which page it waits for */
         sdsm_wait_enter(&sv, SDSM_WAIT_PAGE, pg);

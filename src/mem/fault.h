@@ -28,4 +28,9 @@ int sdsm_fault_is_write(const void *ctx);
  */
 void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what);
 
+/* The same for a row of `count` stacks `stride` pages apart, each above n
+ * guard pages from `first` on (the pthread stacks a rank runs threads on),
+ * a second set beside the one above.  count = 0 removes it. */
+void sdsm_fault_guards(uint32_t first, uint32_t n, uint32_t stride, uint32_t count, const char *what);
+
 #endif
