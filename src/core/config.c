@@ -71,6 +71,10 @@ static const var_t vars[] = {
     {"SDSM_OMP_VERBOSE", T_STR, OFF(omp_verbose), NULL, 0, 0, NULL,
      "OpenMP programs (sdsmcc): 1 reports at exit heap blocks freed by another rank than their "
      "allocator (their memory is not reused)"},
+    {"SDSM_PTHREAD_PLACE", T_STR, OFF(pthread_place), NULL, 0, 0, NULL,
+     "pthreads programs (sdsmcc -pthread): the rank pthread_create starts a thread on: "
+     "roundrobin (default: a rank's k-th thread on rank (rank + k) mod ranks, the next rank "
+     "first), local (the creating thread's rank) or a rank number"},
     {"SDSM_ASLR", T_LONG, OFF(aslr), "0", 0, 1, NULL,
      "1: keep address randomization for the ranks (0: sdsmrun starts them with it off, and a rank "
      "started by mpirun or srun turns it off for itself by starting once more before main, so the "

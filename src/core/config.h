@@ -41,6 +41,7 @@ typedef struct sdsm_config {
     const char *omp_home;   /* OpenMP programs (libsdsm-omp reads these itself) */
     const char *omp_heap;
     const char *omp_verbose;
+    const char *pthread_place; /* pthreads programs (sdsmcc -pthread) */
     const char *omp_stack;
     long stats;           /* print the statistics table at finalize */
     long errors;          /* sdsm_errmode_t */
