@@ -20,6 +20,7 @@
 
 #include "omp_int.h"
 #include "omp_rt.h"
+#include "pt_int.h"
 #include "sdsm.h"
 
 static int (*prog_main)(int, char **, char **);
@@ -93,7 +94,12 @@ static void *team_thread(void *arg)
         if (!sdsm__omp_my_tls(&tls[0], &tls[1]))
             memcpy(rt_ctl->master_tls, tls, sizeof tls);
         run_master();
-        rt_release_workers(RT_EXIT, prog_status);
+        if (pt_mode)
+            pt_finish(prog_status);
+        else
+            rt_release_workers(RT_EXIT, prog_status);
+    } else if (pt_mode) {
+        pt_worker_loop();
     } else {
         rt_worker_loop();
     }
@@ -123,7 +129,8 @@ int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char
     rt_env_threads();
     sdsm_omp_boot(&argc, &argv);
     int threads = sdsm_thread_count() / sdsm_nprocs();
-    rt_env_check_team(sdsm_nprocs(), threads);
+    if (!pt_mode) /* OMP_NUM_THREADS says nothing to a pthreads program */
+        rt_env_check_team(sdsm_nprocs(), threads);
     rt_env_read();
     rt_team_size = sdsm_thread_count();
     prog_main = real_main;
@@ -134,6 +141,8 @@ int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char
     rt_held = sdsm_alloc(RT_USER_LOCKS, SDSM_HOME_BLOCK);
     if (!rt_ctl || !rt_held)
         rt_fatal("start", "cannot allocate the control block: %s", sdsm_strerror(sdsm_last_error()));
+    if (pt_mode)
+        pt_start();
     on_exit(on_exit_handler, NULL);
 
     sdsm_thread_t t[threads];

@@ -12,12 +12,14 @@
 #include <string.h>
 
 #include "omp_rt.h"
+#include "pt_int.h"
 #include "sdsm.h"
 
 rt_ctl_t *rt_ctl;
 unsigned char *rt_held;
 int rt_team_size;
 int rt_exit_status;
+int pt_mode;
 
 __thread rt_thread_t rt_me;
 __thread int rt_is_compute;
@@ -30,6 +32,9 @@ void rt_fatal(const char *what, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     int tid = rt_is_compute ? sdsm_thread_id() : -1;
+    if (pt_mode)
+        sdsm_abort(1, "pthreads: %s: %s (rank %d, compute thread %d of %d)", what, msg, sdsm_rank(), tid,
+                   rt_team_size);
     sdsm_abort(1, "OpenMP: %s: %s (rank %d, thread %d, team of %d)", what, msg, sdsm_rank(), tid,
                rt_team_size);
 }

@@ -17,6 +17,7 @@
 
 #include "omp_int.h"
 #include "omp_rt.h"
+#include "pt_int.h"
 #include "sdsm.h"
 
 /* Saved states of GOMP_parallel_start, popped by GOMP_parallel_end. */
@@ -206,6 +207,9 @@ void rt_release_workers(int kind, int status)
 static bool use_team(rt_thread_t *m, unsigned num_threads, const char *what)
 {
     int n = num_threads ? (int)num_threads : m->nthreads_var;
+    if (pt_mode && n > 1 && rt_team_size > 1)
+        rt_fatal(what, "OpenMP parallel regions in a program linked with sdsmcc -pthread and without "
+                       "-fopenmp are not supported: link with -fopenmp");
     if (!rt_is_compute || m->active_level > 0 || m->max_active_levels == 0 || n == 1 || rt_team_size == 1)
         return false;
     if (n != rt_team_size)

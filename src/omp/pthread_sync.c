@@ -1,0 +1,582 @@
+/*
+ * pthread_sync.c - the synchronization objects of pthreads programs
+ * (pthread.c has the design): mutexes, condition variables, barriers,
+ * rwlocks, spinlocks and unnamed semaphores.
+ *
+ * An object is keyed by its address, which is the same in every rank: a
+ * registry in shared memory (guarded by PT_LK_REGISTRY, memoized per rank)
+ * gives each address an sdsm lock id, so no rank has to initialize an
+ * object before another uses it and a static initializer is enough.  The
+ * object's state (held, owner, count; a condition's sequence; a barrier's
+ * arrivals) lives in the object itself, in shared memory, changed only
+ * with the object's sdsm lock held, and waiters sleep on the sdsm
+ * condition of the same id.  So a mutex's unlock is a release of the
+ * rank's writes and its lock an acquire, under hlrc and update alike.
+ * Timed waits (timedlock, timedwait, ...) poll: sdsm conditions have no
+ * timeout.  An object outside shared memory (a library's, or memory the
+ * program mapped itself) would be a different object in each rank: it is
+ * refused, naming the call.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "omp_int.h"
+#include "omp_rt.h"
+#include "pt_int.h"
+#include "sdsm.h"
+
+/* --- the registry -------------------------------------------------------- */
+
+static uintptr_t *reg; /* [PT_OBJECTS] addresses, then the count */
+#define CACHE (1 << 16)
+static struct {
+    uintptr_t key;
+    int idx;
+} cache[CACHE];
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+size_t pt_registry_size(void) { return (PT_OBJECTS + 1) * sizeof(uintptr_t); }
+void pt_registry_init(void *shared, int create)
+{
+    (void)create;
+    reg = shared;
+}
+
+static unsigned hash(uintptr_t a) { return (unsigned)(((a >> 3) * 0x9e3779b97f4a7c15ull) >> 40); }
+
+static int cache_find(uintptr_t key)
+{
+    int idx = -1;
+    pthread_mutex_lock(&cache_mu);
+    for (unsigned i = hash(key) % CACHE, n = 0; n < CACHE && cache[i].key; i = (i + 1) % CACHE, n++)
+        if (cache[i].key == key) {
+            idx = cache[i].idx;
+            break;
+        }
+    pthread_mutex_unlock(&cache_mu);
+    return idx;
+}
+
+static void cache_add(uintptr_t key, int idx)
+{
+    pthread_mutex_lock(&cache_mu);
+    for (unsigned i = hash(key) % CACHE, n = 0; n < CACHE; i = (i + 1) % CACHE, n++)
+        if (!cache[i].key) {
+            cache[i].key = key;
+            cache[i].idx = idx;
+            break;
+        }
+    pthread_mutex_unlock(&cache_mu);
+}
+
+static int registry_find(uintptr_t key, const char *call)
+{
+    pt_enter(PT_LK_REGISTRY, call);
+    unsigned i = hash(key) % PT_OBJECTS;
+    while (reg[i] && reg[i] != key)
+        i = (i + 1) % PT_OBJECTS;
+    if (!reg[i]) {
+        if (reg[PT_OBJECTS] >= PT_OBJECTS - PT_OBJECTS / 8)
+            rt_fatal(call, "more than %d synchronization objects in one run", PT_OBJECTS - PT_OBJECTS / 8);
+        reg[i] = key;
+        reg[PT_OBJECTS]++;
+    }
+    pt_leave(PT_LK_REGISTRY, call);
+    return (int)i;
+}
+
+int pt_obj_id(const void *obj, const char *what, const char *call)
+{
+    if (!reg)
+        rt_fatal(call, "called before main");
+    if (!sdsm_omp_is_shared(obj))
+        rt_fatal(call,
+                 "the %s at %p is not in shared memory (the program's globals, its heap, main's and "
+                 "the threads' stacks): it would be a different object in each rank",
+                 what, obj);
+    uintptr_t key = (uintptr_t)obj;
+    int idx = cache_find(key);
+    if (idx < 0) {
+        idx = registry_find(key, call);
+        cache_add(key, idx);
+    }
+    return PT_LK_OBJ + idx;
+}
+
+void pt_enter(int id, const char *call) { rt_check(rt_lock(id), call); }
+void pt_leave(int id, const char *call) { rt_check(sdsm_unlock(id), call); }
+void pt_wake(int id, int all, const char *call)
+{
+    rt_check(all ? sdsm_cond_broadcast(id) : sdsm_cond_signal(id), call);
+}
+
+static long ns_until(clockid_t clock, const struct timespec *abs)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (abs->tv_sec - now.tv_sec) * 1000000000l + (abs->tv_nsec - now.tv_nsec);
+}
+
+int pt_wait(int id, clockid_t clock, const struct timespec *abs, const char *call)
+{
+    if (!abs) {
+        rt_check(rt_cond_wait(id, id), call);
+        return 0;
+    }
+    if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000l)
+        return EINVAL;
+    long left = ns_until(clock, abs);
+    if (left <= 0)
+        return ETIMEDOUT;
+    struct timespec nap = {0, left < 2000000 ? left : 2000000};
+    pt_leave(id, call);
+    nanosleep(&nap, NULL);
+    pt_enter(id, call);
+    return 0;
+}
+
+/* --- mutexes ------------------------------------------------------------- */
+
+/* glibc's fields, which sdsm uses its own way: __lock is the held flag. */
+#define M_HELD(m)  ((m)->__data.__lock)
+#define M_OWNER(m) ((m)->__data.__owner)
+#define M_COUNT(m) ((m)->__data.__count)
+#define M_KIND(m)  ((m)->__data.__kind & 3)
+
+int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
+int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+    int kind = PTHREAD_MUTEX_DEFAULT, robust = PTHREAD_MUTEX_STALLED;
+    if (a) {
+        pthread_mutexattr_gettype(a, &kind);
+        pthread_mutexattr_getrobust(a, &robust);
+    }
+    if (robust != PTHREAD_MUTEX_STALLED)
+        rt_fatal("pthread_mutex_init", "robust mutexes are not supported");
+    memset(m, 0, sizeof *m);
+    m->__data.__kind = kind;
+    return 0;
+}
+
+int __wrap_pthread_mutex_destroy(pthread_mutex_t *m);
+int __wrap_pthread_mutex_destroy(pthread_mutex_t *m)
+{
+    int id = pt_obj_id(m, "mutex", "pthread_mutex_destroy");
+    pt_enter(id, "pthread_mutex_destroy");
+    int held = M_HELD(m);
+    pt_leave(id, "pthread_mutex_destroy");
+    return held ? EBUSY : 0;
+}
+
+/* wait: 0 trylock, 1 lock (until abs, if given). */
+static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struct timespec *abs,
+                      const char *call)
+{
+    int id = pt_obj_id(m, "mutex", call), self = pt_self_id(), rc = 0;
+    pt_enter(id, call);
+    if (M_HELD(m) && M_OWNER(m) == self) {
+        if (M_KIND(m) == PTHREAD_MUTEX_RECURSIVE)
+            M_COUNT(m)++;
+        else if (M_KIND(m) == PTHREAD_MUTEX_ERRORCHECK || !wait)
+            rc = M_KIND(m) == PTHREAD_MUTEX_ERRORCHECK ? EDEADLK : EBUSY;
+        else
+            rt_fatal(call, "the mutex at %p is locked already by this thread: it would deadlock", m);
+        pt_leave(id, call);
+        return rc;
+    }
+    while (M_HELD(m) && !rc)
+        rc = wait ? pt_wait(id, clock, abs, call) : EBUSY;
+    if (!rc) {
+        M_HELD(m) = 1;
+        M_OWNER(m) = self;
+        M_COUNT(m) = 1;
+    }
+    pt_leave(id, call);
+    return rc;
+}
+
+/* all: give up every recursion level (a condition wait); *count gets them. */
+static int mutex_give(pthread_mutex_t *m, int all, unsigned *count, const char *call)
+{
+    int id = pt_obj_id(m, "mutex", call);
+    pt_enter(id, call);
+    if (!M_HELD(m) || M_OWNER(m) != pt_self_id()) {
+        pt_leave(id, call);
+        return EPERM;
+    }
+    if (count)
+        *count = M_COUNT(m);
+    if (!all && M_COUNT(m) > 1) {
+        M_COUNT(m)--;
+    } else {
+        M_HELD(m) = 0;
+        M_OWNER(m) = 0;
+        M_COUNT(m) = 0;
+        pt_wake(id, 0, call);
+    }
+    pt_leave(id, call);
+    return 0;
+}
+
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
+{
+    return mutex_take(m, 1, CLOCK_REALTIME, NULL, "pthread_mutex_lock");
+}
+int __wrap_pthread_mutex_trylock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    return mutex_take(m, 0, CLOCK_REALTIME, NULL, "pthread_mutex_trylock");
+}
+int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs);
+int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+{
+    return mutex_take(m, 1, CLOCK_REALTIME, abs, "pthread_mutex_timedlock");
+}
+int __wrap_pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs);
+int __wrap_pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+    return mutex_take(m, 1, clock, abs, "pthread_mutex_clocklock");
+}
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m) { return mutex_give(m, 0, NULL, "pthread_mutex_unlock"); }
+
+/* --- condition variables ------------------------------------------------- */
+
+/* A signal or broadcast bumps seq; a waiter returns once seq moved. */
+typedef struct {
+    unsigned seq, waiters;
+    int clock, monotonic;
+} pt_cond_t;
+_Static_assert(sizeof(pt_cond_t) <= sizeof(pthread_cond_t), "pt_cond_t fits pthread_cond_t");
+
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+    clockid_t clock = CLOCK_REALTIME;
+    if (a)
+        pthread_condattr_getclock(a, &clock);
+    memset(c, 0, sizeof *c);
+    ((pt_cond_t *)c)->monotonic = clock == CLOCK_MONOTONIC;
+    return 0;
+}
+
+int __wrap_pthread_cond_destroy(pthread_cond_t *c);
+int __wrap_pthread_cond_destroy(pthread_cond_t *c)
+{
+    (void)c;
+    return 0;
+}
+
+static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs,
+                     const char *call)
+{
+    pt_cond_t *c = (pt_cond_t *)cv;
+    int id = pt_obj_id(cv, "condition variable", call), rc = 0;
+    unsigned count = 0;
+    pt_enter(id, call);
+    unsigned seq = c->seq;
+    if (mutex_give(m, 1, &count, call)) {
+        pt_leave(id, call);
+        return EPERM;
+    }
+    c->waiters++;
+    while (c->seq == seq && !rc)
+        rc = pt_wait(id, clock, abs, call);
+    c->waiters--;
+    pt_leave(id, call);
+    mutex_take(m, 1, CLOCK_REALTIME, NULL, call);
+    M_COUNT(m) = count;
+    return rc;
+}
+
+int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    return cond_wait(c, m, CLOCK_REALTIME, NULL, "pthread_cond_wait");
+}
+int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs);
+int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+{
+    clockid_t clock = ((pt_cond_t *)c)->monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+    return cond_wait(c, m, clock, abs, "pthread_cond_timedwait");
+}
+int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *abs);
+int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *abs)
+{
+    return cond_wait(c, m, clock, abs, "pthread_cond_clockwait");
+}
+
+static int cond_wake(pthread_cond_t *cv, int all, const char *call)
+{
+    pt_cond_t *c = (pt_cond_t *)cv;
+    int id = pt_obj_id(cv, "condition variable", call);
+    pt_enter(id, call);
+    if (c->waiters) {
+        c->seq++;
+        pt_wake(id, all, call);
+    }
+    pt_leave(id, call);
+    return 0;
+}
+
+int __wrap_pthread_cond_signal(pthread_cond_t *c);
+int __wrap_pthread_cond_signal(pthread_cond_t *c) { return cond_wake(c, 0, "pthread_cond_signal"); }
+int __wrap_pthread_cond_broadcast(pthread_cond_t *c);
+int __wrap_pthread_cond_broadcast(pthread_cond_t *c) { return cond_wake(c, 1, "pthread_cond_broadcast"); }
+
+/* --- barriers ------------------------------------------------------------ */
+
+typedef struct {
+    unsigned count, arrived, round;
+} pt_barrier_t;
+_Static_assert(sizeof(pt_barrier_t) <= sizeof(pthread_barrier_t), "pt_barrier_t fits");
+
+int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned count);
+int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned count)
+{
+    (void)a;
+    if (!count)
+        return EINVAL;
+    memset(b, 0, sizeof *b);
+    ((pt_barrier_t *)b)->count = count;
+    return 0;
+}
+
+int __wrap_pthread_barrier_destroy(pthread_barrier_t *b);
+int __wrap_pthread_barrier_destroy(pthread_barrier_t *b)
+{
+    (void)b;
+    return 0;
+}
+
+int __wrap_pthread_barrier_wait(pthread_barrier_t *bar);
+int __wrap_pthread_barrier_wait(pthread_barrier_t *bar)
+{
+    const char *call = "pthread_barrier_wait";
+    pt_barrier_t *b = (pt_barrier_t *)bar;
+    int id = pt_obj_id(bar, "barrier", call), rc = 0;
+    pt_enter(id, call);
+    if (!b->count)
+        rt_fatal(call, "the barrier at %p was not initialized (pthread_barrier_init)", (void *)bar);
+    unsigned round = b->round;
+    if (++b->arrived == b->count) {
+        b->arrived = 0;
+        b->round++;
+        pt_wake(id, 1, call);
+        rc = PTHREAD_BARRIER_SERIAL_THREAD;
+    } else {
+        while (b->round == round)
+            pt_wait(id, CLOCK_REALTIME, NULL, call);
+    }
+    pt_leave(id, call);
+    return rc;
+}
+
+/* --- rwlocks (readers first, as glibc's default) ------------------------- */
+
+typedef struct {
+    int readers, writer; /* writer: the owner's id */
+} pt_rwlock_t;
+_Static_assert(sizeof(pt_rwlock_t) <= sizeof(pthread_rwlock_t), "pt_rwlock_t fits");
+
+int __wrap_pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a);
+int __wrap_pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+    (void)a;
+    memset(l, 0, sizeof *l);
+    return 0;
+}
+
+int __wrap_pthread_rwlock_destroy(pthread_rwlock_t *l);
+int __wrap_pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+    (void)l;
+    return 0;
+}
+
+/* wait: 0 try, 1 wait (until abs, if given). */
+static int rw_take(pthread_rwlock_t *rw, int write, int wait, const struct timespec *abs, const char *call)
+{
+    pt_rwlock_t *l = (pt_rwlock_t *)rw;
+    int id = pt_obj_id(rw, "rwlock", call), self = pt_self_id(), rc = 0;
+    pt_enter(id, call);
+    if (l->writer == self)
+        rc = EDEADLK;
+    while (!rc && (l->writer || (write && l->readers)))
+        rc = wait ? pt_wait(id, CLOCK_REALTIME, abs, call) : EBUSY;
+    if (!rc) {
+        if (write)
+            l->writer = self;
+        else
+            l->readers++;
+    }
+    pt_leave(id, call);
+    return rc;
+}
+
+#define RW(name, write, wait, abs)                                                                           \
+    int __wrap_pthread_rwlock_##name(pthread_rwlock_t *l);                                                   \
+    int __wrap_pthread_rwlock_##name(pthread_rwlock_t *l)                                                    \
+    {                                                                                                        \
+        return rw_take(l, write, wait, abs, "pthread_rwlock_" #name);                                        \
+    }
+RW(rdlock, 0, 1, NULL)
+RW(tryrdlock, 0, 0, NULL)
+RW(wrlock, 1, 1, NULL)
+RW(trywrlock, 1, 0, NULL)
+
+int __wrap_pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs);
+int __wrap_pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+    return rw_take(l, 0, 1, abs, "pthread_rwlock_timedrdlock");
+}
+int __wrap_pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs);
+int __wrap_pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+    return rw_take(l, 1, 1, abs, "pthread_rwlock_timedwrlock");
+}
+
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *rw);
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+    const char *call = "pthread_rwlock_unlock";
+    pt_rwlock_t *l = (pt_rwlock_t *)rw;
+    int id = pt_obj_id(rw, "rwlock", call), rc = 0;
+    pt_enter(id, call);
+    if (l->writer == pt_self_id())
+        l->writer = 0;
+    else if (l->readers > 0)
+        l->readers--;
+    else
+        rc = EPERM;
+    if (!rc && !l->readers)
+        pt_wake(id, 1, call);
+    pt_leave(id, call);
+    return rc;
+}
+
+/* --- spinlocks: an int held flag; waiters sleep ---------------------------- */
+
+int __wrap_pthread_spin_init(pthread_spinlock_t *s, int pshared);
+int __wrap_pthread_spin_init(pthread_spinlock_t *s, int pshared)
+{
+    (void)pshared; /* every object is the job's */
+    *s = 0;
+    return 0;
+}
+
+int __wrap_pthread_spin_destroy(pthread_spinlock_t *s);
+int __wrap_pthread_spin_destroy(pthread_spinlock_t *s)
+{
+    (void)s;
+    return 0;
+}
+
+static int spin_take(pthread_spinlock_t *s, int wait, const char *call)
+{
+    int id = pt_obj_id((void *)s, "spinlock", call), rc = 0;
+    pt_enter(id, call);
+    while (*s && !rc)
+        rc = wait ? pt_wait(id, CLOCK_REALTIME, NULL, call) : EBUSY;
+    if (!rc)
+        *s = 1;
+    pt_leave(id, call);
+    return rc;
+}
+
+int __wrap_pthread_spin_lock(pthread_spinlock_t *s);
+int __wrap_pthread_spin_lock(pthread_spinlock_t *s) { return spin_take(s, 1, "pthread_spin_lock"); }
+int __wrap_pthread_spin_trylock(pthread_spinlock_t *s);
+int __wrap_pthread_spin_trylock(pthread_spinlock_t *s) { return spin_take(s, 0, "pthread_spin_trylock"); }
+int __wrap_pthread_spin_unlock(pthread_spinlock_t *s);
+int __wrap_pthread_spin_unlock(pthread_spinlock_t *s)
+{
+    int id = pt_obj_id((void *)s, "spinlock", "pthread_spin_unlock");
+    pt_enter(id, "pthread_spin_unlock");
+    *s = 0;
+    pt_wake(id, 0, "pthread_spin_unlock");
+    pt_leave(id, "pthread_spin_unlock");
+    return 0;
+}
+
+/* --- unnamed semaphores -------------------------------------------------- */
+
+typedef struct {
+    unsigned value, waiters;
+} pt_sem_t;
+_Static_assert(sizeof(pt_sem_t) <= sizeof(sem_t), "pt_sem_t fits");
+
+int __wrap_sem_init(sem_t *s, int pshared, unsigned value);
+int __wrap_sem_init(sem_t *s, int pshared, unsigned value)
+{
+    (void)pshared;
+    memset(s, 0, sizeof *s);
+    ((pt_sem_t *)s)->value = value;
+    return 0;
+}
+
+int __wrap_sem_destroy(sem_t *s);
+int __wrap_sem_destroy(sem_t *s)
+{
+    (void)s;
+    return 0;
+}
+
+/* wait: 0 try, 1 wait (until abs, if given); -1 with errno as sem_wait's. */
+static int sem_take(sem_t *sem, int wait, const struct timespec *abs, const char *call)
+{
+    pt_sem_t *s = (pt_sem_t *)sem;
+    int id = pt_obj_id(sem, "semaphore", call), rc = 0;
+    pt_enter(id, call);
+    s->waiters++;
+    while (!s->value && !rc)
+        rc = wait ? pt_wait(id, CLOCK_REALTIME, abs, call) : EAGAIN;
+    s->waiters--;
+    if (!rc)
+        s->value--;
+    pt_leave(id, call);
+    if (rc)
+        errno = rc;
+    return rc ? -1 : 0;
+}
+
+int __wrap_sem_wait(sem_t *s);
+int __wrap_sem_wait(sem_t *s) { return sem_take(s, 1, NULL, "sem_wait"); }
+int __wrap_sem_trywait(sem_t *s);
+int __wrap_sem_trywait(sem_t *s) { return sem_take(s, 0, NULL, "sem_trywait"); }
+int __wrap_sem_timedwait(sem_t *s, const struct timespec *abs);
+int __wrap_sem_timedwait(sem_t *s, const struct timespec *abs)
+{
+    return sem_take(s, 1, abs, "sem_timedwait");
+}
+
+int __wrap_sem_post(sem_t *sem);
+int __wrap_sem_post(sem_t *sem)
+{
+    pt_sem_t *s = (pt_sem_t *)sem;
+    int id = pt_obj_id(sem, "semaphore", "sem_post");
+    pt_enter(id, "sem_post");
+    s->value++;
+    if (s->waiters)
+        pt_wake(id, 0, "sem_post");
+    pt_leave(id, "sem_post");
+    return 0;
+}
+
+int __wrap_sem_getvalue(sem_t *sem, int *v);
+int __wrap_sem_getvalue(sem_t *sem, int *v)
+{
+    pt_sem_t *s = (pt_sem_t *)sem;
+    int id = pt_obj_id(sem, "semaphore", "sem_getvalue");
+    pt_enter(id, "sem_getvalue");
+    *v = (int)s->value;
+    pt_leave(id, "sem_getvalue");
+    return 0;
+}
