@@ -34,13 +34,18 @@
 
 #include "omp_int.h"
 #include "omp_rt.h"
+#include "pt_int.h"
 #include "sdsm.h"
 
 typedef unsigned __int128 u128;
 
+/* Shared data other ranks' threads may touch at once: inside a parallel
+ * region, or anywhere in a pthreads program (its threads run on every
+ * rank from the start; done on this rank's copy, their atomics lost
+ * updates). */
 static int is_shared(const volatile void *p)
 {
-    return rt_self()->active_level > 0 && sdsm_omp_is_shared((const void *)p);
+    return (rt_self()->active_level > 0 || pt_mode) && sdsm_omp_is_shared((const void *)p);
 }
 
 int rt_home_atomic(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
