@@ -7,6 +7,7 @@
 
 #include "core/coll.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "mem/alloc.h"
 #include "mem/crash.h"
 #include "mem/fault.h"
@@ -166,3 +167,6 @@ SDSM_API int sdsm__omp_barrier_bcast(const void *in, void *out, size_t len)
 
 /* The rank that manages barriers (SDSM_BARRIER_MANAGER). */
 SDSM_API int sdsm__omp_barrier_manager(void) { return sdsm_barrier_manager(); }
+
+/* The master started a parallel region on the whole team (statistics). */
+SDSM_API void sdsm__omp_note_region(void) { sdsm_stat_add(SDSM_ST_OMP_REGIONS, 1); }

@@ -114,6 +114,7 @@ static void run_in_team(void (*fn)(void *), void *data, const rt_prews_t *pre, i
 void sdsm__omp_note_tls(int rank, int tid, uintptr_t lo, uintptr_t hi);
 int sdsm__omp_barrier_bcast(const void *in, void *out, size_t len);
 int sdsm__omp_barrier_manager(void);
+void sdsm__omp_note_region(void);
 
 /*
  * A fork: the region the team runs next (or RT_EXIT), from the master to
@@ -146,6 +147,8 @@ static int fork_in_release(void)
 
 static void fork_send(const rt_fork_t *f)
 {
+    if (f->kind == RT_RUN)
+        sdsm__omp_note_region();
     if (fork_in_release()) {
         rt_fork_t got;
         rt_check(sdsm__omp_barrier_bcast(f, &got, sizeof got), "barrier");
