@@ -35,18 +35,6 @@ static const char *group_count(char **w, int nw, int *used)
     return NULL;
 }
 
-/* A group's -n: false when it is no count of ranks. */
-static bool group_ranks(const char *s, int *n)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > LAUNCHER_MAX_RANKS)
-        return false;
-    *n = (int)v;
-    return true;
-}
-
 static int add_app(struct job *j, char **argv, int n)
 {
     struct app *na = realloc(j->apps, ((size_t)j->napps + 1) * sizeof *na);
@@ -68,16 +56,16 @@ static int later_group(struct job *j, char **w, int nw)
         return options_usage_error("nothing after ':' (program %d): expected -n N and a program", g + 1);
     if (!count)
         return options_usage_error("program %d (after ':'): expected -n N before '%s'", g + 1, w[0]);
-    int n;
-    if (!group_ranks(count, &n))
+    long n;
+    if (!hosts_parse_count(count, &n))
         return options_usage_error("program %d (after ':'): invalid number of ranks '%s': expected 1 to %d",
                                    g + 1, count, LAUNCHER_MAX_RANKS);
     if (used >= nw)
-        return options_usage_error("program %d (after ':'): -n %d but no program", g + 1, n);
+        return options_usage_error("program %d (after ':'): -n %ld but no program", g + 1, n);
     if (w[used][0] == '-')
         return options_usage_error("program %d (after ':'): only -n N may come before the program, not '%s'",
                                    g + 1, w[used]);
-    return add_app(j, w + used, n);
+    return add_app(j, w + used, (int)n);
 }
 
 static int check_total(struct job *j)

@@ -68,7 +68,7 @@ static bool name_ok(const char *s, size_t len)
     return true;
 }
 
-static bool parse_slots(const char *s, long *out)
+bool hosts_parse_count(const char *s, long *out)
 {
     char *end;
     errno = 0;
@@ -96,7 +96,7 @@ static int parse_hosts(struct job *j, const char *arg)
             memcpy(num, colon + 1, l);
             num[l] = '\0';
         }
-        if (!name_ok(p, nlen) || (colon && !parse_slots(num, &slots)))
+        if (!name_ok(p, nlen) || (colon && !hosts_parse_count(num, &slots)))
             return say_usage("--hosts '%s': expected host[:slots],... (slots 1 to %d)", arg,
                              LAUNCHER_MAX_RANKS);
         if (add_host(j, p, nlen, slots))
@@ -118,7 +118,7 @@ static int hostfile_line(struct job *j, char *line)
         return 0;
     long slots = 1;
     for (char *w; (w = strtok_r(NULL, " \t\r\n", &save));) {
-        if (strncmp(w, "slots=", 6) != 0 || !parse_slots(w + 6, &slots))
+        if (strncmp(w, "slots=", 6) != 0 || !hosts_parse_count(w + 6, &slots))
             return 1;
     }
     if (!name_ok(name, strlen(name)))
@@ -196,7 +196,7 @@ static int parse_ppr(struct job *j, const char *opt, const char *num, size_t len
         return say_usage("%s: expected a number of ranks per host from 1 to %d", opt, LAUNCHER_MAX_RANKS);
     memcpy(buf, num, len);
     buf[len] = '\0';
-    if (!parse_slots(buf, &v))
+    if (!hosts_parse_count(buf, &v))
         return say_usage("%s: '%s' is not a number of ranks per host from 1 to %d", opt, buf,
                          LAUNCHER_MAX_RANKS);
     j->ppr = (int)v;

@@ -346,7 +346,9 @@ int hosts_option(struct job *j, int c, const char *arg); /* -1: go on; else exit
 int hosts_place(struct job *j);                          /* after parsing; -1: go on; else exit status */
 int hosts_setup_env(struct job *j);                      /* -x for our own ranks */
 void hosts_free(struct job *j);                          /* the host table and -x, at exit */
-const char *slurm_nodelist(void);                        /* SLURM_JOB_NODELIST (or SLURM_NODELIST), or NULL */
+/* A count of ranks or slots, 1..LAUNCHER_MAX_RANKS, and nothing after it. */
+bool hosts_parse_count(const char *s, long *out);
+const char *slurm_nodelist(void); /* SLURM_JOB_NODELIST (or SLURM_NODELIST), or NULL */
 
 /* agents.c: the launcher's side of the other hosts' agents */
 int agents_start(struct job *j);                      /* after the local ranks are forked */
