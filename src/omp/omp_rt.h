@@ -83,10 +83,9 @@ typedef struct {
     long start, end, incr, chunk;
 } rt_prews_t;
 
-/* The control block (sdsm_alloc'd, home rank 0). */
+/* A fork: the region the team runs next (or RT_EXIT), from the master to
+ * every thread through the start barrier (team.c). */
 typedef struct {
-    /* Region descriptor: written by the master, read after the start barrier. */
-    uint64_t region;
     int kind;   /* RT_RUN or RT_EXIT */
     int status; /* RT_EXIT: the program's exit status */
     void (*fn)(void *);
@@ -94,6 +93,13 @@ typedef struct {
     int sched_kind; /* the master's run-sched-var */
     long sched_chunk;
     rt_prews_t pre;
+} rt_fork_t;
+
+/* The control block (sdsm_alloc'd, home rank 0). */
+typedef struct {
+    /* Written by the master, read after the start barrier, where the
+     * barrier's release does not carry the fork (team.c). */
+    rt_fork_t fork;
     void *copy_data;         /* GOMP_single_copy_end's block, read after a barrier */
     uintptr_t master_tls[2]; /* the master's TLS at rank 0, for crash reports */
     /* Registries, guarded by RT_LK_REGISTRY. */

@@ -117,23 +117,12 @@ int sdsm__omp_barrier_manager(void);
 void sdsm__omp_note_region(void);
 
 /*
- * A fork: the region the team runs next (or RT_EXIT), from the master to
- * every thread through the start barrier.  Where rank 0 - the master's -
- * manages barriers, the barrier's release carries it (libsdsm's
- * sdsm__omp_barrier_bcast); otherwise it goes through the control block,
- * whose page every worker then fetches again: one round trip more per
- * region (bench/omp: 6 messages a region at 2 ranks, 4 with the release).
+ * Where rank 0 - the master's - manages barriers, the start barrier's
+ * release carries the fork (libsdsm's sdsm__omp_barrier_bcast); otherwise
+ * it goes through the control block, whose page every worker then fetches
+ * again: one round trip more per region (bench/omp: 6 messages a region at
+ * 2 ranks, 4 with the release).
  */
-typedef struct {
-    int kind;   /* RT_RUN or RT_EXIT */
-    int status; /* RT_EXIT: the program's exit status */
-    void (*fn)(void *);
-    void *data;
-    int sched_kind; /* the master's run-sched-var */
-    long sched_chunk;
-    rt_prews_t pre;
-} rt_fork_t;
-
 static int fork_in_release(void)
 {
     static _Atomic int known; /* 0: not asked yet; 1: yes; 2: no */
@@ -155,14 +144,7 @@ static void fork_send(const rt_fork_t *f)
         rt_sync_epoch++;
         return;
     }
-    rt_ctl->region++;
-    rt_ctl->kind = f->kind;
-    rt_ctl->status = f->status;
-    rt_ctl->fn = f->fn;
-    rt_ctl->data = f->data;
-    rt_ctl->sched_kind = f->sched_kind;
-    rt_ctl->sched_chunk = f->sched_chunk;
-    rt_ctl->pre = f->pre;
+    rt_ctl->fork = *f;
     rt_team_barrier();
 }
 
@@ -174,8 +156,7 @@ static void fork_wait(rt_fork_t *f)
         return;
     }
     rt_team_barrier();
-    *f = (rt_fork_t){rt_ctl->kind,       rt_ctl->status,      rt_ctl->fn, rt_ctl->data,
-                     rt_ctl->sched_kind, rt_ctl->sched_chunk, rt_ctl->pre};
+    *f = rt_ctl->fork;
 }
 
 void rt_worker_loop(void)
