@@ -495,11 +495,12 @@ static uint32_t copy_from_heap(int src, uint32_t first, uint32_t i, uint32_t cou
  * one mprotect per stretch, and only then their states published. */
 static void publish_run(uint32_t first, uint32_t count, const uint8_t *got, uint32_t tag)
 {
-    /* Pages fetched again after a barrier stay without access (reread.c). */
+    /* Pages fetched again after a barrier stay without access (reread.c;
+     * hs.reread is set once, at init: with it off, no page lock here). */
     uint8_t map[SDSM_FETCH_RUN_MAX];
     for (uint32_t i = 0; i < count; i++) {
         map[i] = got[i];
-        if (got[i]) {
+        if (got[i] && hs.reread) {
             sdsm_page_lock(first + i);
             map[i] = !sdsm_home_reread_lazy(first + i);
             sdsm_page_unlock(first + i);
