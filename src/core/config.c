@@ -59,8 +59,8 @@ static const var_t vars[] = {
     {"SDSM_HEAP_BASE", T_ADDR, OFF(heap_base), SDSM_STR(SDSM_DEFAULT_HEAP_BASE), 0, 0, NULL,
      "virtual address of the shared region, identical in every rank"},
     {"SDSM_OMP_HOME", T_STR, OFF(omp_home), NULL, 0, 0, NULL,
-     "OpenMP programs (sdsmcc): home of the heap's and the globals' pages: first-touch (default), "
-     "cyclic, block (each large block spread over the "
+     "OpenMP programs (sdsmcc): home of the heap's and the globals' pages: first-touch (default; "
+     "rank 0 in a program with an omp flush), cyclic, block (each large block spread over the "
      "ranks) or a rank"},
     {"SDSM_OMP_HEAP", T_STR, OFF(omp_heap), NULL, 0, 0, NULL,
      "OpenMP programs (sdsmcc): shared heap reserved for malloc, split between the ranks "

@@ -240,7 +240,8 @@ void sdsm_omp_boot(int *argc, char ***argv)
     sdsm__omp_region(&prog.region_lo, &prog.region_hi);
     make_master_stack();
     sdsm_omp_heap_init();
-    /* The globals as the heap (SDSM_OMP_HOME). */
+    /* The globals as the heap (SDSM_OMP_HOME; rank 0 by default in a
+     * program with a flush: heap.c says why). */
     int home = sdsm_omp_heap_policy();
     if (prog.data_end > prog.data && (rc = sdsm__omp_data_home(home))) {
         fprintf(stderr, "sdsm: OpenMP program: cannot place its globals: %s\n", sdsm_strerror(rc));

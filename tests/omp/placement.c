@@ -16,8 +16,8 @@
  * "differ": a constructor leaves a rank-specific value in the data before
  * main, so the ranks' images differ and every page must stay at rank 0,
  * whose value every thread then reads.  Built with -DPLACEMENT_FLUSH, the
- * program holds an omp flush (the flag support's programs), which places
- * its globals the same way.
+ * program holds an omp flush (the flag support's programs), whose globals
+ * stay at rank 0 unless SDSM_OMP_HOME says otherwise: run it with "0".
  */
 #include <omp.h>
 #include <stdint.h>
