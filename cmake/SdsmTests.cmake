@@ -27,9 +27,19 @@
 set(SDSM_MP_FAILED "sdsmrun: stopping the job;: sdsm_abort\\(;: fatal: ")
 set(SDSM_MP_EXPECT bash ${PROJECT_SOURCE_DIR}/tests/mp/mp_expect.sh)
 
+# Also, where a test does not set SDSM_HOST_SHARE itself, it runs with it
+# off: a job on one host maps one copy of the shared memory by default and
+# so runs no protocol at all, and the tests are there to check the protocol,
+# which is what runs between hosts (the tests of one copy say so).
+# -DSDSM_TEST_HOST_SHARE=1 runs every such test with one copy instead.
+set(SDSM_TEST_HOST_SHARE 0 CACHE STRING "SDSM_HOST_SHARE for the tests that do not set it")
 function(_sdsm_label_folder_tests label)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(t IN LISTS tests)
+    get_test_property(${t} ENVIRONMENT env)
+    if(NOT "${env}" MATCHES "SDSM_HOST_SHARE=")
+      set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT SDSM_HOST_SHARE=${SDSM_TEST_HOST_SHARE})
+    endif()
     get_property(labels TEST ${t} PROPERTY LABELS)
     if(NOT label IN_LIST labels)
       set_property(TEST ${t} APPEND PROPERTY LABELS ${label})
@@ -88,3 +98,4 @@ function(sdsm_mp_test)
     set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${T_ENV}")
   endif()
 endfunction()
+

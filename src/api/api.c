@@ -161,7 +161,9 @@ static int init_runtime(void)
     sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
     if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
         (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)) ||
-        (rc = sdsm_cfg.home_hot != 0 && sdsm_cfg.protocol != SDSM_PROTO_IBEC ? sdsm_wpt_init() : 0))
+        (rc = sdsm_cfg.home_hot != 0 && sdsm_cfg.protocol != SDSM_PROTO_IBEC && !sdsm_region.host_shared
+                  ? sdsm_wpt_init()
+                  : 0))
         return rc;
     if (sdsm_cfg.home_hot < 0) /* auto: hot home pages where the kernel tells which were written */
         sdsm_cfg.home_hot = sdsm_wpt_on() ? 3 : 0;
@@ -195,8 +197,17 @@ int sdsm_init(int *argc, char ***argv)
                           sdsm_cfg.page_size);
         base = sdsm_region_adopt.start;
     }
+    int host = boot.nprocs > 1 && boot.local_nprocs == boot.nprocs && sdsm_cfg.host_share;
+    sdsm_region_host_tail = host ? sdsm_hostbar_bytes(boot.nprocs) : 0;
+    if (host && boot.rank > 0 && (rc = sdsm_boot_share_fd(&boot, &sdsm_region_host_fd)))
+        return report("sdsm_init", rc, "could not map rank 0's shared memory");
     if (sdsm_region_init(sdsm_cfg.heap_size, sdsm_cfg.page_size, base, boot.rank, boot.nprocs))
         return report("sdsm_init", SDSM_ENOMEM, "could not reserve the shared region");
+    if (host && boot.rank == 0) {
+        if ((rc = sdsm_boot_share_fd(&boot, &sdsm_region.memfd)))
+            return report("sdsm_init", rc, "could not share the memory with the ranks of this host");
+        sdsm_region.host_shared = 1;
+    }
     if ((rc = init_runtime()))
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime: %s",
                       sdsm_strerror(sdsm_status_public(rc)));
@@ -297,6 +308,7 @@ int sdsm_finalize(void)
     sdsm_boot_close(&boot);
     sdsm_alloc_fini();
     sdsm_zcopy_fini();
+    sdsm_hostbar_fini();
     sdsm_wpt_shutdown();
     sdsm_region_fini();
     state = ST_DONE;
@@ -422,6 +434,8 @@ int sdsm_home_of(const void *addr)
     int h = sdsm_page_home(pg);
     if (h >= 0)
         return h;
+    if (sdsm_region.host_shared) /* one copy for the host: nobody claims pages */
+        return SDSM_ENOHOME;
     /* First touch: the manager knows; ask it without claiming. */
     return sdsm_proto_home_query(pg);
 }
@@ -601,6 +615,8 @@ int sdsm_set_home(void *addr, size_t len, int rank)
         return report("sdsm_set_home", SDSM_EINVAL, "[%p, +%zu) is not inside live shared blocks", addr, len);
     if (rank < 0 || rank >= boot.nprocs)
         return report("sdsm_set_home", SDSM_EINVAL, "rank %d is not in [0, %d)", rank, boot.nprocs);
+    if (sdsm_region.host_shared) /* one copy for the host: homes do not matter */
+        return 0;
     return sdsm_barrier_add_move(first, count, rank) ? report("sdsm_set_home", SDSM_ENOMEM, "no memory") : 0;
 }
 
@@ -652,12 +668,14 @@ int sdsm_bcast(void *addr, size_t len, int root)
         if (!(snap = malloc(len)))
             return report("sdsm_bcast", SDSM_ENOMEM, "no memory for a %zu-byte snapshot", len);
         memcpy(snap, addr, len);
-    } else {
+    } else if (!sdsm_region.host_shared) {
         sdsm_home_discard(addr, len); /* overridden: never let them into root's snapshot */
     }
     sdsm_barrier_run(); /* everybody's earlier writes are home... */
     int rc = 0;
-    if (snap) { /* ...so root's overwrite comes after them, and invalidates all other copies */
+    if (snap && sdsm_region.host_shared) { /* one copy: root writes it */
+        memcpy(addr, snap, len);
+    } else if (snap) { /* ...so root's overwrite comes after them, and invalidates all other copies */
         rc = sdsm_home_overwrite(addr, len, snap);
         if (!rc) /* and root's own copies, which a barrier may have refreshed since */
             rc = sdsm_proto->flush(first, count, 1);

@@ -39,6 +39,8 @@ static int ctrl_fd = -1;
 static pthread_mutex_t ctrl_mtx = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t job_key[SDSM_KEY_BYTES];
 
+const uint8_t *sdsm_boot_key(void) { return job_key; }
+
 static int parse_addr(const char *s, struct sockaddr_in *a)
 {
     char host[64];

@@ -43,6 +43,18 @@ void sdsm_boot_state(const char *text, size_t len);
 void sdsm_boot_lost(int rank, uint32_t silent_ms);
 /* Tell the launcher this rank finalized cleanly. */
 void sdsm_boot_done(void);
+/* The job key (valid once sdsm_boot_start has linked the ranks). */
+const uint8_t *sdsm_boot_key(void);
+
+/*
+ * A job whose ranks all run on this host (SDSM_HOST_SHARE): rank 0 hands
+ * its heap file *fd to every other rank, which receives it in *fd, over a
+ * Unix socket of this network namespace named after the job key, each link
+ * authenticated with the key both ways.  Bounded by SDSM_TIMEOUT.  0, or a
+ * negative SDSM_E* code (logged, naming the ranks).
+ */
+int sdsm_boot_share_fd(const sdsm_boot_t *b, int *fd);
+
 /* Close the listening socket and the launcher link (after sdsm_boot_done). */
 void sdsm_boot_close(sdsm_boot_t *b);
 

@@ -79,7 +79,7 @@ void sdsm_coll_describe(const sdsm_coll_t *c, char *buf, size_t len)
     snprintf(buf, len, "%s (collective #%u)", what, c->seq);
 }
 
-static int same_call(const sdsm_coll_t *a, const sdsm_coll_t *b)
+int sdsm_coll_same(const sdsm_coll_t *a, const sdsm_coll_t *b)
 {
     if (a->kind != b->kind)
         return 0;
@@ -104,7 +104,7 @@ int sdsm_coll_check(int src, const sdsm_coll_t *c)
         r->valid = 1;
         return 0;
     }
-    if (r->rec.seq != c->seq || same_call(&r->rec, c))
+    if (r->rec.seq != c->seq || sdsm_coll_same(&r->rec, c))
         return 0; /* too old to compare (cannot happen in a synchronizing program), or agrees */
     char a[256], b[256];
     sdsm_coll_describe(&r->rec, a, sizeof a);

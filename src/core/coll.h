@@ -52,6 +52,8 @@ void sdsm_coll_snapshot(sdsm_coll_t *out);
  * allocator, which can report them as SDSM_EMISMATCH).
  */
 int sdsm_coll_check(int src, const sdsm_coll_t *c);
+/* The same call (as the managers compare them: allocations of any size agree). */
+int sdsm_coll_same(const sdsm_coll_t *a, const sdsm_coll_t *b);
 /* "sdsm_alloc(size 4096, element 1, home 0) (collective #3)" */
 void sdsm_coll_describe(const sdsm_coll_t *c, char *buf, size_t len);
 /* Forget everything (init and finalize). */

@@ -141,6 +141,12 @@ static const var_t vars[] = {
     {"SDSM_ZEROCOPY", T_ENUM, OFF(zerocopy), "auto", 0, 0, zcopy_names,
      "read pages straight from the home's memory instead of receiving them over TCP: auto (ranks "
      "on this host), 1 (every rank whose memory this kernel can open), 0 (never)"},
+    {"SDSM_HOST_SHARE", T_LONG, OFF(host_share), "1", 0, 1, NULL,
+     "1: when every rank of the job runs on this host, the ranks map one copy of the shared "
+     "memory, so the processor keeps it coherent: no page moves, no fault after a page's "
+     "first access, no twin or diff, whatever SDSM_PROTOCOL says; 0: the ranks keep a copy "
+     "each and the protocol runs between them as between hosts (to see on one machine what a "
+     "cluster will do)"},
     {"SDSM_HOME_MIGRATE", T_LONG, OFF(home_migrate), "1", 0, 1, NULL,
      "hlrc: a page that one rank other than its home writes alone in two write intervals in a "
      "row gets that rank as its home at the barrier that ends the second (JIAJIA's home "

@@ -62,6 +62,7 @@ typedef struct sdsm_config {
     long
         write_buffer; /* pages written here, homed elsewhere, whose diffs may wait for the release (0: all) */
     long zerocopy;    /* sdsm_zcopy_mode_t: read pages from same-host homes' memory */
+    long host_share;  /* a job on one host maps one copy of the shared memory in every rank */
     long home_twins;  /* a home twins the pages others hold that it writes (-1: OpenMP programs) */
     long home_migrate;   /* hlrc: a page's home moves to the rank that alone keeps writing it */
     long reread;         /* hlrc: pages read again after every barrier are fetched as it ends */

@@ -68,6 +68,15 @@ static int in_stack_guard(uint32_t pg)
            off % stacks.stride < stacks.n;
 }
 
+int sdsm_fault_guarded(uint32_t first, uint32_t n)
+{
+    uint64_t end = (uint64_t)first + n;
+    if (guard.n && guard.first < end && first < (uint64_t)guard.first + guard.n)
+        return 1;
+    uint64_t rows_end = (uint64_t)stacks.first + (uint64_t)stacks.stride * stacks.count;
+    return stacks.stride && stacks.count && stacks.first < end && first < rows_end;
+}
+
 int sdsm_fault_is_write(const void *ctx)
 {
 #if defined(__x86_64__)

@@ -32,5 +32,7 @@ void sdsm_fault_guard(uint32_t first, uint32_t n, const char *what);
  * guard pages from `first` on (the pthread stacks a rank runs threads on),
  * a second set beside the one above.  count = 0 removes it. */
 void sdsm_fault_guards(uint32_t first, uint32_t n, uint32_t stride, uint32_t count, const char *what);
+/* Nonzero if a guard page of either kind lies in [first, first + n). */
+int sdsm_fault_guarded(uint32_t first, uint32_t n);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -181,6 +182,8 @@ void sdsm_page_set_announce(uint32_t first, uint32_t n, int on)
 }
 
 sdsm_region_adopt_t sdsm_region_adopt;
+int sdsm_region_host_fd = -1;
+size_t sdsm_region_host_tail;
 
 static void *reserve(size_t len, int prot, int flags, int fd, void *at)
 {
@@ -198,7 +201,7 @@ static void *reserve(size_t len, int prot, int flags, int fd, void *at)
 static int map_adopted(sdsm_region_t *R)
 {
     const sdsm_region_adopt_t *A = &sdsm_region_adopt;
-    for (size_t done = 0; done < A->len;) {
+    for (size_t done = R->host_shared ? A->len : 0; done < A->len;) {
         ssize_t w = pwrite(R->memfd, (const uint8_t *)A->start + done, A->len - done, (off_t)done);
         if (w <= 0) {
             sdsm_error_log("cannot copy the program's data into the shared heap file: %m");
@@ -245,6 +248,35 @@ static int map_app(sdsm_region_t *R, uintptr_t base, size_t size)
     return 0;
 }
 
+/* The heap file: rank 0's (sdsm_region_host_fd), which must be as large as
+ * ours would be, or a new one. */
+static int open_file(sdsm_region_t *R)
+{
+    /* One page past the heap holds the region's identity (page.h). */
+    size_t len = R->size + R->page_size + sdsm_region_host_tail;
+    if (sdsm_region_host_fd >= 0) {
+        struct stat st;
+        R->memfd = sdsm_region_host_fd;
+        R->host_shared = 1;
+        sdsm_region_host_fd = -1;
+        if (fstat(R->memfd, &st) == 0 && (size_t)st.st_size == len)
+            return 0;
+        sdsm_error_log("rank 0's shared heap file is %lld bytes, not %zu: the ranks were given different "
+                       "SDSM_HEAP_SIZE or SDSM_PAGE_SIZE",
+                       (long long)st.st_size, len);
+        close(R->memfd);
+        return SDSM_EINVAL;
+    }
+    R->memfd = memfd_create("sdsm-heap", MFD_CLOEXEC);
+    if (R->memfd < 0 || ftruncate(R->memfd, (off_t)len)) {
+        sdsm_error_log("cannot create the %zu-byte shared heap file: %m", R->size);
+        if (R->memfd >= 0)
+            close(R->memfd);
+        return SDSM_ESYS;
+    }
+    return 0;
+}
+
 int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs)
 {
     sdsm_region_t *R = &sdsm_region;
@@ -259,15 +291,10 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
     R->rank = rank;
     R->nprocs = nprocs;
     R->copyset_words = ((size_t)nprocs + 63) / 64;
-    R->memfd = memfd_create("sdsm-heap", MFD_CLOEXEC);
-    /* One page past the heap holds the region's identity (see page.h). */
-    if (R->memfd < 0 || ftruncate(R->memfd, (off_t)(size + page_size))) {
-        sdsm_error_log("cannot create the %zu-byte shared heap file: %m", size);
-        if (R->memfd >= 0)
-            close(R->memfd);
-        return SDSM_ESYS;
-    }
-    int rc = map_app(R, base, size);
+    int rc = open_file(R);
+    if (rc)
+        return rc;
+    rc = map_app(R, base, size);
     if (rc) {
         close(R->memfd);
         return rc;
@@ -286,6 +313,15 @@ int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, in
     return 0;
 }
 
+static void map_private(uint8_t *at, size_t len, int fd, size_t off)
+{
+    if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd, (off_t)off) ==
+        MAP_FAILED)
+        sdsm_warn("cannot give this rank a private copy of the shared data at %p at finalize (%m): "
+                  "writes after finalize reach the other ranks of the host",
+                  (void *)at);
+}
+
 void sdsm_region_fini(void)
 {
     sdsm_region_t *R = &sdsm_region;
@@ -297,6 +333,13 @@ void sdsm_region_fini(void)
          * copy of them; the mapping outlives the file descriptor. */
         const sdsm_region_adopt_t *A = &sdsm_region_adopt;
         size_t skip = A->len + A->gap;
+        if (R->host_shared) {
+            /* Private from here: what one rank's exit handlers and
+             * destructors write no other rank sees, and the file holds
+             * the contents at finalize for the pages a rank only reads. */
+            map_private(R->app, A->len, R->memfd, 0);
+            map_private(R->app + skip, R->size - skip, R->memfd, skip);
+        }
         mprotect(R->app, A->len, PROT_READ | PROT_WRITE);
         mprotect(R->app + skip, R->size - skip, PROT_READ | PROT_WRITE);
     } else {

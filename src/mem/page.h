@@ -80,6 +80,7 @@ typedef struct sdsm_region {
     unsigned shift;
     uint32_t npages;
     int memfd;
+    int host_shared; /* memfd is rank 0's, mapped by every rank of the host (SDSM_HOST_SHARE) */
     int nprocs, rank;
     size_t copyset_words;
 } sdsm_region_t;
@@ -130,6 +131,16 @@ extern _Atomic uint32_t sdsm_page_gens[SDSM_PAGE_WAKE_BUCKETS];
 extern _Atomic int sdsm_page_waiters[SDSM_PAGE_WAKE_BUCKETS];
 
 int sdsm_region_init(size_t size, size_t page_size, uintptr_t base, int rank, int nprocs);
+/*
+ * Set before sdsm_region_init: the heap file to map instead of a new one
+ * (rank 0's, handed to the other ranks of a job on one host: SDSM_HOST_SHARE),
+ * which the region then owns and does not fill (the adopted data is rank
+ * 0's); -1 (the default): a file of its own.
+ */
+extern int sdsm_region_host_fd;
+/* Set before sdsm_region_init on every rank of a job on one host: bytes of
+ * the file past the identity page that the host's barrier uses (sync.h). */
+extern size_t sdsm_region_host_tail;
 void sdsm_region_fini(void);
 
 static inline sdsm_page_t *sdsm_page(uint32_t pg) { return &sdsm_region.pages[pg]; }

@@ -200,12 +200,14 @@ static int locked_home(uint32_t pg)
 int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old)
 {
     uint32_t pg;
-    if (sdsm_cfg.protocol == SDSM_PROTO_IBEC)
+    if (sdsm_cfg.protocol == SDSM_PROTO_IBEC && !sdsm_region.host_shared)
         return SDSM_ENOTSUP;
     if (op >= SDSM_AOP_COUNT || (size != 1 && size != 2 && size != 4 && size != 8) ||
         (uintptr_t)addr % size || !sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
         return SDSM_EINVAL;
-    unsigned off = (unsigned)((uintptr_t)addr & (hs.ps - 1));
+    unsigned off = (unsigned)((uintptr_t)addr & (sdsm_region.page_size - 1));
+    if (sdsm_region.host_shared) /* one copy: the processor's atomics are the home's */
+        return apply(sdsm_page_rt(pg) + off, size, op, val, expected, old);
     int home = locked_home(pg);
     if (home < 0) { /* a first-touch page nobody claimed yet: a read decides its home */
         (void)*(volatile uint8_t *)addr;

@@ -82,6 +82,8 @@ typedef struct sdsm_proto_ops {
 
 extern const sdsm_proto_ops_t *sdsm_proto;
 extern const sdsm_proto_ops_t sdsm_proto_hlrc, sdsm_proto_update, sdsm_proto_ibec;
+/* One copy of the memory for every rank (a job on one host, SDSM_HOST_SHARE): host.c. */
+extern const sdsm_proto_ops_t sdsm_proto_host;
 
 /* Home of a first-touch page, asked of its manager without claiming it:
  * a rank or SDSM_ENOHOME. */
@@ -118,7 +120,8 @@ enum {
  */
 int sdsm_proto_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
 
-/* Select by SDSM_PROTOCOL id and initialize.  0 or negative. */
+/* Select by SDSM_PROTOCOL id and initialize (sdsm_proto_host instead
+ * where the region is one copy for the host).  0 or negative. */
 int sdsm_proto_select(int id);
 
 #endif

@@ -168,13 +168,15 @@ int sdsm_zcopy_init(const uint8_t *same_host)
          * served it, and may see a flag another rank's diff raised
          * meanwhile before the invalidation of its copy of the data
          * written before the flag arrives (docs/guide/openmp.md: 'Flags and flush'). */
-        zcopy.want[r] = r != zcopy.me &&
+        zcopy.want[r] = r != zcopy.me && !sdsm_region.host_shared &&
                         (sdsm_cfg.zerocopy == SDSM_ZC_ON || (sdsm_cfg.zerocopy == SDSM_ZC_AUTO && same_host &&
                                                              same_host[r] && !sdsm_home_twins_shared));
     }
-    if (getrandom(zcopy.token, sizeof zcopy.token, 0) != (ssize_t)sizeof zcopy.token ||
-        pwrite(sdsm_region.memfd, zcopy.token, sizeof zcopy.token, (off_t)sdsm_region.size) !=
-            (ssize_t)sizeof zcopy.token) {
+    if (sdsm_region.host_shared) /* one file for the host, and the page past the heap is the barrier's */
+        ;
+    else if (getrandom(zcopy.token, sizeof zcopy.token, 0) != (ssize_t)sizeof zcopy.token ||
+             pwrite(sdsm_region.memfd, zcopy.token, sizeof zcopy.token, (off_t)sdsm_region.size) !=
+                 (ssize_t)sizeof zcopy.token) {
         /* Without a token nobody can check our heap: offer nothing. */
         memset(zcopy.want, 0, (size_t)zcopy.n);
         note_fallback(zcopy.me, "labelling", strerror(errno));

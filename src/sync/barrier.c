@@ -552,12 +552,36 @@ static int on_coll(int src, const sdsm_hdr_t *h, const uint8_t *p)
     return sdsm_coll_check(src, &call) ? SDSM_EPROTO : 0;
 }
 
+/* A job on one host: one meeting in shared memory, with no notices. */
+static int host_barrier(int manager, uint64_t t0)
+{
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_COLL, manager);
+    sdsm_proto->release(SDSM_SYNC_BARRIER, -1, &(const uint32_t *){NULL}, &(uint32_t){0});
+    pthread_mutex_lock(&pend_mtx);
+    uint32_t out_len = manager == sdsm_net_rank() ? payload.out_len : 0;
+    memcpy(payload.rel, payload.out, out_len);
+    payload.out_len = 0;
+    pthread_mutex_unlock(&pend_mtx);
+    payload.in_len =
+        (uint32_t)sdsm_hostbar_run(manager, sdsm_coll_current(), payload.rel, out_len, payload.in);
+    sdsm_wait_leave(&sv);
+    sdsm_proto->acquire(SDSM_SYNC_BARRIER);
+    sdsm_stat_add(SDSM_ST_BARRIER_ROUNDS, 1);
+    sdsm_stat_add(SDSM_ST_BARRIERS, 1);
+    sdsm_stat_add(SDSM_ST_BARRIER_WAIT_NS, sdsm_now_ns() - t0);
+    SDSM_TRACE(SDSM_TR_BARRIER, t0, atomic_load(&sdsm_stats.v[SDSM_ST_BARRIERS]), manager, 0);
+    return 0;
+}
+
 /* One barrier: one round, a second when a protocol has something to send
  * after the first (its flags), one more after home moves.  The protocol's
  * acquire runs once, at the end. */
 int sdsm_barrier_run_at(int manager)
 {
     uint64_t t0 = sdsm_now_ns();
+    if (sdsm_hostbar_on())
+        return host_barrier(manager, t0);
     payload.in_len = 0; /* (this barrier's release, on any thread, comes after) */
     if (manager != 0)   /* rank 0 sees every collective call, whoever manages this one */
         sdsm_net_send(0, SDSM_MSG_COLL, 0, 0, sdsm_coll_current(), sizeof(sdsm_coll_t), NULL, 0);
@@ -602,6 +626,8 @@ static int describe_tree(char *buf, size_t len)
 int sdsm_barrier_describe(char *buf, size_t len)
 {
     int n = sdsm_net_nprocs(), shown = 0;
+    if (sdsm_hostbar_on())
+        return sdsm_hostbar_describe(buf, len);
     if (!mgr.arrived || !len)
         return 0;
     if (mgr.expect) /* a tree round is being collected here */

@@ -10,6 +10,8 @@ int sdsm_sync_init(void)
 {
     int rc = sdsm_barrier_init();
     if (!rc)
+        rc = sdsm_hostbar_init();
+    if (!rc)
         rc = sdsm_lock_init();
     if (!rc)
         rc = sdsm_cond_init();

@@ -9,6 +9,8 @@
 #define SDSM_SYNC_SYNC_H
 
 #include <stddef.h>
+
+#include "core/coll.h"
 #include <stdint.h>
 
 int sdsm_sync_init(void); /* install handlers; before the service thread starts */
@@ -31,6 +33,20 @@ int sdsm_barrier_set_payload(const void *p, size_t len);
 size_t sdsm_barrier_payload(void *out, size_t cap);
 /* The barrier manager of sdsm_barrier_run: SDSM_BARRIER_MANAGER. */
 int sdsm_barrier_manager(void);
+/*
+ * The barrier in shared memory of a job on one host (hostbar.c): the bytes
+ * its control block needs past the heap file's identity page, for nprocs
+ * ranks; its mapping (0, or SDSM_ESYS; nothing unless the region is shared
+ * by the host); whether it is on; one barrier (the manager's out_len bytes
+ * reach every rank's in: their length is returned).
+ */
+size_t sdsm_hostbar_bytes(int nprocs);
+int sdsm_hostbar_init(void);
+void sdsm_hostbar_fini(void);
+int sdsm_hostbar_on(void);
+size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, uint32_t out_len, void *in);
+/* As sdsm_barrier_describe, for the barrier in shared memory this rank manages. */
+int sdsm_hostbar_describe(char *buf, size_t len);
 /* Queue a home move, announced at this rank's next barrier. */
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
 /* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */

@@ -27,6 +27,20 @@ foreach(n 2 4)
     --expect "mismatch: .*sdsm_bcast\\(.*root 1\\)" -- bcast_root)
   mp_hang_test(lock_finalize ${n} --nonzero --reject "OK hang" --reject "time limit"
     --expect "rank 1[^0-9].*sdsm_finalize: lock 5 still held by this rank" -- lock_finalize)
+  # The same with one copy of the memory for the host, whose barrier meets
+  # in shared memory (sync/hostbar.c): the last arrival compares the calls,
+  # and a rank left waiting tells rank 0 its call.
+  mp_hang_test(partial_barrier_host ${n} ${HANG_MISMATCH}
+    --expect "rank 0[^0-9].*sdsm_barrier|sdsm_barrier.*rank 0[^0-9]"
+    --expect "mismatch: .*sdsm_finalize\\(\\)" -- partial_barrier)
+  mp_hang_test(barrier_alloc_host ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_alloc\\(size"
+    --expect "mismatch: .*sdsm_barrier\\(\\)" -- barrier_alloc)
+  mp_hang_test(barrier_at_host ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_barrier_at\\(0\\)"
+    --expect "mismatch: .*sdsm_barrier_at\\(1\\)" -- barrier_at)
+  mp_hang_test(bcast_root_host ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_bcast\\(.*root 0\\)"
+    --expect "mismatch: .*sdsm_bcast\\(.*root 1\\)" -- bcast_root)
+  set_property(TEST mp_hang_partial_barrier_host_${n} mp_hang_barrier_alloc_host_${n}
+    mp_hang_barrier_at_host_${n} mp_hang_bcast_root_host_${n} APPEND PROPERTY ENVIRONMENT SDSM_HOST_SHARE=1)
 endforeach()
 
 # SDSM_HANG_REPORT: rank 1 holds lock 3 for 5 s while the others wait for it;
