@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "core/trace.h"
 #include "mem/alloc.h"
 #include "mem/fault.h"
 #include "mem/page.h"
@@ -36,6 +37,7 @@ static int host_init(void)
 
 static int host_fault(uint32_t pg, int is_write)
 {
+    uint64_t t0 = sdsm_trace_t0();
     const sdsm_alloc_rec_t *a = sdsm_alloc_find(pg);
     if (!a)
         return SDSM_EINVAL;
@@ -50,6 +52,7 @@ static int host_fault(uint32_t pg, int is_write)
     if (mprotect(sdsm_page_app(first), (size_t)n << sdsm_region.shift, PROT_READ | PROT_WRITE))
         sdsm_fatal("mprotect of %u shared page(s) at page %u: %m", n, first);
     sdsm_stat_add(is_write > 0 ? SDSM_ST_WRITE_FAULTS : SDSM_ST_READ_FAULTS, 1);
+    SDSM_TRACE(is_write > 0 ? SDSM_TR_FAULT_WRITE : SDSM_TR_FAULT_READ, t0, pg, 0, 0);
     return 0;
 }
 

@@ -54,12 +54,20 @@ static _Atomic uint32_t *in_barrier(int rank)
     return (_Atomic uint32_t *)(void *)&hb->calls[sdsm_region.nprocs] + rank;
 }
 
+/* The barrier's part of the control block: the lock table follows. */
+static size_t bar_bytes(int nprocs)
+{
+    size_t need = sizeof(hostbar_t) + (size_t)nprocs * (sizeof(sdsm_coll_t) + 4);
+    return (need + 63) / 64 * 64;
+}
+
 size_t sdsm_hostbar_bytes(int nprocs)
 {
-    size_t need = sizeof(hostbar_t) + (size_t)nprocs * (sizeof(sdsm_coll_t) + 4),
-           page = (size_t)getpagesize();
+    size_t need = bar_bytes(nprocs) + sdsm_hostlock_bytes(), page = (size_t)getpagesize();
     return (need + page - 1) / page * page;
 }
+
+void *sdsm_hostbar_locks(void) { return hb ? (uint8_t *)hb + bar_bytes(sdsm_region.nprocs) : NULL; }
 
 int sdsm_hostbar_init(void)
 {
@@ -106,22 +114,44 @@ static void compare_calls(int manager)
     }
 }
 
+/* One round of polls, as the runtime's other waits poll (core/wait.h): not
+ * where polls lately lost their CPU to another job, and ended when one
+ * does.  Nonzero if gen moved past g. */
+static int poll_gen(uint32_t g)
+{
+    long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
+    _Atomic int *score = &sdsm_spin_score[sdsm_sleep_bucket(&hb->gen)];
+    uint64_t now = sdsm_now_ns(), then;
+    if (spin_us <= 0 || !sdsm_spin_pays(score, now))
+        return 0;
+    uint64_t until = now + (uint64_t)spin_us * 1000u;
+    int crowded = atomic_load(&sdsm_wait_local_threads) > sdsm_cpus_here(), moved, stolen;
+    do {
+        if (crowded)
+            sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else
+            __builtin_ia32_pause();
+#endif
+        moved = atomic_load_explicit(&hb->gen, memory_order_acquire) != g;
+        then = now;
+        now = sdsm_now_ns();
+        stolen = now - then >= SDSM_SPIN_STOLEN_NS;
+    } while (!moved && now < until && !stolen);
+    if (stolen)
+        sdsm_spin_stolen(now);
+    sdsm_spin_scored(score, moved && !stolen);
+    return moved;
+}
+
 /* Until gen moves past g: poll, then sleep; a long wait tells rank 0 our call. */
 static void wait_gen(uint32_t g, const sdsm_coll_t *call)
 {
-    uint64_t t0 = sdsm_now_ns(), spin = (uint64_t)atomic_load(&sdsm_wait_spin_us) * 1000;
-    int crowded = atomic_load(&sdsm_wait_local_threads) > sdsm_cpus_here();
+    uint64_t t0 = sdsm_now_ns();
+    sdsm_wait_blocking(); /* a compute thread's run slot goes to another meanwhile */
+    if (poll_gen(g))
+        return;
     while (atomic_load_explicit(&hb->gen, memory_order_acquire) == g) {
-        uint64_t now = sdsm_now_ns();
-        if (now - t0 < spin) {
-            if (crowded)
-                sched_yield();
-#if defined(__x86_64__) || defined(__i386__)
-            else
-                __builtin_ia32_pause();
-#endif
-            continue;
-        }
         atomic_fetch_add(&hb->sleepers, 1);
         struct timespec nap = {0, 100 * 1000 * 1000};
         futex(&hb->gen, FUTEX_WAIT, g, &nap);

@@ -453,9 +453,46 @@ static void gate_leave(void)
     pthread_mutex_unlock(&gate_mtx);
 }
 
+static held_t *unhold(uint32_t id);
+
+/* A job on one host: the lock is in shared memory (hostlock.c); only the
+ * record of who holds it stays here. */
+static int host_acquire(uint32_t id, uint64_t t0)
+{
+    held_t *h = malloc(sizeof *h);
+    if (!h)
+        return SDSM_ENOMEM;
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, (int64_t)id);
+    sdsm_hostlock_take(id);
+    sdsm_wait_leave(&sv);
+    pthread_mutex_lock(&local_mtx);
+    *h = (held_t){.next = helds, .id = id, .thread = pthread_self(), .since = sdsm_trace_t0()};
+    helds = h;
+    pthread_mutex_unlock(&local_mtx);
+    sdsm_stat_add(SDSM_ST_LOCK_ACQUIRES, 1);
+    sdsm_stat_add(SDSM_ST_LOCK_WAIT_NS, sdsm_now_ns() - t0);
+    SDSM_TRACE(SDSM_TR_LOCK_WAIT, t0, id, 0, 0);
+    return 0;
+}
+
+static int host_release(uint32_t id)
+{
+    pthread_mutex_lock(&local_mtx);
+    held_t *h = unhold(id);
+    pthread_mutex_unlock(&local_mtx);
+    if (!h)
+        return SDSM_ENOTHELD;
+    sdsm_hostlock_give(id);
+    free(h);
+    return 0;
+}
+
 int sdsm_lock_acquire(int id)
 {
     uint64_t t0 = sdsm_now_ns();
+    if (sdsm_hostlock_on((uint32_t)id))
+        return host_acquire((uint32_t)id, t0);
     waiter_t w = {.id = (uint32_t)id};
     held_t *h = malloc(sizeof *h);
     if (!h)
@@ -574,6 +611,8 @@ static void cached_unlock(uint32_t id)
 
 int sdsm_lock_release(int id, int flush)
 {
+    if (sdsm_hostlock_on((uint32_t)id))
+        return host_release((uint32_t)id);
     if (handoff((uint32_t)id))
         return 0;
     uint8_t *payload = NULL;
@@ -633,6 +672,8 @@ static int describe_one(void *v, void *arg)
 int sdsm_lock_describe_managed(char *buf, size_t len)
 {
     describe_t d = {buf, len, 0, 0};
+    if (sdsm_hostbar_locks())
+        return sdsm_hostlock_describe(buf, len);
     sdsm_idmap_each(&table, describe_one, &d);
     return d.n;
 }

@@ -47,6 +47,19 @@ int sdsm_hostbar_on(void);
 size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, uint32_t out_len, void *in);
 /* As sdsm_barrier_describe, for the barrier in shared memory this rank manages. */
 int sdsm_hostbar_describe(char *buf, size_t len);
+/* The lock table in the control block (hostlock.c), or NULL. */
+void *sdsm_hostbar_locks(void);
+/*
+ * Locks in shared memory for a job on one host (hostlock.c): the table's
+ * size; whether lock id lives there (0: the table is full, the managers'
+ * messages take it); take and give it back (the caller keeps the record of
+ * who holds what); describe the contended ones this rank would manage.
+ */
+size_t sdsm_hostlock_bytes(void);
+int sdsm_hostlock_on(uint32_t id);
+void sdsm_hostlock_take(uint32_t id);
+void sdsm_hostlock_give(uint32_t id);
+int sdsm_hostlock_describe(char *buf, size_t len);
 /* Queue a home move, announced at this rank's next barrier. */
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
 /* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */

@@ -110,6 +110,22 @@ add_test(NAME mp_hang_timeout_barrier_3
     -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
 set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40
   ENVIRONMENT SDSM_BARRIER=central)
+# The same two waits with one copy of the memory for the host: the lock and
+# the barrier in shared memory say the same.
+add_test(NAME mp_hang_timeout_host_3
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
+    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call. holds lock 3"
+    --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+    --expect "sdsmrun: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [02], [02]"
+    --reject "OK hang"
+    -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> forever)
+add_test(NAME mp_hang_timeout_barrier_host_3
+  COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
+    --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
+    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
+    -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
+set_tests_properties(mp_hang_timeout_host_3 mp_hang_timeout_barrier_host_3 PROPERTIES LABELS mp TIMEOUT 40
+  ENVIRONMENT SDSM_HOST_SHARE=1)
 # The same wait in the tree barrier: rank 0 (the root) names the child it waits for.
 add_test(NAME mp_hang_timeout_tree_3
   COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers

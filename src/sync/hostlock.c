@@ -1,0 +1,135 @@
+/*
+ * hostlock.c - the locks of a job whose ranks share one copy of the memory
+ * (SDSM_HOST_SHARE), kept in the host's control block (hostbar.c) instead
+ * of at their managers: with nothing to flush or carry, a lock passed
+ * between ranks is one cache line, not three messages.
+ *
+ * The table has SLOTS entries, each a lock id (plus one; 0: free) and a
+ * futex word: 0 free, 1 held, 2 held and someone may sleep.  A lock's
+ * entry is found by probing from its id's hash and claimed by a
+ * compare-and-swap of the free id, so every rank finds the same entry
+ * without agreeing beforehand; entries are never given back.  Once the
+ * table is full, an id not in it goes through its manager's messages, on
+ * every rank alike (no entry can appear for it any more).
+ *
+ * A taker polls as the runtime's other waits do, then sleeps in futex(2)
+ * (shared, not private: the word is in another process's memory too),
+ * waking every 100 ms: a holder that dies ends the job through its lost
+ * connection, never leaving the others asleep for good.
+ */
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/wait.h"
+#include "mem/page.h"
+#include "sync.h"
+
+#define SLOTS 4096
+
+typedef struct hostlock {
+    _Atomic uint32_t key;  /* id + 1; 0: free entry */
+    _Atomic uint32_t word; /* 0 free, 1 held, 2 held, maybe sleepers */
+    _Atomic int32_t holder;
+    _Atomic uint32_t waiting;
+    _Atomic uint64_t wanting; /* ranks below 64 waiting (hang reports) */
+} hostlock_t;
+
+size_t sdsm_hostlock_bytes(void) { return SLOTS * sizeof(hostlock_t); }
+
+static hostlock_t *find(uint32_t id)
+{
+    hostlock_t *t = sdsm_hostbar_locks();
+    if (!t || id == UINT32_MAX)
+        return NULL;
+    uint32_t key = id + 1, h = (id * 2654435761u) % SLOTS;
+    for (uint32_t i = 0; i < SLOTS; i++) {
+        hostlock_t *l = &t[(h + i) % SLOTS];
+        uint32_t k = atomic_load_explicit(&l->key, memory_order_acquire);
+        if (k == 0 && atomic_compare_exchange_strong(&l->key, &k, key))
+            return l;
+        if (k == key)
+            return l;
+    }
+    return NULL;
+}
+
+int sdsm_hostlock_on(uint32_t id) { return find(id) != NULL; }
+
+static void futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
+}
+
+/* Polls while another rank holds it (not where polls lost their CPU lately). */
+static int poll_free(hostlock_t *l)
+{
+    long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
+    uint64_t now = sdsm_now_ns(), until = now + (uint64_t)(spin_us > 0 ? spin_us : 0) * 1000u;
+    if (spin_us <= 0 || atomic_load(&sdsm_wait_local_threads) > sdsm_cpus_here() || sdsm_spin_held(now))
+        return 0;
+    while (sdsm_now_ns() < until) {
+        uint32_t c = 0;
+        if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&l->word, &c, 1))
+            return 1;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    return 0;
+}
+
+void sdsm_hostlock_take(uint32_t id)
+{
+    hostlock_t *l = find(id);
+    uint32_t c = 0;
+    if (!atomic_compare_exchange_strong(&l->word, &c, 1) && !poll_free(l)) {
+        uint64_t bit = sdsm_region.rank < 64 ? 1ull << sdsm_region.rank : 0;
+        sdsm_wait_blocking();
+        atomic_fetch_add(&l->waiting, 1);
+        atomic_fetch_or(&l->wanting, bit);
+        while (atomic_exchange(&l->word, 2) != 0) {
+            struct timespec nap = {0, 100 * 1000 * 1000};
+            futex(&l->word, FUTEX_WAIT, 2, &nap);
+        }
+        atomic_fetch_sub(&l->waiting, 1);
+        atomic_fetch_and(&l->wanting,
+                         ~bit); /* (another thread of this rank may still wait: rare, and only a report) */
+    }
+    atomic_store_explicit(&l->holder, sdsm_region.rank, memory_order_relaxed);
+}
+
+void sdsm_hostlock_give(uint32_t id)
+{
+    hostlock_t *l = find(id);
+    atomic_store_explicit(&l->holder, -1, memory_order_relaxed);
+    if (atomic_exchange(&l->word, 0) == 2)
+        futex(&l->word, FUTEX_WAKE, 1, NULL);
+}
+
+int sdsm_hostlock_describe(char *buf, size_t len)
+{
+    hostlock_t *t = sdsm_hostbar_locks();
+    size_t off = 0;
+    int n = 0;
+    for (uint32_t i = 0; t && i < SLOTS && off < len; i++) {
+        uint32_t k = atomic_load(&t[i].key), waiting = atomic_load(&t[i].waiting);
+        if (!k || !atomic_load(&t[i].word) || !waiting || sdsm_sync_manager(k - 1) != sdsm_region.rank)
+            continue;
+        off += (size_t)snprintf(buf + off, len - off, "%smanages lock %u: held by rank %d, wanted by ranks",
+                                n++ ? "; " : "", k - 1, (int)atomic_load(&t[i].holder));
+        uint64_t w = atomic_load(&t[i].wanting);
+        for (int r = 0, shown = 0; r < 64 && off < len; r++)
+            if ((w >> r) & 1)
+                off += (size_t)snprintf(buf + off, len - off, shown++ ? ", %d" : " %d", r);
+        if (off < len && (waiting > (uint32_t)__builtin_popcountll(w)))
+            off += (size_t)snprintf(buf + off, len - off, " (%u waiting)", waiting);
+    }
+    return n;
+}
