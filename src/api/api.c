@@ -197,7 +197,7 @@ int sdsm_init(int *argc, char ***argv)
                           sdsm_cfg.page_size);
         base = sdsm_region_adopt.start;
     }
-    int host = boot.nprocs > 1 && boot.local_nprocs == boot.nprocs && sdsm_cfg.host_share;
+    int host = boot.local_nprocs == boot.nprocs && sdsm_cfg.host_share;
     sdsm_region_host_tail = host ? sdsm_hostbar_bytes(boot.nprocs) : 0;
     if (host && boot.rank > 0 && (rc = sdsm_boot_share_fd(&boot, &sdsm_region_host_fd)))
         return report("sdsm_init", rc, "could not map rank 0's shared memory");

@@ -172,5 +172,7 @@ static int fetch(const sdsm_boot_t *b, int *fd, int64_t deadline)
 int sdsm_boot_share_fd(const sdsm_boot_t *b, int *fd)
 {
     int64_t deadline = sdsm_io_now_ms() + sdsm_cfg.timeout * 1000;
+    if (b->nprocs < 2) /* a job of one: nobody to hand it to */
+        return 0;
     return b->rank == 0 ? serve(b, *fd, deadline) : fetch(b, fd, deadline);
 }
