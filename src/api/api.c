@@ -208,6 +208,10 @@ int sdsm_init(int *argc, char ***argv)
             return report("sdsm_init", rc, "could not share the memory with the ranks of this host");
         sdsm_region.host_shared = 1;
     }
+    sdsm_stats_header_note =
+        host ? "one copy of the memory for this host, no page moves: SDSM_HOST_SHARE=0 runs "
+               "the protocol"
+             : NULL;
     if ((rc = init_runtime()))
         return report("sdsm_init", SDSM_ENOMEM, "could not initialize the runtime: %s",
                       sdsm_strerror(sdsm_status_public(rc)));

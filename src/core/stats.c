@@ -418,6 +418,8 @@ static void print_json(FILE *out, const sdsm_stats_snap_t *snaps, int n,
     fputs("}}\n", out);
 }
 
+const char *sdsm_stats_header_note;
+
 void sdsm_stats_print(FILE *out, const sdsm_stats_snap_t *snaps, int n,
                       const char *(*type_name)(unsigned type), sdsm_stats_mode_t mode)
 {
@@ -425,7 +427,8 @@ void sdsm_stats_print(FILE *out, const sdsm_stats_snap_t *snaps, int n,
         print_json(out, snaps, n, type_name);
         return;
     }
-    fprintf(out, "sdsm statistics (%d rank%s)\n", n, n == 1 ? "" : "s");
+    fprintf(out, "sdsm statistics (%d rank%s%s%s)\n", n, n == 1 ? "" : "s",
+            sdsm_stats_header_note ? "; " : "", sdsm_stats_header_note ? sdsm_stats_header_note : "");
     for (int r = 0; r < n; r++)
         summary(out, r, &snaps[r]);
     fputc('\n', out);

@@ -144,6 +144,8 @@ void sdsm_stats_snapshot(sdsm_stats_snap_t *out);
 const char *sdsm_stats_key(int stat); /* its JSON key, unit included (fault_time_ns) */
 uint64_t sdsm_now_ns(void);
 
+/* Said after the header when set (the job's memory is one copy for the host). */
+extern const char *sdsm_stats_header_note;
 /* Print every rank's counters as mode says; type_name(t) names message types. */
 void sdsm_stats_print(FILE *out, const sdsm_stats_snap_t *snaps, int nranks,
                       const char *(*type_name)(unsigned type), sdsm_stats_mode_t mode);
