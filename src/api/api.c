@@ -160,7 +160,7 @@ static int init_runtime(void)
     snaps = boot.rank == 0 ? calloc((size_t)boot.nprocs, sizeof *snaps) : NULL;
     sdsm_msg_set_handler(SDSM_MSG_STATS, on_stats);
     if ((rc = sdsm_proto_select((int)sdsm_cfg.protocol)) || (rc = sdsm_alloc_init()) ||
-        (rc = sdsm_sync_init()) || (rc = sdsm_zcopy_init(boot.same_host)) ||
+        (rc = sdsm_sync_init(boot.host_of)) || (rc = sdsm_zcopy_init(boot.same_host)) ||
         (rc = sdsm_cfg.home_hot != 0 && sdsm_cfg.protocol != SDSM_PROTO_IBEC && !sdsm_region.host_shared
                   ? sdsm_wpt_init()
                   : 0))
@@ -313,6 +313,7 @@ int sdsm_finalize(void)
     sdsm_alloc_fini();
     sdsm_zcopy_fini();
     sdsm_hostbar_fini();
+    sdsm_topo_fini();
     sdsm_wpt_shutdown();
     sdsm_region_fini();
     state = ST_DONE;

@@ -267,6 +267,10 @@ static int link_peers(sdsm_boot_t *b, const sdsm_ctrl_addr_t *table, int64_t dea
     b->cpu_sharers = 0;
     uint16_t mine = table[b->rank].cpu1;
     for (int r = 0; r < b->nprocs; r++) {
+        b->host_of[r] = r;
+        for (int q = 0; q < r && b->host_of[r] == r; q++)
+            if (table[q].ipv4 == table[r].ipv4)
+                b->host_of[r] = q;
         b->same_host[r] = table[r].ipv4 == table[b->rank].ipv4;
         b->local_nprocs += b->same_host[r];
         /* A launcher that binds each rank to CPUs of its own (Slurm's
@@ -291,10 +295,13 @@ static int alloc_peers(sdsm_boot_t *b, sdsm_ctrl_addr_t **table)
     *table = calloc((size_t)b->nprocs, sizeof **table);
     b->peer_fds = malloc((size_t)b->nprocs * sizeof(int));
     b->same_host = calloc((size_t)b->nprocs, 1);
-    if (!*table || !b->peer_fds || !b->same_host) {
+    b->host_of = calloc((size_t)b->nprocs, sizeof *b->host_of);
+    if (!*table || !b->peer_fds || !b->same_host || !b->host_of) {
         free(*table);
         free(b->same_host);
+        free(b->host_of);
         b->same_host = NULL;
+        b->host_of = NULL;
         *table = NULL;
         return SDSM_ENOMEM;
     }
@@ -538,7 +545,9 @@ void sdsm_boot_close(sdsm_boot_t *b)
     free(b->peer_fds);
     b->peer_fds = NULL;
     free(b->same_host);
+    free(b->host_of);
     b->same_host = NULL;
+    b->host_of = NULL;
     b->listen_fd = b->ctrl_fd = ctrl_fd = -1;
     sdsm_pmix_fini();
     sdsm_pmi2_fini();

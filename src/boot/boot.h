@@ -24,6 +24,8 @@ typedef struct sdsm_boot {
     int *peer_fds;      /* nprocs entries, -1 at rank; NULL for a job of one */
     uint8_t *same_host; /* nprocs entries: 1 where that rank listens on this rank's address
                            (so runs on this host); NULL for a job of one */
+    int *host_of;       /* nprocs entries: the lowest rank on that rank's host (the host's
+                           number); NULL for a job of one */
     int listen_fd;      /* -1 for a job of one */
     int ctrl_fd;        /* launcher link, -1 for a job of one */
 } sdsm_boot_t;

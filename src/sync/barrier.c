@@ -107,35 +107,23 @@ int sdsm_barrier_is_tree(void)
     case SDSM_BARRIER_CENTRAL: return 0;
     case SDSM_BARRIER_TREE: return 1;
     default:
-        /* auto: central.  On one host (bench/barrier, 2 to 64 ranks on 2
-         * CPUs) the tree never won: every level is one more wake-up on the
-         * path, and the ranks share the CPUs anyway, so the manager's P-1
-         * receptions in a row cost no more than a tree's.  Nor on the
-         * emulated cluster (4 and 8 hosts, lan profile: tree / central
-         * 0.97-1.29): this tree is numbered by rank, not by host, so most
-         * of its levels cross the network, which the central barrier
-         * crosses once (docs/developers.md, "Micro-benchmarks"). */
-        return 0;
+        /* auto: the tree where the job spans hosts with several ranks on
+         * some, else central.  On one host (bench/barrier, 2 to 64 ranks
+         * on 2 CPUs) the tree never won: every level is one more wake-up
+         * on the path, and the ranks share the CPUs anyway, so the
+         * manager's P-1 receptions in a row cost no more than a tree's.
+         * With one rank per host (4 and 8 emulated hosts, lan profile:
+         * tree / central 0.97-1.29) neither.  With several ranks per host
+         * the tree goes by host (topo.c) and crosses the network once per
+         * level of the hosts' tree: 4 hosts x 2 ranks, 0.66-0.87 of the
+         * central barrier's time, 4 x 4 0.57-0.71 (docs/developers.md,
+         * "Micro-benchmarks"). */
+        return sdsm_topo_hosts() > 1 && sdsm_net_nprocs() > sdsm_topo_hosts();
     }
 }
 
-/* Ranks renumbered so that the root is 0; v's children are v*FANOUT+1... */
-static int tree_parent(int r, int root)
-{
-    int n = sdsm_net_nprocs(), v = (r - root + n) % n;
-    return v ? ((v - 1) / FANOUT + root) % n : -1;
-}
-
-/* Children of r: *first (a real rank) and how many; child i is (first + i) % n. */
-static int tree_children(int r, int root, int *first)
-{
-    int n = sdsm_net_nprocs(), v = (r - root + n) % n;
-    long lo = (long)v * FANOUT + 1, hi = lo + FANOUT;
-    *first = (int)((lo + root) % n);
-    if (lo >= n)
-        return 0;
-    return (int)((hi > n ? n : hi) - lo);
-}
+/* The tree's shape (topo.c: by host, then by rank). */
+static int tree_parent(int r, int root) { return sdsm_topo_parent(r, root); }
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -237,9 +225,10 @@ static void finish(void)
     payload.rel_len = 0;
     int n = sdsm_net_nprocs(), me = sdsm_net_rank();
     if (cur_tree) {
-        int first, nc = tree_children(me, me, &first);
+        const int *kids;
+        int nc = sdsm_topo_kids(me, me, &kids);
         for (int i = 0; i < nc; i++)
-            sdsm_net_send((first + i) % n, SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
+            sdsm_net_send(kids[i], SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
     } else {
         for (int r = 0; r < n; r++)
             if (r != me)
@@ -376,9 +365,10 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
     if (src != from || src == me)
         return SDSM_EPROTO;
     if (cur_tree) { /* down the tree before our epoch moves */
-        int n = sdsm_net_nprocs(), first, nc = tree_children(me, cur_manager, &first);
+        const int *kids;
+        int nc = sdsm_topo_kids(me, cur_manager, &kids);
         for (int i = 0; i < nc; i++)
-            sdsm_net_send((first + i) % n, SDSM_MSG_BAR_RELEASE, 0, 0, p, h->len, NULL, 0);
+            sdsm_net_send(kids[i], SDSM_MSG_BAR_RELEASE, 0, 0, p, h->len, NULL, 0);
     }
     return apply_release(src, p, h->len);
 }
@@ -437,9 +427,9 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
             return SDSM_EPROTO;
     }
     if (!mgr.arrived) {
-        int first;
+        const int *kids;
         mgr.root = (int)root;
-        mgr.expect = 1 + tree_children(me, (int)root, &first);
+        mgr.expect = 1 + sdsm_topo_kids(me, (int)root, &kids);
     }
     mgr.flags |= fl;
     reserve(k);
@@ -521,10 +511,11 @@ static int barrier_round(int manager)
     /* Our own part goes to our own handler at once, without a wake-up of
      * the service thread (no lock is held here); a leaf of the tree has
      * nothing to wait for and sends it straight to its parent. */
-    int first, parent = tree ? tree_parent(me, manager) : -1;
+    const int *kids;
+    int parent = tree ? tree_parent(me, manager) : -1;
     /* A leaf's release comes from the rank it sends its arrival to: that
      * socket is pinned to this thread until its wait ends (net/pin.c). */
-    if (tree && parent >= 0 && !tree_children(me, manager, &first)) {
+    if (tree && parent >= 0 && !sdsm_topo_kids(me, manager, &kids)) {
         sdsm_net_pin(parent);
         sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
     } else if (tree) {
@@ -606,8 +597,9 @@ int sdsm_barrier_run(void) { return sdsm_barrier_run_at(sdsm_barrier_manager());
 
 static int describe_tree(char *buf, size_t len)
 {
-    int n = sdsm_net_nprocs(), me = sdsm_net_rank(), shown = 0, first;
-    int nc = tree_children(me, mgr.root, &first);
+    int me = sdsm_net_rank(), shown = 0;
+    const int *kids;
+    int nc = sdsm_topo_kids(me, mgr.root, &kids);
     size_t off =
         (size_t)snprintf(buf, len,
                          "in the barrier tree of manager %d, %d of %d ranks of "
@@ -616,7 +608,7 @@ static int describe_tree(char *buf, size_t len)
     if (!mgr.seen[me] && off < len)
         off += (size_t)snprintf(buf + off, len - off, " %d (itself)", me), shown++;
     for (int i = 0; i < nc && off < len; i++) {
-        int c = (first + i) % n;
+        int c = kids[i];
         if (!mgr.seen[c])
             off += (size_t)snprintf(buf + off, len - off, shown++ ? ", %d" : " %d", c);
     }
@@ -681,10 +673,10 @@ int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)
     return 0;
 }
 
-int sdsm_barrier_init(void)
+int sdsm_barrier_init(const int *host_of)
 {
     mgr.seen = calloc((size_t)sdsm_region.nprocs, 1);
-    if (!mgr.seen)
+    if (!mgr.seen || sdsm_topo_init(sdsm_region.nprocs, host_of, FANOUT))
         return SDSM_ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);

@@ -2,13 +2,13 @@
 #include "sync.h"
 #include "watch.h"
 
-int sdsm_barrier_init(void);
+int sdsm_barrier_init(const int *host_of);
 int sdsm_lock_init(void);
 int sdsm_cond_init(void);
 
-int sdsm_sync_init(void)
+int sdsm_sync_init(const int *host_of)
 {
-    int rc = sdsm_barrier_init();
+    int rc = sdsm_barrier_init(host_of);
     if (!rc)
         rc = sdsm_hostbar_init();
     if (!rc)

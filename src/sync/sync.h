@@ -13,7 +13,9 @@
 #include "core/coll.h"
 #include <stdint.h>
 
-int sdsm_sync_init(void); /* install handlers; before the service thread starts */
+/* Install handlers; before the service thread starts.  host_of: per rank, its
+ * host's number (the tree barrier's shape; NULL: one host). */
+int sdsm_sync_init(const int *host_of);
 
 int sdsm_barrier_run(void);
 int sdsm_barrier_run_at(int manager);
@@ -60,6 +62,17 @@ int sdsm_hostlock_on(uint32_t id);
 void sdsm_hostlock_take(uint32_t id);
 void sdsm_hostlock_give(uint32_t id);
 int sdsm_hostlock_describe(char *buf, size_t len);
+/*
+ * The tree barrier's shape (topo.c): host_of[r] numbers rank r's host
+ * (NULL: one host); the parent of r in the tree rooted at root (-1 for the
+ * root) and its children (*kids, valid until sdsm_topo_fini).
+ */
+int sdsm_topo_init(int n, const int *host_of, int fanout);
+void sdsm_topo_fini(void);
+int sdsm_topo_parent(int r, int root);
+/* How many hosts the job spans. */
+int sdsm_topo_hosts(void);
+int sdsm_topo_kids(int r, int root, const int **kids);
 /* Queue a home move, announced at this rank's next barrier. */
 int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
 /* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */
