@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# pm_macros.sh - parmacs.m4 defines every PARMACS macro SPLASH-2 and SPLASH-3
-# programs use (the list below), and leaves m4's include in place.
+# pm_macros.sh - a PARMACS macro file (parmacs.m4, parmacs_threads.m4)
+# defines every PARMACS macro SPLASH-2 and SPLASH-3 programs use (the list
+# below), and leaves m4's include in place.
 #
 #   pm_macros.sh path/to/parmacs.m4
 set -u
