@@ -360,6 +360,15 @@ int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
     (void)a;
     if (!count)
         return EINVAL;
+    /* Each waiting thread keeps its compute thread: more than the job's
+     * compute threads can never all arrive, and the job would hang. */
+    if ((int)count > sdsm_thread_count())
+        rt_fatal(
+            "pthread_barrier_init",
+            "a barrier of %u threads, but the job runs at most %d threads at once (%d ranks x %d compute "
+            "threads, main's included): give sdsmrun --threads %d or more",
+            count, sdsm_thread_count(), sdsm_nprocs(), sdsm_thread_count() / sdsm_nprocs(),
+            ((int)count + sdsm_nprocs() - 1) / sdsm_nprocs());
     memset(b, 0, sizeof *b);
     ((pt_barrier_t *)b)->count = count;
     return 0;

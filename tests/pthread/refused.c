@@ -26,6 +26,10 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, idle, NULL);
         pthread_cancel(t);
         printf("cancelled\n");
+    } else if (!strcmp(what, "barrier")) {
+        static pthread_barrier_t b;
+        pthread_barrier_init(&b, NULL, 5);
+        printf("a barrier of 5 threads\n");
     } else if (!strcmp(what, "semopen")) {
         sem_t *s = sem_open("/sdsm-test", O_CREAT, 0600, 1);
         printf("sem_open returned %p\n", (void *)s);
