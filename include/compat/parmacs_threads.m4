@@ -55,7 +55,11 @@ void parmacs_roi(int end);
 # The helpers, in the file with MAIN_ENV.  A thread table that grows: VOLREND
 # creates a team per phase and waits for them all at its end.  The fence is
 # a lock and unlock of one mutex: under sdsm a processor fence orders
-# nothing between ranks, a mutex hand-over does (and still fences natively).
+# nothing between ranks, a mutex hand-over does.  Built by sdsmcc (its
+# marker header defines SDSM_OMP_MARKER_H) the processor fence is left out:
+# a fence instruction in the program turns on sdsm's support for plain
+# flags, which every program pays for (home pages twinned, no home
+# migration); natively it is kept.
 define(`PMT_DEFINITIONS', `
 #include <errno.h>
 #include <time.h>
@@ -190,7 +194,9 @@ long parmacs_getsub(parmacs_gs_t *g, long max, long procs)
 }
 void parmacs_fence(void)
 {
+#ifndef SDSM_OMP_MARKER_H
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
     pthread_mutex_lock(&parmacs_mu);
     pthread_mutex_unlock(&parmacs_mu);
 }
