@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,21 @@ static void *alloc_small(size_t n, int zero)
     return (void *)(b + HDR);
 }
 
+/* malloc's NULL is what the C library gives too, but programs that never
+ * check it (SPLASH's OCEAN asks for 30 GB) crash far from the cause: say
+ * once which variable gives the heap more room. */
+static void warn_full(size_t n)
+{
+    static atomic_int said;
+    if (atomic_exchange(&said, 1))
+        return;
+    fprintf(stderr,
+            "sdsm: rank %d: malloc of %zu bytes: no room in this rank's part of the shared heap (%zu MiB: "
+            "SDSM_OMP_HEAP split over %d ranks); it returns NULL (raise SDSM_OMP_HEAP, and SDSM_HEAP_SIZE "
+            "with it)\n",
+            heap.rank, n, (size_t)(heap.end - heap.mine) >> 20, heap.nprocs);
+}
+
 static void *alloc_large(size_t n, int zero)
 {
     size_t pages = (n + PAGE - 1) / PAGE;
@@ -232,8 +248,10 @@ static void *alloc_large(size_t n, int zero)
     pthread_mutex_lock(&heap.mu);
     uintptr_t at = take_pages(pages + 1, &fresh);
     pthread_mutex_unlock(&heap.mu);
-    if (!at)
+    if (!at) {
+        warn_full(n);
         return NULL;
+    }
     uintptr_t data = at + PAGE;
     *(hdr_t *)(data - HDR) = (hdr_t){MAGIC, K_LARGE, (uint16_t)heap.rank, (uint64_t)pages};
     if (zero && !fresh)

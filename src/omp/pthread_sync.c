@@ -48,28 +48,32 @@ void pt_registry_init(void *shared, int create)
 
 static unsigned hash(uintptr_t a) { return (unsigned)(((a >> 3) * 0x9e3779b97f4a7c15ull) >> 40); }
 
+/* Readers take no lock: an entry's index is written before its key, which
+ * is published with a release store, and an entry never changes again. */
 static int cache_find(uintptr_t key)
 {
-    int idx = -1;
-    pthread_mutex_lock(&cache_mu);
-    for (unsigned i = hash(key) % CACHE, n = 0; n < CACHE && cache[i].key; i = (i + 1) % CACHE, n++)
-        if (cache[i].key == key) {
-            idx = cache[i].idx;
+    for (unsigned i = hash(key) % CACHE, n = 0; n < CACHE; i = (i + 1) % CACHE, n++) {
+        uintptr_t k = __atomic_load_n(&cache[i].key, __ATOMIC_ACQUIRE);
+        if (!k)
             break;
-        }
-    pthread_mutex_unlock(&cache_mu);
-    return idx;
+        if (k == key)
+            return cache[i].idx;
+    }
+    return -1;
 }
 
 static void cache_add(uintptr_t key, int idx)
 {
     pthread_mutex_lock(&cache_mu);
-    for (unsigned i = hash(key) % CACHE, n = 0; n < CACHE; i = (i + 1) % CACHE, n++)
+    for (unsigned i = hash(key) % CACHE, n = 0; n < CACHE; i = (i + 1) % CACHE, n++) {
+        if (cache[i].key == key)
+            break;
         if (!cache[i].key) {
-            cache[i].key = key;
             cache[i].idx = idx;
+            __atomic_store_n(&cache[i].key, key, __ATOMIC_RELEASE);
             break;
         }
+    }
     pthread_mutex_unlock(&cache_mu);
 }
 
@@ -141,11 +145,15 @@ int pt_wait(int id, clockid_t clock, const struct timespec *abs, const char *cal
 
 /* --- mutexes ------------------------------------------------------------- */
 
-/* glibc's fields, which sdsm uses its own way: __lock is the held flag. */
-#define M_HELD(m)  ((m)->__data.__lock)
-#define M_OWNER(m) ((m)->__data.__owner)
-#define M_COUNT(m) ((m)->__data.__count)
-#define M_KIND(m)  ((m)->__data.__kind & 3)
+/* glibc's fields, which sdsm uses its own way: __lock is the held flag,
+ * __nusers the threads waiting for it.  An unlock signals the object's
+ * condition only when one waits: a signal is a message to the condition's
+ * manager, another rank's for most objects. */
+#define M_HELD(m)    ((m)->__data.__lock)
+#define M_OWNER(m)   ((m)->__data.__owner)
+#define M_COUNT(m)   ((m)->__data.__count)
+#define M_KIND(m)    ((m)->__data.__kind & 3)
+#define M_WAITERS(m) ((m)->__data.__nusers)
 
 int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
 int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
@@ -188,8 +196,15 @@ static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struc
         pt_leave(id, call);
         return rc;
     }
-    while (M_HELD(m) && !rc)
-        rc = wait ? pt_wait(id, clock, abs, call) : EBUSY;
+    while (M_HELD(m) && !rc) {
+        if (!wait) {
+            rc = EBUSY;
+            break;
+        }
+        M_WAITERS(m)++;
+        rc = pt_wait(id, clock, abs, call);
+        M_WAITERS(m)--;
+    }
     if (!rc) {
         M_HELD(m) = 1;
         M_OWNER(m) = self;
@@ -216,7 +231,8 @@ static int mutex_give(pthread_mutex_t *m, int all, unsigned *count, const char *
         M_HELD(m) = 0;
         M_OWNER(m) = 0;
         M_COUNT(m) = 0;
-        pt_wake(id, 0, call);
+        if (M_WAITERS(m))
+            pt_wake(id, 0, call);
     }
     pt_leave(id, call);
     return 0;
@@ -344,6 +360,15 @@ int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
     (void)a;
     if (!count)
         return EINVAL;
+    /* Each waiting thread keeps its compute thread: more than the job's
+     * compute threads can never all arrive, and the job would hang. */
+    if ((int)count > sdsm_thread_count())
+        rt_fatal(
+            "pthread_barrier_init",
+            "a barrier of %u threads, but the job runs at most %d threads at once (%d ranks x %d compute "
+            "threads, main's included): give sdsmrun --threads %d or more",
+            count, sdsm_thread_count(), sdsm_nprocs(), sdsm_thread_count() / sdsm_nprocs(),
+            ((int)count + sdsm_nprocs() - 1) / sdsm_nprocs());
     memset(b, 0, sizeof *b);
     ((pt_barrier_t *)b)->count = count;
     return 0;
@@ -383,6 +408,7 @@ int __wrap_pthread_barrier_wait(pthread_barrier_t *bar)
 
 typedef struct {
     int readers, writer; /* writer: the owner's id */
+    unsigned waiters;
 } pt_rwlock_t;
 _Static_assert(sizeof(pt_rwlock_t) <= sizeof(pthread_rwlock_t), "pt_rwlock_t fits");
 
@@ -409,8 +435,15 @@ static int rw_take(pthread_rwlock_t *rw, int write, int wait, const struct times
     pt_enter(id, call);
     if (l->writer == self)
         rc = EDEADLK;
-    while (!rc && (l->writer || (write && l->readers)))
-        rc = wait ? pt_wait(id, CLOCK_REALTIME, abs, call) : EBUSY;
+    while (!rc && (l->writer || (write && l->readers))) {
+        if (!wait) {
+            rc = EBUSY;
+            break;
+        }
+        l->waiters++;
+        rc = pt_wait(id, CLOCK_REALTIME, abs, call);
+        l->waiters--;
+    }
     if (!rc) {
         if (write)
             l->writer = self;
@@ -456,13 +489,13 @@ int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *rw)
         l->readers--;
     else
         rc = EPERM;
-    if (!rc && !l->readers)
+    if (!rc && !l->readers && l->waiters)
         pt_wake(id, 1, call);
     pt_leave(id, call);
     return rc;
 }
 
-/* --- spinlocks: an int held flag; waiters sleep ---------------------------- */
+/* --- spinlocks: bit 0 the held flag, the bits above it the sleeping waiters */
 
 int __wrap_pthread_spin_init(pthread_spinlock_t *s, int pshared);
 int __wrap_pthread_spin_init(pthread_spinlock_t *s, int pshared)
@@ -483,10 +516,17 @@ static int spin_take(pthread_spinlock_t *s, int wait, const char *call)
 {
     int id = pt_obj_id((void *)s, "spinlock", call), rc = 0;
     pt_enter(id, call);
-    while (*s && !rc)
-        rc = wait ? pt_wait(id, CLOCK_REALTIME, NULL, call) : EBUSY;
+    while ((*s & 1) && !rc) {
+        if (!wait) {
+            rc = EBUSY;
+            break;
+        }
+        *s += 2;
+        rc = pt_wait(id, CLOCK_REALTIME, NULL, call);
+        *s -= 2;
+    }
     if (!rc)
-        *s = 1;
+        *s |= 1;
     pt_leave(id, call);
     return rc;
 }
@@ -500,8 +540,9 @@ int __wrap_pthread_spin_unlock(pthread_spinlock_t *s)
 {
     int id = pt_obj_id((void *)s, "spinlock", "pthread_spin_unlock");
     pt_enter(id, "pthread_spin_unlock");
-    *s = 0;
-    pt_wake(id, 0, "pthread_spin_unlock");
+    *s &= ~1;
+    if (*s)
+        pt_wake(id, 0, "pthread_spin_unlock");
     pt_leave(id, "pthread_spin_unlock");
     return 0;
 }

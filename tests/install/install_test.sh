@@ -88,4 +88,37 @@ C
 PATH="$tmp/prefix/bin:$PATH" sdsmcc -O2 -fopenmp "$tmp/omp.c" -o "$tmp/omp_sdsm"
 out=$(PATH="$tmp/prefix/bin:$PATH" sdsmrun -n 2 --timeout 60 "$tmp/omp_sdsm")
 [ "$out" = "2 4999950000" ] || { echo "sdsmcc build printed '$out', expected '2 4999950000'"; exit 1; }
-echo "install OK: pkg-config, find_package(sdsm) and sdsmcc builds run (sdsm, sdsm-compat, OpenMP)"
+# A PARMACS program through the installed threads-model macro file and
+# sdsmcc -pthread: the workers read a global the master set after CREATE.
+cat > "$tmp/pmt.C" <<'C'
+MAIN_ENV
+static long base, P = 3, *sum;
+LOCKDEC(lk)
+BARDEC(bar)
+static void Work(void) {
+    static long next;
+    long id;
+    LOCK(lk) id = next++; UNLOCK(lk)
+    if (id == 0) base = 100;
+    BARRIER(bar, P)
+    LOCK(lk) *sum += base + id; UNLOCK(lk)
+}
+int main(void) {
+    sum = G_MALLOC(sizeof *sum)
+    MAIN_INITENV(, 0)
+    *sum = 0;
+    LOCKINIT(lk)
+    BARINIT(bar, P)
+    CREATE(Work, P)
+    WAIT_FOR_END(P)
+    printf("%ld\n", *sum);
+    MAIN_END
+}
+C
+if command -v m4 >/dev/null; then
+    m4 "$(pkg-config --variable=parmacs_threads sdsm-compat)" "$tmp/pmt.C" > "$tmp/pmt.c"
+    PATH="$tmp/prefix/bin:$PATH" sdsmcc -O2 -pthread "$tmp/pmt.c" -o "$tmp/pmt_sdsm"
+    out=$(PATH="$tmp/prefix/bin:$PATH" sdsmrun -n 3 --timeout 60 "$tmp/pmt_sdsm")
+    [ "$out" = 303 ] || { echo "PARMACS threads-model build printed '$out', expected 303"; exit 1; }
+fi
+echo "install OK: pkg-config, find_package(sdsm) and sdsmcc builds run (sdsm, sdsm-compat, OpenMP, PARMACS threads)"

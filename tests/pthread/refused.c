@@ -1,5 +1,7 @@
 /* Calls that cannot work across ranks, one per argument: each must stop the
- * job at the call with a message naming it. */
+ * job at the call with a message naming it (heapfull: a malloc larger than
+ * the shared heap gets NULL, with a message saying why). */
+#include <stdlib.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -26,6 +28,13 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, idle, NULL);
         pthread_cancel(t);
         printf("cancelled\n");
+    } else if (!strcmp(what, "barrier")) {
+        static pthread_barrier_t b;
+        pthread_barrier_init(&b, NULL, 5);
+        printf("a barrier of 5 threads\n");
+    } else if (!strcmp(what, "heapfull")) {
+        void *p = malloc((size_t)1 << 40);
+        printf("malloc of 1 TiB: %s\n", p ? "a block" : "NULL");
     } else if (!strcmp(what, "semopen")) {
         sem_t *s = sem_open("/sdsm-test", O_CREAT, 0600, 1);
         printf("sem_open returned %p\n", (void *)s);
