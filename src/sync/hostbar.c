@@ -114,6 +114,19 @@ static void compare_calls(int manager)
     }
 }
 
+/* More compute threads on the host than CPUs (fixed once the job runs;
+ * asking the kernel for the CPUs each time cost a system call per poll). */
+int sdsm_hostbar_crowded(void)
+{
+    static _Atomic int known = -1;
+    int c = atomic_load_explicit(&known, memory_order_relaxed);
+    if (c < 0) {
+        c = atomic_load(&sdsm_wait_local_threads) > sdsm_cpus_here();
+        atomic_store_explicit(&known, c, memory_order_relaxed);
+    }
+    return c;
+}
+
 /* One round of polls, as the runtime's other waits poll (core/wait.h): not
  * where polls lately lost their CPU to another job, and ended when one
  * does.  Nonzero if gen moved past g. */
@@ -125,15 +138,18 @@ static int poll_gen(uint32_t g)
     if (spin_us <= 0 || !sdsm_spin_pays(score, now))
         return 0;
     uint64_t until = now + (uint64_t)spin_us * 1000u;
-    int crowded = atomic_load(&sdsm_wait_local_threads) > sdsm_cpus_here(), moved, stolen;
+    int moved = 0, stolen = 0;
     do {
-        if (crowded)
-            sched_yield();
+        /* The clock only now and then: a poll must see the word move at once. */
+        for (int i = 0; i < 32 && !moved; i++) {
+            if (sdsm_hostbar_crowded())
+                sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
-        else
-            __builtin_ia32_pause();
+            else
+                __builtin_ia32_pause();
 #endif
-        moved = atomic_load_explicit(&hb->gen, memory_order_acquire) != g;
+            moved = atomic_load_explicit(&hb->gen, memory_order_acquire) != g;
+        }
         then = now;
         now = sdsm_now_ns();
         stolen = now - then >= SDSM_SPIN_STOLEN_NS;
@@ -148,9 +164,9 @@ static int poll_gen(uint32_t g)
 static void wait_gen(uint32_t g, const sdsm_coll_t *call)
 {
     uint64_t t0 = sdsm_now_ns();
-    sdsm_wait_blocking(); /* a compute thread's run slot goes to another meanwhile */
     if (poll_gen(g))
         return;
+    sdsm_wait_blocking(); /* asleep, a compute thread's run slot goes to another */
     while (atomic_load_explicit(&hb->gen, memory_order_acquire) == g) {
         atomic_fetch_add(&hb->sleepers, 1);
         struct timespec nap = {0, 100 * 1000 * 1000};

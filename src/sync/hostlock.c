@@ -71,17 +71,19 @@ static int poll_free(hostlock_t *l)
 {
     long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
     uint64_t now = sdsm_now_ns(), until = now + (uint64_t)(spin_us > 0 ? spin_us : 0) * 1000u;
-    if (spin_us <= 0 || atomic_load(&sdsm_wait_local_threads) > sdsm_cpus_here() || sdsm_spin_held(now))
+    if (spin_us <= 0 || sdsm_hostbar_crowded() || sdsm_spin_held(now))
         return 0;
-    while (sdsm_now_ns() < until) {
-        uint32_t c = 0;
-        if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
-            atomic_compare_exchange_strong(&l->word, &c, 1))
-            return 1;
+    do {
+        for (int i = 0; i < 32; i++) {
+            uint32_t c = 0;
+            if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
+                atomic_compare_exchange_strong(&l->word, &c, 1))
+                return 1;
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+            __builtin_ia32_pause();
 #endif
-    }
+        }
+    } while (sdsm_now_ns() < until);
     return 0;
 }
 

@@ -49,6 +49,8 @@ int sdsm_hostbar_on(void);
 size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, uint32_t out_len, void *in);
 /* As sdsm_barrier_describe, for the barrier in shared memory this rank manages. */
 int sdsm_hostbar_describe(char *buf, size_t len);
+/* More compute threads on this host than CPUs (waits yield instead of pausing). */
+int sdsm_hostbar_crowded(void);
 /* The lock table in the control block (hostlock.c), or NULL. */
 void *sdsm_hostbar_locks(void);
 /*
