@@ -145,6 +145,25 @@ static inline void sdsm_wake_all(_Atomic uint32_t *w)
 }
 
 /*
+ * futex(2) on a word that other processes map too (the host's control
+ * block: sync/hostbar.c, hostlock.c).  Shared, not _PRIVATE as above: a
+ * private futex is keyed by this process's address space, so a waker in
+ * another process would never find the sleeper.  The wait returns when *w
+ * is no longer val, when woken, or after *nap (NULL: no limit), with no
+ * promise which: the caller re-checks its word.  No sleeper count (the
+ * callers keep their own, in the shared block), no leader to kick.
+ */
+static inline void sdsm_futex_wait_shared(_Atomic uint32_t *w, uint32_t val, const struct timespec *nap)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, nap, NULL, 0);
+}
+
+static inline void sdsm_futex_wake_shared(_Atomic uint32_t *w, uint32_t n)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+/*
  * Polling that pays.  A poll that ends without the answer cost SDSM_SPIN_US
  * of a CPU, and on a machine where every CPU is busy it is worse: the
  * thread that is to answer may be queued behind the poller on its CPU (a

@@ -17,13 +17,11 @@
  * allocation, whose requests go to rank 0) is reported, not waited for.  A
  * rank that dies ends the job through its lost connection, as before.
  */
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,11 +91,6 @@ void sdsm_hostbar_fini(void)
 }
 
 int sdsm_hostbar_on(void) { return hb != NULL; }
-
-static void futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
-}
 
 /* The last arrival: every rank's call must be the manager's. */
 static void compare_calls(int manager)
@@ -170,7 +163,7 @@ static void wait_gen(uint32_t g, const sdsm_coll_t *call)
     while (atomic_load_explicit(&hb->gen, memory_order_acquire) == g) {
         atomic_fetch_add(&hb->sleepers, 1);
         struct timespec nap = {0, 100 * 1000 * 1000};
-        futex(&hb->gen, FUTEX_WAIT, g, &nap);
+        sdsm_futex_wait_shared(&hb->gen, g, &nap);
         atomic_fetch_sub(&hb->sleepers, 1);
         if (sdsm_now_ns() - t0 > 1000ull * 1000 * 1000 && call) {
             if (sdsm_region.rank == 0)
@@ -198,7 +191,7 @@ size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, u
         atomic_store_explicit(&hb->arrived, 0, memory_order_relaxed);
         atomic_store_explicit(&hb->gen, g + 1, memory_order_release);
         if (atomic_load(&hb->sleepers))
-            futex(&hb->gen, FUTEX_WAKE, INT32_MAX, NULL);
+            sdsm_futex_wake_shared(&hb->gen, INT32_MAX);
     } else {
         wait_gen(g, call);
     }

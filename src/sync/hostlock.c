@@ -17,13 +17,10 @@
  * waking every 100 ms: a holder that dies ends the job through its lost
  * connection, never leaving the others asleep for good.
  */
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/config.h"
 #include "core/wait.h"
@@ -61,11 +58,6 @@ static hostlock_t *find(uint32_t id)
 
 int sdsm_hostlock_on(uint32_t id) { return find(id) != NULL; }
 
-static void futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
-}
-
 /* Polls while another rank holds it (not where polls lost their CPU lately). */
 static int poll_free(hostlock_t *l)
 {
@@ -98,7 +90,7 @@ void sdsm_hostlock_take(uint32_t id)
         atomic_fetch_or(&l->wanting, bit);
         while (atomic_exchange(&l->word, 2) != 0) {
             struct timespec nap = {0, 100 * 1000 * 1000};
-            futex(&l->word, FUTEX_WAIT, 2, &nap);
+            sdsm_futex_wait_shared(&l->word, 2, &nap);
         }
         atomic_fetch_sub(&l->waiting, 1);
         atomic_fetch_and(&l->wanting,
@@ -112,7 +104,7 @@ void sdsm_hostlock_give(uint32_t id)
     hostlock_t *l = find(id);
     atomic_store_explicit(&l->holder, -1, memory_order_relaxed);
     if (atomic_exchange(&l->word, 0) == 2)
-        futex(&l->word, FUTEX_WAKE, 1, NULL);
+        sdsm_futex_wake_shared(&l->word, 1);
 }
 
 int sdsm_hostlock_describe(char *buf, size_t len)
