@@ -14,31 +14,31 @@ function(mp_hang_test name n)
 endfunction()
 set(HANG_MISMATCH --nonzero --expect "collective mismatch: rank [0-9]+ is in " --reject "OK hang"
   --reject "time limit")
+# What each scenario's report names besides the mismatch (the tree barrier's
+# tests below expect the same).
+set(e_partial_barrier --expect "mismatch: .*sdsm_finalize\\(\\)")
+set(e_partial_alloc --expect "mismatch: .*sdsm_alloc\\(size [0-9]+, home 0\\)"
+  --expect "mismatch: .*sdsm_finalize\\(\\)")
+set(e_barrier_alloc --expect "mismatch: .*sdsm_alloc\\(size" --expect "mismatch: .*sdsm_barrier\\(\\)")
+set(e_barrier_at --expect "mismatch: .*sdsm_barrier_at\\(0\\)" --expect "mismatch: .*sdsm_barrier_at\\(1\\)")
+set(e_bcast_root --expect "mismatch: .*sdsm_bcast\\(.*root 0\\)" --expect "mismatch: .*sdsm_bcast\\(.*root 1\\)")
+# A partial barrier's report also names the barrier rank 0 is in.
+set(HANG_RANK0 --expect "rank 0[^0-9].*sdsm_barrier|sdsm_barrier.*rank 0[^0-9]")
 foreach(n 2 4)
-  mp_hang_test(partial_barrier ${n} ${HANG_MISMATCH} --expect "rank 0[^0-9].*sdsm_barrier|sdsm_barrier.*rank 0[^0-9]"
-    --expect "mismatch: .*sdsm_finalize\\(\\)" -- partial_barrier)
-  mp_hang_test(partial_alloc ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_alloc\\(size [0-9]+, home 0\\)"
-    --expect "mismatch: .*sdsm_finalize\\(\\)" -- partial_alloc)
-  mp_hang_test(barrier_alloc ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_alloc\\(size"
-    --expect "mismatch: .*sdsm_barrier\\(\\)" -- barrier_alloc)
-  mp_hang_test(barrier_at ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_barrier_at\\(0\\)"
-    --expect "mismatch: .*sdsm_barrier_at\\(1\\)" -- barrier_at)
-  mp_hang_test(bcast_root ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_bcast\\(.*root 0\\)"
-    --expect "mismatch: .*sdsm_bcast\\(.*root 1\\)" -- bcast_root)
+  mp_hang_test(partial_barrier ${n} ${HANG_MISMATCH} ${HANG_RANK0} ${e_partial_barrier} -- partial_barrier)
+  mp_hang_test(partial_alloc ${n} ${HANG_MISMATCH} ${e_partial_alloc} -- partial_alloc)
+  foreach(s barrier_alloc barrier_at bcast_root)
+    mp_hang_test(${s} ${n} ${HANG_MISMATCH} ${e_${s}} -- ${s})
+  endforeach()
   mp_hang_test(lock_finalize ${n} --nonzero --reject "OK hang" --reject "time limit"
     --expect "rank 1[^0-9].*sdsm_finalize: lock 5 still held by this rank" -- lock_finalize)
   # The same with one copy of the memory for the host, whose barrier meets
   # in shared memory (sync/hostbar.c): the last arrival compares the calls,
   # and a rank left waiting tells rank 0 its call.
-  mp_hang_test(partial_barrier_host ${n} ${HANG_MISMATCH}
-    --expect "rank 0[^0-9].*sdsm_barrier|sdsm_barrier.*rank 0[^0-9]"
-    --expect "mismatch: .*sdsm_finalize\\(\\)" -- partial_barrier)
-  mp_hang_test(barrier_alloc_host ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_alloc\\(size"
-    --expect "mismatch: .*sdsm_barrier\\(\\)" -- barrier_alloc)
-  mp_hang_test(barrier_at_host ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_barrier_at\\(0\\)"
-    --expect "mismatch: .*sdsm_barrier_at\\(1\\)" -- barrier_at)
-  mp_hang_test(bcast_root_host ${n} ${HANG_MISMATCH} --expect "mismatch: .*sdsm_bcast\\(.*root 0\\)"
-    --expect "mismatch: .*sdsm_bcast\\(.*root 1\\)" -- bcast_root)
+  mp_hang_test(partial_barrier_host ${n} ${HANG_MISMATCH} ${HANG_RANK0} ${e_partial_barrier} -- partial_barrier)
+  foreach(s barrier_alloc barrier_at bcast_root)
+    mp_hang_test(${s}_host ${n} ${HANG_MISMATCH} ${e_${s}} -- ${s})
+  endforeach()
   set_property(TEST mp_hang_partial_barrier_host_${n} mp_hang_barrier_alloc_host_${n}
     mp_hang_barrier_at_host_${n} mp_hang_bcast_root_host_${n} APPEND PROPERTY ENVIRONMENT SDSM_HOST_SHARE=1)
 endforeach()
@@ -93,20 +93,26 @@ set_tests_properties(mp_hang_compute_timeout_2 PROPERTIES LABELS mp TIMEOUT 40
 
 # sdsmrun --timeout asks the ranks what they are waiting for before it stops them.
 # 4 s leaves every rank time to reach its wait even on a loaded machine.
+# What the ranks say of a lock rank 1 holds for ever, and of a barrier it
+# does not reach in time: the same with one copy of the memory for the host.
+set(HANG_TIMEOUT_LOCK
+  --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call. holds lock 3"
+  --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+  --expect "sdsmrun: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [02], [02]"
+  --reject "OK hang")
+set(HANG_TIMEOUT_BARRIER
+  --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
+  --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$")
 add_test(NAME mp_hang_timeout_3
   COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
     --expect "sdsmrun: time limit of 4 s exceeded. asking the ranks what they are waiting for"
-    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call. holds lock 3"
-    --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
-    --expect "sdsmrun: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [02], [02]"
-    --reject "OK hang"
+    ${HANG_TIMEOUT_LOCK}
     -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> forever)
 set_tests_properties(mp_hang_timeout_3 PROPERTIES LABELS mp TIMEOUT 40)
 add_test(NAME mp_hang_timeout_barrier_3
   COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
     --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_barrier\\(\\) \\(manager 0\\) \\(collective #3\\), for its manager rank 0"
-    --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
-    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
+    ${HANG_TIMEOUT_BARRIER}
     -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
 set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40
   ENVIRONMENT SDSM_BARRIER=central)
@@ -114,15 +120,11 @@ set_tests_properties(mp_hang_timeout_barrier_3 PROPERTIES LABELS mp TIMEOUT 40
 # the barrier in shared memory say the same.
 add_test(NAME mp_hang_timeout_host_3
   COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
-    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call. holds lock 3"
-    --expect "sdsmrun: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
-    --expect "sdsmrun: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [02], [02]"
-    --reject "OK hang"
+    ${HANG_TIMEOUT_LOCK}
     -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> forever)
 add_test(NAME mp_hang_timeout_barrier_host_3
   COMMAND ${MP_EXPECT} --status 124 --max-seconds 14 --no-leftovers
-    --expect "sdsmrun: rank 0: .*manages a barrier that 2 of 3 ranks reached. waiting for rank 1$"
-    --expect "sdsmrun: rank 1: .*running, in no blocking sdsm call$"
+    ${HANG_TIMEOUT_BARRIER}
     -- ${MP_RUN} -n 3 --timeout 4 $<TARGET_FILE:mp_hang> late)
 set_tests_properties(mp_hang_timeout_host_3 mp_hang_timeout_barrier_host_3 PROPERTIES LABELS mp TIMEOUT 40
   ENVIRONMENT SDSM_HOST_SHARE=1)
@@ -137,9 +139,6 @@ set_tests_properties(mp_hang_timeout_tree_3 PROPERTIES LABELS mp TIMEOUT 40 ENVI
 # Mismatched collectives in a tree of depth 2: a rank's parent (not the root)
 # may be the one that sees the mismatch; the message is the same.
 foreach(s partial_barrier barrier_alloc barrier_at)
-  set(e_partial_barrier --expect "mismatch: .*sdsm_finalize\\(\\)")
-  set(e_barrier_alloc --expect "mismatch: .*sdsm_alloc\\(size" --expect "mismatch: .*sdsm_barrier\\(\\)")
-  set(e_barrier_at --expect "mismatch: .*sdsm_barrier_at\\(0\\)" --expect "mismatch: .*sdsm_barrier_at\\(1\\)")
   mp_hang_test(tree_${s} 8 ${HANG_MISMATCH} ${e_${s}} -- ${s})
   set_tests_properties(mp_hang_tree_${s}_8 PROPERTIES ENVIRONMENT SDSM_BARRIER=tree)
 endforeach()
