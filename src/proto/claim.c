@@ -104,7 +104,12 @@ static void home_reply(int to, uint32_t pg, int home, uint32_t seq)
     for (uint32_t q = pg + 1; a && q < end; q++) {
         sdsm_page_lock(q);
         int soft = sdsm_home_soft_owner(q);
-        rep.next[n++] = (int16_t)(soft >= 0 ? (soft == to ? to : -1) : sdsm_page(q)->home1 - 1);
+        /* A soft claim being asked about is nobody's yet: the claimer may
+         * have given it up already (on_soft_probe), and learning it here
+         * as its own again after that made two ranks its home, each
+         * writing its own copy (an OpenMP Jacobi's boundary rows). */
+        int asking = (hs.soft[q] & SOFT_ASKING) != 0;
+        rep.next[n++] = (int16_t)(soft >= 0 ? (soft == to && !asking ? to : -1) : sdsm_page(q)->home1 - 1);
         sdsm_page_unlock(q);
     }
     sdsm_net_send(to, SDSM_MSG_HOME_REP, 0, 0, &rep, 8 + 2 * n, NULL, 0);

@@ -37,19 +37,6 @@ while read -r t; do
     i=$((i + 1))
 done < <(names "$rest")
 
-# Known open: under SDSM_HOME_HOT=1 the OpenMP jacobi program loses an
-# update now and then (2 runs in 125 alone with two CPU hogs; one knob run
-# in each of two full suites): a different digest, never a hang.  It is left
-# out of the settings with SDSM_HOME_HOT=1 until that is found (issue 38's
-# correctness work); every other setting still runs it.
-if [ "${SDSM_HOME_HOT:-}" = 1 ]; then
-    kept=()
-    for t in "${pick[@]}"; do
-        case $t in omp_jacobi_*) ;; *) kept+=("$t") ;; esac
-    done
-    pick=("${kept[@]}")
-fi
-
 settings=$(env | grep -E '^SDSM_(WP_TRACK|HOME_HOT|WRITE_AHEAD|PREFETCH|WRITE_BUFFER|ZEROCOPY|PROTOCOL|QUIET_US|HOME_TWINS)=' | sort | tr '\n' ' ')
 echo "knob_suite: ${settings:-defaults}: ${#pick[@]} tests (group $group of the others)"
 [ ${#pick[@]} -ge 10 ] || { echo "knob_suite: only ${#pick[@]} tests matched: the name lists are out of date"; exit 1; }
