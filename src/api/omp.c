@@ -8,6 +8,7 @@
 #include "core/coll.h"
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/wait.h"
 #include "mem/alloc.h"
 #include "mem/crash.h"
 #include "mem/fault.h"
@@ -65,6 +66,24 @@ SDSM_API int sdsm__omp_is_shared(const void *p)
     uint8_t st = __atomic_load_n(&sdsm_page(pg)->state, __ATOMIC_RELAXED);
     return st == SDSM_PG_READ_ONLY || st == SDSM_PG_READ_WRITE || sdsm_alloc_find(pg) != NULL;
 }
+
+/*
+ * One copy of the memory for the host (SDSM_HOST_SHARE): a pthreads
+ * program's mutex is then a futex word in the mutex itself, taken with an
+ * atomic instruction and no call here; these two are its slow paths
+ * (sync/sync.h, sdsm_hostword_take), the wait reported as lock report_id.
+ */
+SDSM_API int sdsm__omp_one_copy(void) { return sdsm_region.host_shared; }
+
+SDSM_API int sdsm__omp_word_take(void *word, int report_id, int clock, const struct timespec *abs)
+{
+    int rc = sdsm_hostword_take(word, report_id, (clockid_t)clock, abs);
+    sdsm_wait_resume(); /* a compute thread that slept takes a run slot again */
+    return rc;
+}
+
+/* The giver has set the word to 0 from 2 itself: only the wake is left. */
+SDSM_API void sdsm__omp_word_wake(void *word) { sdsm_futex_wake_shared(word, 1); }
 
 /* The application view's bounds [*lo, *hi) (both 0 before sdsm_init), for
  * a check of addresses outside it without a call. */

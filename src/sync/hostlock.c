@@ -17,11 +17,13 @@
  * waking every 100 ms: a holder that dies ends the job through its lost
  * connection, never leaving the others asleep for good.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "core/blocked.h"
 #include "core/config.h"
 #include "core/wait.h"
 #include "mem/page.h"
@@ -59,7 +61,7 @@ static hostlock_t *find(uint32_t id)
 int sdsm_hostlock_on(uint32_t id) { return find(id) != NULL; }
 
 /* Polls while another rank holds it (not where polls lost their CPU lately). */
-static int poll_free(hostlock_t *l)
+static int poll_free(_Atomic uint32_t *word)
 {
     long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
     uint64_t now = sdsm_now_ns(), until = now + (uint64_t)(spin_us > 0 ? spin_us : 0) * 1000u;
@@ -68,8 +70,8 @@ static int poll_free(hostlock_t *l)
     do {
         for (int i = 0; i < 32; i++) {
             uint32_t c = 0;
-            if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
-                atomic_compare_exchange_strong(&l->word, &c, 1))
+            if (atomic_load_explicit(word, memory_order_relaxed) == 0 &&
+                atomic_compare_exchange_strong(word, &c, 1))
                 return 1;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -79,19 +81,65 @@ static int poll_free(hostlock_t *l)
     return 0;
 }
 
+/* Asleep until the word is taken (0) or abs (on clock; NULL: never) has
+ * passed (ETIMEDOUT).  A taker that went to sleep leaves the word at 2,
+ * so the holder's give wakes one sleeper.  resume: a compute thread takes
+ * a run slot again each time it wakes, before it tries the word, so it
+ * never holds the lock while it waits for a slot (the slots' holders may
+ * be spinning on a trylock of it). */
+static int sleep_take(_Atomic uint32_t *word, clockid_t clock, const struct timespec *abs, int resume)
+{
+    int slot = 1; /* this thread may hold a run slot */
+    while (atomic_exchange(word, 2) != 0) {
+        struct timespec nap = {0, 100 * 1000 * 1000};
+        if (abs) {
+            struct timespec now;
+            clock_gettime(clock, &now);
+            long left = (abs->tv_sec - now.tv_sec) * 1000000000l + (abs->tv_nsec - now.tv_nsec);
+            if (left <= 0)
+                return ETIMEDOUT;
+            if (left < nap.tv_nsec)
+                nap.tv_nsec = left;
+        }
+        if (slot)
+            sdsm_wait_blocking();
+        slot = 0;
+        sdsm_futex_wait_shared(word, 2, &nap);
+        if (resume) {
+            sdsm_wait_resume();
+            slot = 1;
+        }
+    }
+    return 0;
+}
+
+int sdsm_hostword_take(_Atomic uint32_t *word, int64_t report_id, clockid_t clock, const struct timespec *abs)
+{
+    uint32_t c = 0;
+    if (atomic_compare_exchange_strong(word, &c, 1) || poll_free(word))
+        return 0;
+    sdsm_wait_save_t sv;
+    sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, report_id);
+    int rc = sleep_take(word, clock, abs, 1);
+    sdsm_wait_leave(&sv);
+    return rc;
+}
+
+void sdsm_hostword_give(_Atomic uint32_t *word)
+{
+    if (atomic_exchange(word, 0) == 2)
+        sdsm_futex_wake_shared(word, 1);
+}
+
 void sdsm_hostlock_take(uint32_t id)
 {
     hostlock_t *l = find(id);
     uint32_t c = 0;
-    if (!atomic_compare_exchange_strong(&l->word, &c, 1) && !poll_free(l)) {
+    if (!atomic_compare_exchange_strong(&l->word, &c, 1) && !poll_free(&l->word)) {
         uint64_t bit = sdsm_region.rank < 64 ? 1ull << sdsm_region.rank : 0;
-        sdsm_wait_blocking();
         atomic_fetch_add(&l->waiting, 1);
         atomic_fetch_or(&l->wanting, bit);
-        while (atomic_exchange(&l->word, 2) != 0) {
-            struct timespec nap = {0, 100 * 1000 * 1000};
-            sdsm_futex_wait_shared(&l->word, 2, &nap);
-        }
+        sleep_take(&l->word, CLOCK_MONOTONIC, NULL, 0);
         atomic_fetch_sub(&l->waiting, 1);
         atomic_fetch_and(&l->wanting,
                          ~bit); /* (another thread of this rank may still wait: rare, and only a report) */
@@ -103,8 +151,7 @@ void sdsm_hostlock_give(uint32_t id)
 {
     hostlock_t *l = find(id);
     atomic_store_explicit(&l->holder, -1, memory_order_relaxed);
-    if (atomic_exchange(&l->word, 0) == 2)
-        sdsm_futex_wake_shared(&l->word, 1);
+    sdsm_hostword_give(&l->word);
 }
 
 int sdsm_hostlock_describe(char *buf, size_t len)

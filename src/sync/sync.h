@@ -8,7 +8,9 @@
 #ifndef SDSM_SYNC_SYNC_H
 #define SDSM_SYNC_SYNC_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "core/coll.h"
 #include <stdint.h>
@@ -64,6 +66,17 @@ int sdsm_hostlock_on(uint32_t id);
 void sdsm_hostlock_take(uint32_t id);
 void sdsm_hostlock_give(uint32_t id);
 int sdsm_hostlock_describe(char *buf, size_t len);
+/*
+ * A lock that is a futex word in the host's one copy of the memory (0 free,
+ * 1 held, 2 held and maybe sleepers): a pthreads program's mutex, in the
+ * mutex itself.  take polls, then sleeps (a compute thread's run slot
+ * given up, the wait reported as lock report_id) until it has the word or
+ * abs (on clock; NULL: no limit) has passed: ETIMEDOUT.  give frees it and
+ * wakes one sleeper.
+ */
+int sdsm_hostword_take(_Atomic uint32_t *word, int64_t report_id, clockid_t clock,
+                       const struct timespec *abs);
+void sdsm_hostword_give(_Atomic uint32_t *word);
 /*
  * The tree barrier's shape (topo.c): host_of[r] numbers rank r's host
  * (NULL: one host); the parent of r in the tree rooted at root (-1 for the
