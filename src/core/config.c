@@ -171,7 +171,7 @@ static const var_t vars[] = {
      "many microseconds while it holds writes not yet released publishes them as an unlock "
      "would: a thread of another rank spinning on a flag with plain reads and OpenMP flush sees "
      "the flag within about this time plus a round trip (doubled while the rank keeps rewriting "
-     "the same pages, up to 64 times; 0: never; -1 (default): 1000 for OpenMP programs "
+     "the same pages and no other rank's writes take its copies, up to 64 times; 0: never; -1 (default): 1000 for OpenMP programs "
      "(sdsmcc) whose code holds a flush (a memory fence), else 0; hlrc and update)"},
     {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
