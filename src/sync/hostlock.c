@@ -131,20 +131,54 @@ void sdsm_hostword_give(_Atomic uint32_t *word)
         sdsm_futex_wake_shared(word, 1);
 }
 
-void sdsm_hostlock_take(uint32_t id)
+uint64_t sdsm_hostlock_take(uint32_t id)
 {
     hostlock_t *l = find(id);
     uint32_t c = 0;
-    if (!atomic_compare_exchange_strong(&l->word, &c, 1) && !poll_free(&l->word)) {
+    uint64_t t0 = 0;
+    if (!atomic_compare_exchange_strong(&l->word, &c, 1) && (t0 = sdsm_now_ns(), !poll_free(&l->word))) {
         uint64_t bit = sdsm_region.rank < 64 ? 1ull << sdsm_region.rank : 0;
+        sdsm_wait_save_t sv;
+        sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, (int64_t)id);
         atomic_fetch_add(&l->waiting, 1);
         atomic_fetch_or(&l->wanting, bit);
         sleep_take(&l->word, CLOCK_MONOTONIC, NULL, 0);
         atomic_fetch_sub(&l->waiting, 1);
+        sdsm_wait_leave(&sv);
         atomic_fetch_and(&l->wanting,
                          ~bit); /* (another thread of this rank may still wait: rare, and only a report) */
     }
     atomic_store_explicit(&l->holder, sdsm_region.rank, memory_order_relaxed);
+    if (!t0)
+        return 0;
+    uint64_t waited = sdsm_now_ns() - t0;
+    return waited ? waited : 1;
+}
+
+int sdsm_hostlock_list_mine(char *buf, size_t len, int before)
+{
+    hostlock_t *t = sdsm_hostbar_locks();
+    size_t off = 0;
+    int n = 0;
+    for (uint32_t i = 0; t && i < SLOTS; i++) {
+        uint32_t k = atomic_load(&t[i].key);
+        if (!k || !atomic_load(&t[i].word) || atomic_load(&t[i].holder) != sdsm_region.rank)
+            continue;
+        if (off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%u", before + n ? ", " : "", k - 1);
+        n++;
+    }
+    return n;
+}
+
+void sdsm_hostlock_give_mine(void)
+{
+    hostlock_t *t = sdsm_hostbar_locks();
+    for (uint32_t i = 0; t && i < SLOTS; i++) {
+        uint32_t k = atomic_load(&t[i].key);
+        if (k && atomic_load(&t[i].word) && atomic_load(&t[i].holder) == sdsm_region.rank)
+            sdsm_hostlock_give(k - 1);
+    }
 }
 
 void sdsm_hostlock_give(uint32_t id)

@@ -63,9 +63,15 @@ void *sdsm_hostbar_locks(void);
  */
 size_t sdsm_hostlock_bytes(void);
 int sdsm_hostlock_on(uint32_t id);
-void sdsm_hostlock_take(uint32_t id);
+/* Returns the nanoseconds it waited (0: taken at once). */
+uint64_t sdsm_hostlock_take(uint32_t id);
 void sdsm_hostlock_give(uint32_t id);
 int sdsm_hostlock_describe(char *buf, size_t len);
+/* The locks this rank holds, appended to buf as sdsm_lock_held_list does
+ * (before: how many it listed already); how many.  give_mine frees them
+ * (sdsm_finalize's clean-up). */
+int sdsm_hostlock_list_mine(char *buf, size_t len, int before);
+void sdsm_hostlock_give_mine(void);
 /*
  * A lock that is a futex word in the host's one copy of the memory (0 free,
  * 1 held, 2 held and maybe sleepers): a pthreads program's mutex, in the

@@ -39,8 +39,13 @@ foreach(n 2 4)
   foreach(s barrier_alloc barrier_at bcast_root)
     mp_hang_test(${s}_host ${n} ${HANG_MISMATCH} ${e_${s}} -- ${s})
   endforeach()
+  # A lock in the host's table is known held from the table (its holding
+  # rank), not from a list of this rank's: still reported at finalize.
+  mp_hang_test(lock_finalize_host ${n} --nonzero --reject "OK hang" --reject "time limit"
+    --expect "rank 1[^0-9].*sdsm_finalize: lock 5 still held by this rank" -- lock_finalize)
   set_property(TEST mp_hang_partial_barrier_host_${n} mp_hang_barrier_alloc_host_${n}
-    mp_hang_barrier_at_host_${n} mp_hang_bcast_root_host_${n} APPEND PROPERTY ENVIRONMENT SDSM_HOST_SHARE=1)
+    mp_hang_barrier_at_host_${n} mp_hang_bcast_root_host_${n} mp_hang_lock_finalize_host_${n} APPEND PROPERTY
+    ENVIRONMENT SDSM_HOST_SHARE=1)
 endforeach()
 
 # SDSM_HANG_REPORT: rank 1 holds lock 3 for 5 s while the others wait for it;
@@ -52,6 +57,12 @@ mp_hang_test(stuck_report 4 --status 0 --expect "^OK hang_stuck$"
   --expect "hang report 1: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [0-9, ]+"
   --expect "hang report 2: " -- stuck 5000)
 set_tests_properties(mp_hang_stuck_report_4 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=1")
+mp_hang_test(stuck_report_host 4 --status 0 --expect "^OK hang_stuck$"
+  --expect "hang report 1: rank 1: .*running, in no blocking sdsm call. holds lock 3"
+  --expect "hang report 1: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+  --expect "hang report 1: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [0-9, ]+"
+  --expect "hang report 2: " -- stuck 5000)
+set_tests_properties(mp_hang_stuck_report_host_4 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=1;SDSM_HOST_SHARE=1")
 mp_hang_test(stuck_quiet 2 --status 0 --expect "^OK hang_stuck$" --reject "hang report" -- stuck 1500)
 set_tests_properties(mp_hang_stuck_quiet_2 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=0")
 
