@@ -285,6 +285,12 @@ int sdsm_omp_is_shared(const void *p)
     return a >= prog.region_lo && a < prog.region_hi && sdsm__omp_is_shared(p);
 }
 
+int sdsm_omp_in_region(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    return a >= prog.region_lo && a < prog.region_hi;
+}
+
 int sdsm_omp_from_program(const void *caller)
 {
     uintptr_t c = (uintptr_t)caller;

@@ -66,5 +66,8 @@ int sdsm_omp_from_program(const void *caller);
 /* Nonzero if p is an address of the shared region (globals, heap, master
  * stack, sdsm_alloc'd memory). */
 int sdsm_omp_is_shared(const void *p);
+/* p is in the shared region's address range (no look-up of its blocks:
+ * an address there outside a live block faults when touched). */
+int sdsm_omp_in_region(const void *p);
 
 #endif

@@ -112,7 +112,7 @@ static pt_desc_t *me(const char *call)
     if (pt_cur)
         return pt_cur;
     if (rt_is_compute && sdsm_thread_id() == 0 && main_desc)
-        return main_desc;
+        return pt_cur = main_desc; /* the master runs no other thread: kept */
     rt_fatal(call, "called outside the program's threads (before main, or from a thread the "
                    "program did not create with pthread_create)");
 }

@@ -185,7 +185,7 @@ static int owner_of(const pthread_mutex_t *m) { return __atomic_load_n(&M_OWNER(
 static int word_take(pthread_mutex_t *m, int wait, clockid_t clock, const struct timespec *abs,
                      const char *call)
 {
-    if (!sdsm_omp_is_shared(m))
+    if (!sdsm_omp_in_region(m))
         pt_obj_id(m, "mutex", call); /* refused, naming the call */
     int self = pt_self_id();
     uint32_t free_word = 0;
@@ -296,7 +296,7 @@ static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struc
 static int mutex_give(pthread_mutex_t *m, int all, unsigned *count, const char *call)
 {
     if (one_copy()) {
-        if (!sdsm_omp_is_shared(m))
+        if (!sdsm_omp_in_region(m))
             pt_obj_id(m, "mutex", call); /* refused, naming the call */
         return word_give(m, all, count);
     }
