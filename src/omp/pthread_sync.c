@@ -172,10 +172,11 @@ void sdsm__omp_word_wake(void *word);
 
 static int one_copy(void)
 {
-    static int known = -1; /* fixed at sdsm_init, which runs before main */
-    if (known < 0)
-        known = sdsm__omp_one_copy();
-    return known;
+    static _Atomic int known = -1; /* fixed at sdsm_init, which runs before main */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k < 0)
+        atomic_store_explicit(&known, k = sdsm__omp_one_copy(), memory_order_relaxed);
+    return k;
 }
 
 #define M_WORD(m) ((_Atomic uint32_t *)&(m)->__data.__lock)
