@@ -109,18 +109,50 @@ static sdsm_idmap_t rlocks; /* this rank's side of each lock, under local_mtx */
  * of the rank's, allocate nothing and read no clock unless they wait (an
  * uncontended pair cost 540 ns in those, 4 times a cache miss).
  */
+#define MINE_INLINE 16
 static __thread struct {
-    uint32_t *ids;
-    uint32_t n, cap;
+    uint32_t n, cap; /* cap 0: the inline arrays */
+    uint32_t *ids;   /* past MINE_INLINE at once: on the heap, freed when none is held */
     uint64_t *since; /* the trace's hold spans (when tracing) */
+    uint32_t inl_ids[MINE_INLINE];
+    uint64_t inl_since[MINE_INLINE];
 } mine;
+
+static uint32_t *mine_ids(void) { return mine.cap ? mine.ids : mine.inl_ids; }
+static uint64_t *mine_since(void) { return mine.cap ? mine.since : mine.inl_since; }
 
 static int mine_at(uint32_t id)
 {
+    const uint32_t *ids = mine_ids();
     for (uint32_t i = mine.n; i-- > 0;)
-        if (mine.ids[i] == id)
+        if (ids[i] == id)
             return (int)i;
     return -1;
+}
+
+/* Room for one more; 0 or SDSM_ENOMEM. */
+static int mine_room(void)
+{
+    if (mine.n < (mine.cap ? mine.cap : MINE_INLINE))
+        return 0;
+    uint32_t cap = mine.cap ? 2 * mine.cap : 2 * MINE_INLINE;
+    uint32_t *ids = malloc(cap * sizeof *ids);
+    uint64_t *since = malloc(cap * sizeof *since);
+    if (!ids || !since) {
+        free(ids);
+        free(since);
+        return SDSM_ENOMEM;
+    }
+    memcpy(ids, mine_ids(), mine.n * sizeof *ids);
+    memcpy(since, mine_since(), mine.n * sizeof *since);
+    if (mine.cap) {
+        free(mine.ids);
+        free(mine.since);
+    }
+    mine.ids = ids;
+    mine.since = since;
+    mine.cap = cap;
+    return 0;
 }
 
 static rlock_t *rlock_get(uint32_t id)
@@ -481,22 +513,11 @@ static held_t *unhold(uint32_t id);
 
 static int host_acquire(uint32_t id)
 {
-    if (mine.n == mine.cap) {
-        uint32_t cap = mine.cap ? 2 * mine.cap : 16;
-        uint32_t *ids = realloc(mine.ids, cap * sizeof *ids);
-        uint64_t *since = ids ? realloc(mine.since, cap * sizeof *since) : NULL;
-        if (!ids || !since) {
-            if (ids)
-                mine.ids = ids;
-            return SDSM_ENOMEM;
-        }
-        mine.ids = ids;
-        mine.since = since;
-        mine.cap = cap;
-    }
+    if (mine_room())
+        return SDSM_ENOMEM;
     uint64_t t0 = sdsm_trace_t0(), waited = sdsm_hostlock_take(id);
-    mine.ids[mine.n] = id;
-    mine.since[mine.n++] = sdsm_trace_t0();
+    mine_ids()[mine.n] = id;
+    mine_since()[mine.n++] = sdsm_trace_t0();
     sdsm_stat_add(SDSM_ST_LOCK_ACQUIRES, 1);
     if (waited)
         sdsm_stat_add(SDSM_ST_LOCK_WAIT_NS, waited);
@@ -509,10 +530,17 @@ static int host_release(uint32_t id)
     int i = mine_at(id);
     if (i < 0)
         return SDSM_ENOTHELD;
-    SDSM_TRACE(SDSM_TR_LOCK_HOLD, mine.since[i], id, 0, 0);
+    uint32_t *ids = mine_ids();
+    uint64_t *since = mine_since();
+    SDSM_TRACE(SDSM_TR_LOCK_HOLD, since[i], id, 0, 0);
     mine.n--;
-    mine.ids[i] = mine.ids[mine.n];
-    mine.since[i] = mine.since[mine.n];
+    ids[i] = ids[mine.n];
+    since[i] = since[mine.n];
+    if (!mine.n && mine.cap) { /* a thread that ends holds none: nothing left allocated */
+        free(mine.ids);
+        free(mine.since);
+        mine.cap = 0;
+    }
     sdsm_hostlock_give(id);
     return 0;
 }
