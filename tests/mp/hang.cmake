@@ -51,18 +51,17 @@ endforeach()
 # SDSM_HANG_REPORT: rank 1 holds lock 3 for 5 s while the others wait for it;
 # each second rank 0 prints what every rank is doing, and the job still ends well.
 # (5 s: two reports arrive in time even when a loaded machine delays them.)
-mp_hang_test(stuck_report 4 --status 0 --expect "^OK hang_stuck$"
-  --expect "hang report 1: rank 1: .*running, in no blocking sdsm call. holds lock 3"
-  --expect "hang report 1: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
-  --expect "hang report 1: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [0-9, ]+"
-  --expect "hang report 2: " -- stuck 5000)
-set_tests_properties(mp_hang_stuck_report_4 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=1")
-mp_hang_test(stuck_report_host 4 --status 0 --expect "^OK hang_stuck$"
-  --expect "hang report 1: rank 1: .*running, in no blocking sdsm call. holds lock 3"
-  --expect "hang report 1: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
-  --expect "hang report 1: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [0-9, ]+"
-  --expect "hang report 2: " -- stuck 5000)
-set_tests_properties(mp_hang_stuck_report_host_4 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=1;SDSM_HOST_SHARE=1")
+# The same with one copy of the memory, whose locks are in the host's table.
+foreach(v "stuck_report|SDSM_HANG_REPORT=1" "stuck_report_host|SDSM_HANG_REPORT=1;SDSM_HOST_SHARE=1")
+  string(REPLACE "|" ";" v "${v}")
+  list(POP_FRONT v name)
+  mp_hang_test(${name} 4 --status 0 --expect "^OK hang_stuck$"
+    --expect "hang report 1: rank 1: .*running, in no blocking sdsm call. holds lock 3"
+    --expect "hang report 1: rank 0: .*waiting [0-9.]+ s in sdsm_lock\\(3\\)"
+    --expect "hang report 1: rank [0-9]: .*manages lock 3: held by rank 1, wanted by ranks [0-9, ]+"
+    --expect "hang report 2: " -- stuck 5000)
+  set_tests_properties(mp_hang_${name}_4 PROPERTIES ENVIRONMENT "${v}")
+endforeach()
 mp_hang_test(stuck_quiet 2 --status 0 --expect "^OK hang_stuck$" --reject "hang report" -- stuck 1500)
 set_tests_properties(mp_hang_stuck_quiet_2 PROPERTIES ENVIRONMENT "SDSM_HANG_REPORT=0")
 
