@@ -16,6 +16,7 @@
 #include "proto/proto.h"
 #include "sdsm.h"
 #include "sync/sync.h"
+#include "thread/sched.h"
 
 /*
  * Before sdsm_init: the program's writable data [start, start + len) becomes
@@ -79,6 +80,24 @@ SDSM_API int sdsm__omp_word_take(void *word, int report_id, int clock, const str
 {
     int rc = sdsm_hostword_take(word, report_id, (clockid_t)clock, abs);
     sdsm_wait_resume(); /* a compute thread that slept takes a run slot again */
+    return rc;
+}
+
+/*
+ * Under the protocol a pthreads mutex is its lock id, held from lock to
+ * unlock; trylock and timedlock take it if this rank can have it within
+ * wait_ns (sync/sync.h, sdsm_lock_try).  0 taken, 1 not, else SDSM_E*.
+ */
+SDSM_API int sdsm__omp_lock_try(int id, long wait_ns)
+{
+    if (id < 0 || wait_ns < 0)
+        return SDSM_EINVAL;
+    if (sdsm_lock_held(id))
+        return SDSM_EHELD;
+    int rc = sdsm_lock_try(id, (uint64_t)wait_ns);
+    sdsm_wait_resume(); /* a compute thread that slept takes a run slot again */
+    if (rc == 1)        /* a thread polling trylock lets the rank's ready threads run */
+        sdsm_sched_spin_point();
     return rc;
 }
 

@@ -6,11 +6,12 @@
  * An object is keyed by its address, which is the same in every rank: a
  * registry in shared memory (guarded by PT_LK_REGISTRY, memoized per rank)
  * gives each address an sdsm lock id, so no rank has to initialize an
- * object before another uses it and a static initializer is enough.  The
- * object's state (held, owner, count; a condition's sequence; a barrier's
- * arrivals) lives in the object itself, in shared memory, changed only
- * with the object's sdsm lock held, and waiters sleep on the sdsm
- * condition of the same id.  So a mutex's unlock is a release of the
+ * object before another uses it and a static initializer is enough.  A
+ * mutex is its sdsm lock, held from lock to unlock (one copy: a futex word
+ * in the mutex); the other objects' state (a condition's sequence; a
+ * barrier's arrivals) lives in the object itself, in shared memory,
+ * changed only with the object's sdsm lock held, and waiters sleep on the
+ * sdsm condition of the same id.  So a mutex's unlock is a release of the
  * rank's writes and its lock an acquire, under hlrc and update alike.
  * Timed waits (timedlock, timedwait, ...) poll: sdsm conditions have no
  * timeout.  An object outside shared memory (a library's, or memory the
@@ -146,15 +147,19 @@ int pt_wait(int id, clockid_t clock, const struct timespec *abs, const char *cal
 
 /* --- mutexes ------------------------------------------------------------- */
 
-/* glibc's fields, which sdsm uses its own way: __lock is the held flag,
- * __nusers the threads waiting for it.  An unlock signals the object's
- * condition only when one waits: a signal is a message to the condition's
- * manager, another rank's for most objects. */
-#define M_HELD(m)    ((m)->__data.__lock)
-#define M_OWNER(m)   ((m)->__data.__owner)
-#define M_COUNT(m)   ((m)->__data.__count)
-#define M_KIND(m)    ((m)->__data.__kind & 3)
-#define M_WAITERS(m) ((m)->__data.__nusers)
+/* glibc's fields, which sdsm uses its own way with one copy (below): the
+ * owner and depth; the kind, set by pthread_mutex_init or the initializer,
+ * is read in both ways. */
+#define M_OWNER(m) ((m)->__data.__owner)
+#define M_COUNT(m) ((m)->__data.__count)
+#define M_KIND(m)  ((m)->__data.__kind & 3)
+
+/* Under the protocol (below mutex_take): the holder of each registry
+ * index's mutex, at this rank. */
+static struct {
+    _Atomic int owner; /* pt_self_id of the holding thread, 0 */
+    unsigned count;    /* its recursion depth */
+} holder[PT_OBJECTS];
 
 /*
  * One copy of the memory for the host (sdsm__omp_one_copy): the mutex is a
@@ -251,10 +256,35 @@ int __wrap_pthread_mutex_destroy(pthread_mutex_t *m)
     int id = pt_obj_id(m, "mutex", "pthread_mutex_destroy");
     if (one_copy())
         return atomic_load(M_WORD(m)) ? EBUSY : 0;
-    pt_enter(id, "pthread_mutex_destroy");
-    int held = M_HELD(m);
-    pt_leave(id, "pthread_mutex_destroy");
-    return held ? EBUSY : 0;
+    /* Held by a thread of this rank (the lock is not asked for: destroying
+     * a mutex another thread holds is undefined). */
+    return atomic_load_explicit(&holder[id - PT_LK_OBJ].owner, memory_order_relaxed) ? EBUSY : 0;
+}
+
+/*
+ * The protocol between the ranks: the mutex is its lock id, held from
+ * pthread_mutex_lock to pthread_mutex_unlock, so a lock is one acquire and
+ * an unlock one release, and the mutex's own memory is never written (a
+ * state kept there under the lock id made each call an acquire and a
+ * release of its own and the mutex's page a diff at every one: RADIOSITY
+ * at 2 ranks took 6 times its 1-rank time).  Which thread holds it and how
+ * deep is the holder's own business, kept by the rank per registry index:
+ * a thread reads its own id there only if it wrote it.  trylock and
+ * timedlock use sdsm__omp_lock_try: a mutex held or waited for by a thread
+ * of this rank is busy at once; one held elsewhere is asked for and waited
+ * for at most TRY_NS (timedlock: till its time), and a grant that comes
+ * later leaves the lock at this rank, free, for the next try.
+ */
+int sdsm__omp_lock_try(int id, long wait_ns);
+#define TRY_NS 2000000l
+
+static int try_lock(int id, long wait_ns, const char *call)
+{
+    int rc = sdsm__omp_lock_try(id, wait_ns);
+    if (rc < 0)
+        rt_check(rc, call);
+    rt_sync_epoch++; /* an acquire, taken or not (atomic.c) */
+    return rc;
 }
 
 /* wait: 0 trylock, 1 lock (until abs, if given). */
@@ -263,34 +293,38 @@ static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struc
 {
     if (one_copy())
         return word_take(m, wait, clock, abs, call);
-    int id = pt_obj_id(m, "mutex", call), self = pt_self_id(), rc = 0;
-    pt_enter(id, call);
-    if (M_HELD(m) && M_OWNER(m) == self) {
-        if (M_KIND(m) == PTHREAD_MUTEX_RECURSIVE)
-            M_COUNT(m)++;
-        else if (M_KIND(m) == PTHREAD_MUTEX_ERRORCHECK || !wait)
-            rc = M_KIND(m) == PTHREAD_MUTEX_ERRORCHECK ? EDEADLK : EBUSY;
-        else
-            rt_fatal(call, "the mutex at %p is locked already by this thread: it would deadlock", m);
-        pt_leave(id, call);
-        return rc;
-    }
-    while (M_HELD(m) && !rc) {
-        if (!wait) {
-            rc = EBUSY;
-            break;
+    int id = pt_obj_id(m, "mutex", call), self = pt_self_id();
+    __typeof__(holder[0]) *h = &holder[id - PT_LK_OBJ];
+    if (atomic_load_explicit(&h->owner, memory_order_relaxed) == self) {
+        if (M_KIND(m) == PTHREAD_MUTEX_RECURSIVE) {
+            h->count++;
+            return 0;
         }
-        M_WAITERS(m)++;
-        rc = pt_wait(id, clock, abs, call);
-        M_WAITERS(m)--;
+        if (M_KIND(m) == PTHREAD_MUTEX_ERRORCHECK || !wait)
+            return M_KIND(m) == PTHREAD_MUTEX_ERRORCHECK ? EDEADLK : EBUSY;
+        rt_fatal(call, "the mutex at %p is locked already by this thread: it would deadlock", m);
     }
-    if (!rc) {
-        M_HELD(m) = 1;
-        M_OWNER(m) = self;
-        M_COUNT(m) = 1;
+    if (!wait) {
+        if (try_lock(id, TRY_NS, call))
+            return EBUSY;
+    } else if (abs) {
+        if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000l)
+            return EINVAL;
+        for (;;) {
+            long left = ns_until(clock, abs);
+            if (left <= 0)
+                return ETIMEDOUT;
+            if (!try_lock(id, left, call))
+                break;
+            struct timespec nap = {0, left < 200000 ? left : 200000}; /* a thread of this rank has it */
+            nanosleep(&nap, NULL);
+        }
+    } else {
+        pt_enter(id, call);
     }
-    pt_leave(id, call);
-    return rc;
+    atomic_store_explicit(&h->owner, self, memory_order_relaxed);
+    h->count = 1;
+    return 0;
 }
 
 /* all: give up every recursion level (a condition wait); *count gets them. */
@@ -302,24 +336,28 @@ static int mutex_give(pthread_mutex_t *m, int all, unsigned *count, const char *
         return word_give(m, all, count);
     }
     int id = pt_obj_id(m, "mutex", call);
-    pt_enter(id, call);
-    if (!M_HELD(m) || M_OWNER(m) != pt_self_id()) {
-        pt_leave(id, call);
+    __typeof__(holder[0]) *h = &holder[id - PT_LK_OBJ];
+    if (atomic_load_explicit(&h->owner, memory_order_relaxed) != pt_self_id())
         return EPERM;
-    }
     if (count)
-        *count = M_COUNT(m);
-    if (!all && M_COUNT(m) > 1) {
-        M_COUNT(m)--;
-    } else {
-        M_HELD(m) = 0;
-        M_OWNER(m) = 0;
-        M_COUNT(m) = 0;
-        if (M_WAITERS(m))
-            pt_wake(id, 0, call);
+        *count = h->count;
+    if (!all && h->count > 1) {
+        h->count--;
+        return 0;
     }
+    h->count = 0;
+    atomic_store_explicit(&h->owner, 0, memory_order_relaxed);
     pt_leave(id, call);
     return 0;
+}
+
+/* After a condition wait: the recursion depth the mutex had before it. */
+static void mutex_set_count(pthread_mutex_t *m, unsigned count)
+{
+    if (one_copy())
+        M_COUNT(m) = count;
+    else
+        holder[pt_obj_id(m, "mutex", "pthread_cond_wait") - PT_LK_OBJ].count = count;
 }
 
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
@@ -390,7 +428,7 @@ static int cond_wait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, co
     c->waiters--;
     pt_leave(id, call);
     mutex_take(m, 1, CLOCK_REALTIME, NULL, call);
-    M_COUNT(m) = count;
+    mutex_set_count(m, count);
     return rc;
 }
 

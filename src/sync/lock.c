@@ -84,6 +84,7 @@ typedef struct rlock { /* this rank's claim on a lock (local hand-off, caching) 
     int owned;    /* caching: the grant arrived and was not passed on */
     int busy;     /* caching: a thread of this rank holds it */
     int pass_to;  /* caching: the rank to pass it to after us, or -1 */
+    int left;     /* caching: a bounded acquire gave up its request (below) */
 } rlock_t;
 
 #define LOCAL_HANDOFFS 8
@@ -425,15 +426,28 @@ static int on_grant(int src, const sdsm_hdr_t *h, const uint8_t *p)
             return SDSM_EPROTO;
         pthread_mutex_lock(&local_mtx);
         rlock_t *r = rlock_get(id);
-        waiter_t *first = r->claimed && !r->owned ? oldest_waiter(id) : NULL;
+        int expected = r->claimed && !r->owned, left = r->left, pass = -1;
+        waiter_t *first = expected ? oldest_waiter(id) : NULL;
+        r->left = 0;
         if (first) {
             r->owned = r->busy = 1;
             r->handoffs = 0;
             atomic_store(&first->granted, 1);
             sdsm_wake_all(&first->granted);
+        } else if (expected && left) { /* nobody waits for it now: cached, unused */
+            if (r->pass_to >= 0) {
+                pass = r->pass_to;
+                r->pass_to = -1;
+                r->owned = r->claimed = 0;
+            } else {
+                r->owned = 1;
+                r->busy = 0;
+            }
         }
         pthread_mutex_unlock(&local_mtx);
-        return first ? 0 : SDSM_EPROTO;
+        if (pass >= 0) /* nothing was written under it here: nothing to flush */
+            pass_on(id, pass, 0);
+        return first || (expected && left) ? 0 : SDSM_EPROTO;
     }
     if (src != lock_manager(id))
         return SDSM_EPROTO;
@@ -545,10 +559,56 @@ static int host_release(uint32_t id)
     return 0;
 }
 
-int sdsm_lock_acquire(int id)
+/* Under local_mtx: take w off the list of waiters. */
+static void unwait(waiter_t *w)
 {
+    for (waiter_t **pp = &waiters; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+}
+
+/*
+ * Wait for w's grant until `until` (sdsm_now_ns).  A grant too late for
+ * the caller cannot be refused (the manager has queued this rank), so the
+ * request is left to run: its grant makes the lock cached here, unused
+ * (on_grant), as if a thread had taken it and let it go with nothing
+ * written, and it moves on at the next rank's request.  Returns 1 if
+ * granted in time.
+ */
+static int wait_until(waiter_t *w, uint64_t until)
+{
+    for (uint64_t now = sdsm_now_ns(); !atomic_load(&w->granted) && now < until; now = sdsm_now_ns()) {
+        uint64_t ns = until - now < 1000000 ? until - now : 1000000;
+        struct timespec nap = {0, (long)ns};
+        sdsm_wait_change_as(&w->granted, 0, 0, &nap); /* the service thread reads the grant */
+    }
+    if (atomic_load(&w->granted))
+        return 1;
+    pthread_mutex_lock(&local_mtx);
+    int granted = atomic_load(&w->granted);
+    if (!granted) {
+        unwait(w);
+        rlock_get(w->id)->left = 1;
+    }
+    pthread_mutex_unlock(&local_mtx);
+    return granted;
+}
+
+/*
+ * Take lock id, waiting until `until` (sdsm_now_ns; UINT64_MAX: for as
+ * long as it takes).  A bounded take fails at once if a thread of this rank
+ * holds the lock or already waits for it.  Returns 0, 1 if not taken, or
+ * an SDSM_E* code.
+ */
+static int acquire(int id, uint64_t until)
+{
+    int bounded = until != UINT64_MAX;
     if (sdsm_hostlock_on((uint32_t)id))
-        return host_acquire((uint32_t)id);
+        return bounded ? SDSM_ENOTSUP : host_acquire((uint32_t)id);
+    if (bounded && !caching())
+        return SDSM_ENOTSUP; /* a grant that carries data is not left behind */
     uint64_t t0 = sdsm_now_ns();
     waiter_t w = {.id = (uint32_t)id};
     held_t *h = malloc(sizeof *h);
@@ -557,6 +617,15 @@ int sdsm_lock_acquire(int id)
     gate_enter();
     int ask = 1;
     pthread_mutex_lock(&local_mtx);
+    if (bounded) {
+        rlock_t *r = rlock_get(w.id);
+        if (r->claimed && !(r->owned && !r->busy)) {
+            pthread_mutex_unlock(&local_mtx);
+            gate_leave();
+            free(h);
+            return 1;
+        }
+    }
     w.next = waiters;
     waiters = &w;
     if (caching()) { /* one claim per rank: see the top */
@@ -576,19 +645,25 @@ int sdsm_lock_acquire(int id)
     sdsm_wait_save_t sv;
     sdsm_wait_enter(&sv, SDSM_WAIT_LOCK, id);
     if (ask) {
-        sdsm_net_pin(lock_manager(w.id)); /* the grant mostly comes from there (net/pin.c) */
+        if (!bounded) /* its wait does not read the network: the service thread must */
+            sdsm_net_pin(lock_manager(w.id)); /* the grant mostly comes from there (net/pin.c) */
         send_to(lock_manager(w.id), SDSM_MSG_LOCK_REQ, req, 8, NULL, 0);
     }
-    while (!atomic_load(&w.granted))
-        sdsm_wait_change(&w.granted, 0);
+    int got = 1;
+    if (bounded)
+        got = wait_until(&w, until);
+    else
+        while (!atomic_load(&w.granted))
+            sdsm_wait_change(&w.granted, 0);
     sdsm_net_unpin();
     sdsm_wait_leave(&sv);
+    if (!got) {
+        gate_leave();
+        free(h);
+        return 1;
+    }
     pthread_mutex_lock(&local_mtx);
-    for (waiter_t **pp = &waiters; *pp; pp = &(*pp)->next)
-        if (*pp == &w) {
-            *pp = w.next;
-            break;
-        }
+    unwait(&w);
     *h = (held_t){.next = helds, .id = w.id, .thread = pthread_self(), .since = sdsm_trace_t0()};
     helds = h;
     pthread_mutex_unlock(&local_mtx);
@@ -600,6 +675,14 @@ int sdsm_lock_acquire(int id)
     sdsm_stat_add(SDSM_ST_LOCK_WAIT_NS, sdsm_now_ns() - t0);
     SDSM_TRACE(SDSM_TR_LOCK_WAIT, t0, id, 0, 0);
     return 0;
+}
+
+int sdsm_lock_acquire(int id) { return acquire(id, UINT64_MAX); }
+
+int sdsm_lock_try(int id, uint64_t wait_ns)
+{
+    uint64_t now = sdsm_now_ns();
+    return acquire(id, wait_ns < UINT64_MAX - now ? now + wait_ns : UINT64_MAX - 1);
 }
 
 /* Under local_mtx: take this thread's record of holding id off the list. */

@@ -99,6 +99,11 @@ int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank);
 /* Manager of lock or condition id: spread over the ranks, avoiding the barrier manager. */
 int sdsm_sync_manager(uint32_t id);
 int sdsm_lock_acquire(int id);
+/* Take lock id if this rank can have it within wait_ns: 0 taken, 1 not
+ * (held or waited for by a thread of this rank, or not granted in time),
+ * SDSM_ENOTSUP where a request cannot be left behind (one-copy host locks,
+ * protocols whose grants carry data), or an SDSM_E* code. */
+int sdsm_lock_try(int id, uint64_t wait_ns);
 /* Release; with `flush` 0 the caller has already made its writes visible. */
 int sdsm_lock_release(int id, int flush);
 int sdsm_lock_held(int id); /* held by the calling thread? */
