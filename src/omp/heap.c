@@ -12,11 +12,18 @@
  * first touch (the rank that first uses a page keeps it, like NUMA
  * memory), or as SDSM_OMP_HOME says.
  *
- * Every block has a 16-byte header just before it, in shared memory, so any
- * rank can tell its size (realloc, malloc_usable_size).  Small blocks come
- * in power-of-two classes carved from 1 MiB chunks; large ones are whole
- * pages after a header page, so their data pages are first touched by
- * whoever uses them, not by the allocator.  Free lists are private arrays:
+ * Any rank can tell a block's size (realloc, malloc_usable_size, free by
+ * another rank), from shared memory the allocator writes apart from the
+ * block's data, so that data pages are first touched by whoever uses them,
+ * not by the allocator.  Small blocks (up to 32 KiB) come in classes, each
+ * carved from 1 MiB chunks of its own with no header: a byte per chunk in
+ * its rank's chunk map (the first pages of the rank's part) gives the
+ * chunk's class, so a block's size is its chunk's.  (With a 16-byte header
+ * before each small block, the allocating rank touched every page first:
+ * NPB MG mallocs each row of its grids, 2 KiB, on the master, so all of
+ * them were homed at rank 0 and every other rank's writes became twins
+ * and diffs.)  Large blocks are whole pages after a page holding their
+ * 16-byte header just before the data.  Free lists are private arrays:
  * no shared page is read or written while the allocator's mutex is held (a
  * fault there would block the other threads of the rank on the mutex while
  * this one waits for the network, or for a run slot one of them holds).
@@ -48,11 +55,11 @@ extern void *__libc_realloc(void *, size_t); /* the bookkeeping is private */
  * touches; with two classes per power of two, 3 KiB, and one rank still
  * ran MG.A 1.2 times as long as libgomp's one thread. */
 #define NCLASS    71
-#define SMALL_MAX ((32ul << 10) - HDR)
+#define SMALL_MAX (32ul << 10)
 #define CHUNK     (1ul << 20)
 #define MAGIC     0x5d5a110cu
 
-enum { K_SMALL = 1, K_LARGE = 2, K_ALIGNED = 3 };
+enum { K_LARGE = 2, K_ALIGNED = 3 };
 
 typedef struct hdr {
     uint32_t magic;
@@ -61,7 +68,8 @@ typedef struct hdr {
     uint64_t v; /* class, data pages, or the offset back to the block */
 } hdr_t;
 _Static_assert(sizeof(hdr_t) == HDR, "block header");
-_Static_assert((128ul << ((NCLASS - 8) / 8)) * 2 - HDR == SMALL_MAX, "largest class");
+_Static_assert((128ul << ((NCLASS - 8) / 8)) * 2 == SMALL_MAX, "largest class");
+_Static_assert(NCLASS < 255, "a class fits the chunk map's byte");
 
 typedef struct vec {
     uintptr_t *v;
@@ -74,11 +82,11 @@ typedef struct span {
 } span_t;
 
 static struct {
-    int ready, rank, nprocs, policy; /* policy: SDSM_HOME_* or a rank */
-    uintptr_t lo, hi;                /* the whole heap block */
-    uintptr_t mine, top, end;        /* this rank's part; top: never handed out above */
-    uintptr_t bump, bump_end;        /* the small-block chunk being carved */
-    int bump_fresh;                  /* that chunk had never been used (still zero) */
+    int ready, rank, nprocs, policy;          /* policy: SDSM_HOME_* or a rank */
+    uintptr_t lo, hi;                         /* the whole heap block */
+    size_t per;                               /* bytes of each rank's part */
+    uintptr_t mine, top, end;                 /* this rank's part; top: never handed out above */
+    uintptr_t bump[NCLASS], bump_end[NCLASS]; /* each class's chunk being carved (fresh: zero) */
     vec_t free_small[NCLASS];
     span_t *spans; /* free large ranges, by address */
     size_t nspans, cap_spans;
@@ -112,7 +120,7 @@ static size_t class_size(int c)
 
 static int class_of(size_t n)
 {
-    size_t need = n + HDR;
+    size_t need = n;
     if (need <= 128)
         return need <= 32 ? 0 : (int)((need - 32 + 15) / 16);
     int lg = 63 - __builtin_clzl(need - 1); /* need in (2^lg, 2^(lg+1)] */
@@ -190,40 +198,53 @@ static void place(uintptr_t data, size_t len)
     }
 }
 
+/* A part's chunk map: byte i is 1 + the class of the part's i-th CHUNK, 0
+ * if that is no small-block chunk.  Written only by the part's rank. */
+static uint8_t *chunk_map(uintptr_t part) { return (uint8_t *)part; }
+static size_t map_bytes(void) { return (heap.per / CHUNK + PAGE - 1) / PAGE * PAGE; }
+
+/* A fresh chunk for class c (mutex held): the next CHUNK-aligned MiB of
+ * this rank's part above top (the pages skipped go to the large blocks);
+ * 0 when full. */
+static uintptr_t take_chunk(int c)
+{
+    uintptr_t at = heap.mine + (heap.top - heap.mine + CHUNK - 1) / CHUNK * CHUNK;
+    if (at > heap.end || heap.end - at < CHUNK)
+        return 0;
+    if (at > heap.top)
+        give_pages(heap.top, (at - heap.top) / PAGE);
+    heap.top = at + CHUNK;
+    chunk_map(heap.mine)[(at - heap.mine) / CHUNK] = (uint8_t)(c + 1);
+    return at;
+}
+
 static void *alloc_small(size_t n, int zero)
 {
     int c = class_of(n);
     size_t bs = class_size(c);
     uintptr_t b = 0;
-    int fresh = 0, ok = 1;
+    int fresh = 0;
     pthread_mutex_lock(&heap.mu);
     if (heap.free_small[c].n) {
         b = heap.free_small[c].v[--heap.free_small[c].n];
     } else {
-        if (heap.bump_end - heap.bump < bs) {
-            int f;
-            uintptr_t ch = take_pages(CHUNK / PAGE, &f);
-            if (ch) {
-                heap.bump = ch;
-                heap.bump_end = ch + CHUNK;
-                heap.bump_fresh = f;
-            } else {
-                ok = 0;
-            }
+        if (heap.bump_end[c] - heap.bump[c] < bs) {
+            uintptr_t ch = take_chunk(c);
+            heap.bump[c] = ch;
+            heap.bump_end[c] = ch ? ch + CHUNK : 0;
         }
-        if (ok) {
-            b = heap.bump;
-            heap.bump += bs;
-            fresh = heap.bump_fresh; /* chunks are never given back: a carved block is new */
+        if (heap.bump[c]) {
+            b = heap.bump[c];
+            heap.bump[c] += bs;
+            fresh = 1; /* chunks are never given back: a carved block is new, still zero */
         }
     }
     pthread_mutex_unlock(&heap.mu);
     if (!b)
         return NULL;
-    *(hdr_t *)b = (hdr_t){MAGIC, K_SMALL, (uint16_t)heap.rank, (uint64_t)c};
     if (zero && !fresh)
-        memset((void *)(b + HDR), 0, bs - HDR);
-    return (void *)(b + HDR);
+        memset((void *)b, 0, bs);
+    return (void *)b;
 }
 
 /* malloc's NULL is what the C library gives too, but programs that never
@@ -274,45 +295,63 @@ int sdsm_omp_heap_has(const void *p)
     return heap.ready && a >= heap.lo && a < heap.hi;
 }
 
-static const hdr_t *header(const void *p)
+static void __attribute__((noreturn)) not_a_block(const void *p)
 {
-    const hdr_t *h = (const hdr_t *)((uintptr_t)p - HDR);
-    if (h->magic != MAGIC) {
-        fprintf(stderr,
-                "sdsm: rank %d: free/realloc of %p, which is not a block of the shared "
-                "heap (or its header was overwritten)\n",
-                heap.rank, p);
-        abort();
+    fprintf(stderr,
+            "sdsm: rank %d: free/realloc of %p, which is not a block of the shared "
+            "heap (or its header was overwritten)\n",
+            heap.rank, p);
+    abort();
+}
+
+/* What p is: a small block (its class in *c, the rank whose part holds it
+ * in *part), or the block whose header is *h (large, aligned). */
+static int lookup(const void *p, int *c, int *part, hdr_t *h)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (a < heap.lo || a >= heap.lo + heap.per * (size_t)heap.nprocs)
+        not_a_block(p);
+    *part = (int)((a - heap.lo) / heap.per);
+    uintptr_t base = heap.lo + (size_t)*part * heap.per, chunk = (a - base) / CHUNK;
+    int m = chunk_map(base)[chunk];
+    if (m && (a - base - chunk * CHUNK) % class_size(m - 1) == 0) {
+        *c = m - 1;
+        return 1;
     }
-    return h;
+    *h = *(const hdr_t *)(a - HDR);
+    if (h->magic != MAGIC || (h->kind != K_LARGE && h->kind != K_ALIGNED))
+        not_a_block(p);
+    return 0;
 }
 
 size_t sdsm_omp_heap_usable(const void *p)
 {
-    const hdr_t *h = header(p);
-    switch (h->kind) {
-    case K_SMALL: return class_size((int)h->v) - HDR;
-    case K_LARGE: return h->v * PAGE;
-    default: return sdsm_omp_heap_usable((const void *)((uintptr_t)p - h->v)) - h->v;
-    }
+    int c, part;
+    hdr_t h;
+    if (lookup(p, &c, &part, &h))
+        return class_size(c);
+    if (h.kind == K_LARGE)
+        return h.v * PAGE;
+    return sdsm_omp_heap_usable((const void *)((uintptr_t)p - h.v)) - h.v;
 }
 
 void sdsm_omp_heap_free(void *p)
 {
-    hdr_t h = *header(p);
-    if (h.kind == K_ALIGNED) {
+    int c, part;
+    hdr_t h;
+    int small = lookup(p, &c, &part, &h);
+    if (!small && h.kind == K_ALIGNED) {
         sdsm_omp_heap_free((void *)((uintptr_t)p - h.v));
         return;
     }
-    if (h.owner != (uint16_t)heap.rank) {
+    if ((small ? part : (int)h.owner) != heap.rank) {
         __atomic_fetch_add(&heap.foreign_frees, 1, __ATOMIC_RELAXED);
         return;
     }
     pthread_mutex_lock(&heap.mu);
-    if (h.kind == K_SMALL) {
-        if (h.v < NCLASS) /* else a header the program overwrote: not reused */
-            vec_push(&heap.free_small[h.v], (uintptr_t)p - HDR);
-    } else
+    if (small)
+        vec_push(&heap.free_small[c], (uintptr_t)p);
+    else
         give_pages((uintptr_t)p - PAGE, h.v + 1);
     pthread_mutex_unlock(&heap.mu);
 }
@@ -417,12 +456,12 @@ void sdsm_omp_heap_init(void)
                 heap.rank, total);
         exit(1);
     }
-    size_t per = total / (size_t)heap.nprocs / PAGE * PAGE;
+    heap.per = total / (size_t)heap.nprocs / PAGE * PAGE;
     heap.lo = (uintptr_t)base;
     heap.hi = heap.lo + total;
-    heap.mine = heap.lo + (size_t)heap.rank * per;
-    heap.top = heap.mine;
-    heap.end = heap.mine + per;
+    heap.mine = heap.lo + (size_t)heap.rank * heap.per;
+    heap.top = heap.mine + map_bytes(); /* the chunk map, zero: no chunk yet */
+    heap.end = heap.mine + heap.per;
     atexit(report_foreign);
     __atomic_store_n(&heap.ready, 1, __ATOMIC_RELEASE);
 }
