@@ -121,9 +121,11 @@ static const var_t vars[] = {
      "CPUs, SDSM_SPIN_US is 0, or its last wait slept at once) and replies have been waking "
      "the service thread (more than 1 in 8 of the unpinned ones, measured as it runs); 2: "
      "always; 0: never"},
-    {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "32", 0, 32, NULL,
+    {"SDSM_PREFETCH", T_LONG, OFF(prefetch), "256", 0, 1024, NULL,
      "most pages fetched ahead when a thread's read faults follow a pattern: forward, backward or "
-     "strided (0: one page per fault)"},
+     "strided (0: one page per fault); the window doubles at each fault along the pattern, and "
+     "goes in requests of up to 33 pages, the faulting page's first, so that the rest arrive "
+     "while the thread reads it"},
     {"SDSM_WRITE_AHEAD", T_LONG, OFF(write_ahead), "32", 0, 128, NULL,
      "most home pages made writable ahead when a thread's write faults on pages others hold "
      "follow a pattern (0: one page per fault; not under ibec)"},

@@ -185,12 +185,20 @@ static uint32_t start_fetch(uint32_t pg, int home)
     int32_t stride = 1;
     uint32_t k = read_ahead(pg, home, tag, &stride);
     sdsm_net_pin(home);
-    if (stride == 1 || stride == -1 || k == 0) { /* a run: one reply message */
-        uint32_t q[2] = {stride < 0 ? pg - k : pg, 1 + k};
-        sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
-    } else {
-        uint32_t q[3] = {pg, 1 + k, (uint32_t)stride};
-        sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 12, NULL, 0);
+    /* At most SDSM_FETCH_RUN_MAX pages a request, the one holding pg first:
+     * the fault waits for that reply only, and a long window's other
+     * requests stream in behind it while the thread reads the first. */
+    for (uint32_t done = 0; done < 1 + k;) {
+        uint32_t n = 1 + k - done < SDSM_FETCH_RUN_MAX ? 1 + k - done : SDSM_FETCH_RUN_MAX;
+        uint32_t from = (uint32_t)((int64_t)pg + (int64_t)stride * done);
+        if (stride == 1 || stride == -1 || n == 1) { /* a run: one reply message */
+            uint32_t q[2] = {stride < 0 ? from - (n - 1) : from, n};
+            sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 8, NULL, 0);
+        } else {
+            uint32_t q[3] = {from, n, (uint32_t)stride};
+            sdsm_net_send(home, SDSM_MSG_FETCH, sdsm_zcopy_flags(home), tag, q, 12, NULL, 0);
+        }
+        done += n;
     }
     return 1 + k;
 }

@@ -2,7 +2,8 @@
  * ahead.c - the automatic prefetch and write-ahead follow a thread's
  * pattern of faults: forward, backward and strided.  Each rank owns a block
  * of ROWS x COLS pages (homed at it; page (row, col) at row * COLS + col),
- * writes it, and after a barrier reads the next rank's block backward, then
+ * writes it, and after a barrier reads the next rank's block backward and
+ * forward (windows longer than one request's 33 pages), then
  * (rewritten) column by column (stride COLS pages); every word is checked.
  * The owners then write their blocks again column by column and backward,
  * now that others hold copies: without write-ahead each page is a write
@@ -92,6 +93,15 @@ static void sweeps(void)
     for (long pg = NPG - 1; pg >= 0; pg--)
         check_page(other, 1, next, pg, "backward read");
     expect_ahead("backward read", pt_msgs(SDSM_MSG_FETCH) - f, pt_stat(SDSM_ST_AHEAD_PAGES) - a);
+    sdsm_barrier();
+
+    /* Forward: windows past one request's pages go as several requests. */
+    drop_copies(other);
+    f = pt_msgs(SDSM_MSG_FETCH);
+    a = pt_stat(SDSM_ST_AHEAD_PAGES);
+    for (long pg = 0; pg < NPG; pg++)
+        check_page(other, 1, next, pg, "forward read");
+    expect_ahead("forward read", pt_msgs(SDSM_MSG_FETCH) - f, pt_stat(SDSM_ST_AHEAD_PAGES) - a);
     sdsm_barrier();
 
     /* Strided: column by column. */
