@@ -34,6 +34,22 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* A condition wait on a recursive mutex held once gives it back held once:
+ * locked again, it takes two unlocks, and a third is EPERM. */
+static pthread_cond_t rec_cv = PTHREAD_COND_INITIALIZER;
+static int rec_ready;
+
+static void *rec_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&rec);
+    while (!rec_ready)
+        pthread_cond_wait(&rec_cv, &rec);
+    pthread_mutex_lock(&rec);
+    int a = pthread_mutex_unlock(&rec), b = pthread_mutex_unlock(&rec), c = pthread_mutex_unlock(&rec);
+    return (void *)(long)(a == 0 && b == 0 && c == EPERM);
+}
+
 static void *try_held(void *arg)
 {
     (void)arg;
@@ -77,6 +93,16 @@ int main(void)
     pthread_join(t[0], &ok);
     pthread_mutex_unlock(&mu);
     printf("trylock and timedlock on a held mutex: %s\n", ok ? "EBUSY, ETIMEDOUT" : "wrong");
+
+    pthread_create(&t[0], NULL, rec_waiter, NULL);
+    struct timespec nap = {0, 20000000};
+    nanosleep(&nap, NULL);
+    pthread_mutex_lock(&rec);
+    rec_ready = 1;
+    pthread_cond_signal(&rec_cv);
+    pthread_mutex_unlock(&rec);
+    pthread_join(t[0], &ok);
+    printf("recursive mutex after a condition wait: %s\n", ok ? "held once" : "wrong depth");
     printf("done\n");
     return 0;
 }
