@@ -180,8 +180,9 @@ size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, u
     int me = sdsm_region.rank, n = sdsm_region.nprocs;
     uint32_t g = atomic_load_explicit(&hb->gen, memory_order_acquire), slot = (g + 1) & 1;
     hb->calls[me] = *call;
-    atomic_store(&cur_manager, manager);
-    atomic_store(in_barrier(me), g + 1);
+    /* For hang reports only: the arrival below publishes them. */
+    atomic_store_explicit(&cur_manager, manager, memory_order_relaxed);
+    atomic_store_explicit(in_barrier(me), g + 1, memory_order_relaxed);
     if (me == manager) {
         memcpy(hb->payload[slot], out, out_len);
         hb->plen[slot] = out_len;
@@ -195,7 +196,7 @@ size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, u
     } else {
         wait_gen(g, call);
     }
-    atomic_store(&cur_manager, -1);
+    atomic_store_explicit(&cur_manager, -1, memory_order_relaxed);
     uint32_t len = hb->plen[slot];
     if (len > SDSM_BARRIER_PAYLOAD_MAX)
         sdsm_fatal("the host's barrier holds a payload of %u bytes: shared memory was overwritten", len);
