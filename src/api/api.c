@@ -436,7 +436,9 @@ int sdsm_home_of(const void *addr)
     uint32_t pg;
     if (!sdsm_region_page_of(addr, &pg) || !sdsm_alloc_find(pg))
         return report("sdsm_home_of", SDSM_EINVAL, "%p is not in a live shared block", addr);
+    sdsm_page_lock(pg); /* a claim being decided writes the home under it */
     int h = sdsm_page_home(pg);
+    sdsm_page_unlock(pg);
     if (h >= 0)
         return h;
     if (sdsm_region.host_shared) /* one copy for the host: nobody claims pages */
