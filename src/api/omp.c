@@ -101,6 +101,10 @@ SDSM_API int sdsm__omp_lock_try(int id, long wait_ns)
     return rc;
 }
 
+/* OpenMP locks may be their data lock alone (omp/api.c): where a bounded
+ * acquire can leave its request behind (sdsm_lock_try). */
+SDSM_API int sdsm__omp_locks_direct(void) { return !sdsm_region.host_shared && !sdsm_proto->lock_data; }
+
 /* The giver has set the word to 0 from 2 itself: only the wake is left. */
 SDSM_API void sdsm__omp_word_wake(void *word) { sdsm_futex_wake_shared(word, 1); }
 

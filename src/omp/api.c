@@ -7,11 +7,14 @@
  * the control block; the object lives in the program's shared data, so
  * every thread finds the same id in it.  The lock's data lock is held from
  * omp_set_lock to omp_unset_lock (so under ibec the protected writes
- * travel with it); a held flag in shared memory, guarded by a second lock,
- * lets omp_test_lock answer without waiting.  A nest lock's owner and
+ * travel with it); between ranks under hlrc and update that is all, and
+ * omp_test_lock asks for it with a bounded wait; elsewhere a held flag in
+ * shared memory, guarded by a second lock, lets omp_test_lock answer
+ * without waiting.  A nest lock's owner and
  * count are the owning thread's own business and stay in that thread.
  */
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,9 +273,42 @@ static void init_lock(void *lock, const char *call)
     *lock_id_of(lock) = id;
 }
 
+/*
+ * Between ranks under hlrc and update (sdsm__omp_locks_direct), a lock is
+ * its data lock alone, held from set to unset; omp_test_lock asks for it
+ * and waits at most TRY_NS (sdsm__omp_lock_try: a grant that comes later
+ * leaves it free at this rank for the next test).  No held flag is written:
+ * a set and an unset are one acquire and one release.  With one copy for
+ * the host and under ibec (whose grants carry the protected writes and
+ * cannot be left behind), the held flag below.
+ */
+int sdsm__omp_locks_direct(void);
+int sdsm__omp_lock_try(int id, long wait_ns);
+#define TRY_NS 2000000l
+
+static int direct(void)
+{
+    static _Atomic int known = -1; /* fixed at sdsm_init */
+    int d = atomic_load_explicit(&known, memory_order_relaxed);
+    if (d < 0)
+        atomic_store_explicit(&known, d = sdsm__omp_locks_direct(), memory_order_relaxed);
+    return d;
+}
+
 /* Reserve the lock (held flag), waiting if `wait`; then take its data lock. */
 static int acquire(int id, int wait, const char *call)
 {
+    if (direct()) {
+        if (wait) {
+            rt_check(rt_lock(RT_LK_USER + id), call);
+            return 1;
+        }
+        int rc = sdsm__omp_lock_try(RT_LK_USER + id, TRY_NS);
+        if (rc < 0 && rc != SDSM_EHELD)
+            rt_check(rc, call);
+        rt_sync_epoch++;
+        return rc == 0;
+    }
     int ml = meta_lock(id);
     volatile unsigned char *held = &rt_held[id];
     rt_check(rt_lock(ml), call);
@@ -293,6 +329,8 @@ static void release(int id, const char *call)
 {
     int ml = meta_lock(id);
     rt_check(sdsm_unlock(RT_LK_USER + id), call);
+    if (direct())
+        return;
     rt_check(rt_lock(ml), call);
     rt_held[id] = 0;
     rt_check(sdsm_cond_broadcast(ml), call);
