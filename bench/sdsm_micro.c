@@ -33,7 +33,17 @@
  *                                      ref_micro xchg-to is the same exchange
  *                                      on plain TCP
  *
- * sdsm_micro --paired fault|barrier|lock ...
+ *   sdsm_micro randlock PAIRS BATCHES  every rank makes PAIRS lock/unlock
+ *                                      pairs per batch, each of one of 1,000
+ *                                      locks chosen at random (its own
+ *                                      generator per rank), adding 1 to that
+ *                                      lock's counter (64 bytes apart: 16
+ *                                      shared pages) inside; rank 0 prints the
+ *                                      batch's time (to the barrier after it)
+ *                                      per pair of a rank, and every counter
+ *                                      must hold at the end what was added to it
+ *
+ * sdsm_micro --paired fault|barrier|lock|randlock ...
  *                                      the same, and after every batch
  *                                      ranks 0 and 1 play a TCP loopback
  *                                      ping-pong of as many round trips
@@ -367,6 +377,54 @@ static void bench_relock(long count, long batches)
     sdsm_barrier();
 }
 
+#define RL_LOCKS 1000
+#define RL_GAP   8 /* longs between two counters: 64 bytes */
+
+static void bench_randlock(long pairs, long batches)
+{
+    long *ctr = sdsm_alloc(RL_LOCKS * RL_GAP * sizeof(long), 0);
+    long *added = sdsm_alloc(RL_LOCKS * sizeof(long) * (size_t)sdsm_nprocs(), 0);
+    if (!ctr || !added)
+        sdsm_abort(1, "randlock: sdsm_alloc failed");
+    long mine[RL_LOCKS] = {0};
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(sdsm_rank() + 1);
+    for (long b = 0; b <= batches; b++) {
+        sdsm_barrier();
+        if (sdsm_rank() == 0)
+            mark(MARK_BEGIN);
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < pairs; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int k = (int)(x % RL_LOCKS);
+            sdsm_lock(5000 + k);
+            ctr[k * RL_GAP]++;
+            sdsm_unlock(5000 + k);
+            mine[k]++;
+        }
+        sdsm_barrier(); /* the batch ends with the slowest rank's last pair */
+        uint64_t t1 = now_ns();
+        if (sdsm_rank() == 0)
+            mark(MARK_END);
+        if (b > 0 && sdsm_rank() == 0) {
+            printf("sample randlock %.1f\n", (double)(t1 - t0) / (double)pairs);
+            fflush(stdout);
+        }
+        if (b > 0)
+            pair_pingpong(0, pairs, 8);
+    }
+    memcpy(added + sdsm_rank() * RL_LOCKS, mine, sizeof mine);
+    sdsm_barrier();
+    if (sdsm_rank() == 0)
+        for (int k = 0; k < RL_LOCKS; k++) {
+            long want = 0;
+            for (int r = 0; r < sdsm_nprocs(); r++)
+                want += added[r * RL_LOCKS + k];
+            if (ctr[k * RL_GAP] != want)
+                sdsm_abort(1, "randlock: counter %d holds %ld, %ld were added", k, ctr[k * RL_GAP], want);
+        }
+    sdsm_barrier();
+}
+
 static void bench_seqread(long mbytes, long reps)
 {
     need_two("seqread");
@@ -411,8 +469,9 @@ int main(int argc, char **argv)
     g_argv = argv;
     const char *what = argc > 1 ? argv[1] : "";
     if (paired) {
-        if (strcmp(what, "fault") && strcmp(what, "barrier") && strcmp(what, "lock"))
-            sdsm_abort(2, "--paired goes with fault, barrier or lock");
+        if (strcmp(what, "fault") && strcmp(what, "barrier") && strcmp(what, "lock") &&
+            strcmp(what, "randlock"))
+            sdsm_abort(2, "--paired goes with fault, barrier, lock or randlock");
         need_two("--paired");
         pair_open();
     }
@@ -422,6 +481,8 @@ int main(int argc, char **argv)
         bench_barrier(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "lock") == 0)
         bench_lock(arg(2, 500), arg(3, 5));
+    else if (strcmp(what, "randlock") == 0)
+        bench_randlock(arg(2, 50000), arg(3, 3));
     else if (strcmp(what, "relock") == 0)
         bench_relock(arg(2, 500), arg(3, 5));
     else if (strcmp(what, "xchg") == 0)
@@ -429,8 +490,9 @@ int main(int argc, char **argv)
     else if (strcmp(what, "seqread") == 0)
         bench_seqread(arg(2, 64), arg(3, 3));
     else
-        sdsm_abort(2, "usage: sdsm_micro [--paired] fault N BATCHES [FULL] | [--paired] barrier|lock N "
-                      "BATCHES | relock|seqread|xchg N BATCHES");
+        sdsm_abort(2,
+                   "usage: sdsm_micro [--paired] fault N BATCHES [FULL] | [--paired] barrier|lock|randlock N "
+                   "BATCHES | relock|seqread|xchg N BATCHES");
     int me = sdsm_rank();
     if (g_pair >= 0)
         close(g_pair);
