@@ -25,7 +25,8 @@
 /* A peer said nothing for the peer timeout: the job cannot go on without it. */
 static void peer_silent(int r, int64_t ms)
 {
-    if (atomic_load(&sdsm_net_state.stopping) || sdsm_net_state.peers[r].bye)
+    if (atomic_load(&sdsm_net_state.stopping) ||
+        __atomic_load_n(&sdsm_net_state.peers[r].bye, __ATOMIC_RELAXED))
         return;
     char why[160];
     snprintf(why, sizeof why,
@@ -58,7 +59,7 @@ void sdsm_net_tick(void)
             sdsm_net_send(r, SDSM_MSG_HEARTBEAT, 0, 0, NULL, 0, NULL, 0);
             atomic_store_explicit(&p->sent, 0, memory_order_relaxed);
         }
-        if (p->bye || !sdsm_net_state.timeout_ms)
+        if (__atomic_load_n(&p->bye, __ATOMIC_RELAXED) || !sdsm_net_state.timeout_ms)
             continue;
         if (!p->heard && now - p->heard_ms >= sdsm_net_state.timeout_ms)
             sdsm_net_read_peer(r);

@@ -56,10 +56,31 @@ int sdsm_net_listen_port(void)
     return ntohs(a.sin_port);
 }
 
+/* The service thread at a peer's BYE, or peer_lost below: counted once. */
+void sdsm_net_peer_done(int r)
+{
+    if (__atomic_exchange_n(&sdsm_net_state.peers[r].bye, 1, __ATOMIC_SEQ_CST))
+        return;
+    atomic_fetch_add(&sdsm_net_state.byes, 1);
+    sdsm_wake_all(&sdsm_net_state.byes);
+}
+
 void sdsm_net_peer_lost(int r, const char *why)
 {
-    if (atomic_load(&sdsm_net_state.stopping) || sdsm_net_state.peers[r].bye)
+    if (atomic_load(&sdsm_net_state.stopping) ||
+        __atomic_load_n(&sdsm_net_state.peers[r].bye, __ATOMIC_SEQ_CST))
         return;
+    /* Past our BYE (sdsm_finalize, after the job's last barrier), a peer
+     * that has every BYE closes its end, and may do so with a late reply of
+     * ours unread (one to a prefetch still on its way when the barrier
+     * ended): the reset that follows can discard its own BYE before we read
+     * it.  It is done with us either way: counted as its BYE, so the
+     * teardown neither fails nor waits for one that may never be read.  A
+     * peer that died instead is reported by the launcher from its exit. */
+    if (atomic_load(&sdsm_net_state.bye_sent)) {
+        sdsm_net_peer_done(r);
+        return;
+    }
     sdsm_fatal_lost(r, why);
 }
 

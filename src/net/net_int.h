@@ -119,6 +119,8 @@ extern __thread int sdsm_net_holding;
 /* net.c: a peer's connection failed; stops the job unless it said BYE or
  * this rank is stopping. */
 void sdsm_net_peer_lost(int r, const char *why);
+/* Peer r said BYE (or, past ours, closed): counted once in byes. */
+void sdsm_net_peer_done(int r);
 
 /* send.c: r's socket can take more (EPOLLOUT). */
 void sdsm_net_flush_out(int r);

@@ -43,9 +43,7 @@ static void dispatch(int src, const sdsm_hdr_t *h, const uint8_t *payload)
     if (src != sdsm_net_state.rank) /* as sends: what a rank hands itself never was on the wire */
         sdsm_stat_recv(h->type, sizeof *h + h->len);
     if (h->type == SDSM_MSG_BYE) {
-        sdsm_net_state.peers[src].bye = 1;
-        atomic_fetch_add(&sdsm_net_state.byes, 1);
-        sdsm_wake_all(&sdsm_net_state.byes);
+        sdsm_net_peer_done(src);
         return;
     }
     if (h->type == SDSM_MSG_HEARTBEAT) /* its arrival was all it had to say */

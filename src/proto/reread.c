@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/coll.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
@@ -90,7 +91,12 @@ void sdsm_home_reread_fetch(void)
 {
     if (!hs.reread)
         return;
+    /* The last barrier (sdsm_finalize's): nothing is read after it, and a
+     * request now would be answered while the ranks trade their BYEs. */
+    int last = sdsm_coll_current()->kind == SDSM_COLL_FINALIZE;
     pthread_mutex_lock(&list_mtx);
+    if (last)
+        list.len = 0;
     uint32_t n = (uint32_t)(list.len / 4), *pages = n ? malloc(list.len) : NULL;
     if (pages)
         memcpy(pages, list.p, list.len);
