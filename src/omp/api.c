@@ -276,15 +276,13 @@ static void init_lock(void *lock, const char *call)
 /*
  * Between ranks under hlrc and update (sdsm__omp_locks_direct), a lock is
  * its data lock alone, held from set to unset; omp_test_lock asks for it
- * and waits at most TRY_NS (sdsm__omp_lock_try: a grant that comes later
+ * and waits at most RT_TRY_NS (rt_lock_try: a grant that comes later
  * leaves it free at this rank for the next test).  No held flag is written:
  * a set and an unset are one acquire and one release.  With one copy for
  * the host and under ibec (whose grants carry the protected writes and
  * cannot be left behind), the held flag below.
  */
 int sdsm__omp_locks_direct(void);
-int sdsm__omp_lock_try(int id, long wait_ns);
-#define TRY_NS 2000000l
 
 static int direct(void)
 {
@@ -303,11 +301,7 @@ static int acquire(int id, int wait, const char *call)
             rt_check(rt_lock(RT_LK_USER + id), call);
             return 1;
         }
-        int rc = sdsm__omp_lock_try(RT_LK_USER + id, TRY_NS);
-        if (rc < 0 && rc != SDSM_EHELD)
-            rt_check(rc, call);
-        rt_sync_epoch++;
-        return rc == 0;
+        return rt_lock_try(RT_LK_USER + id, RT_TRY_NS, call);
     }
     int ml = meta_lock(id);
     volatile unsigned char *held = &rt_held[id];

@@ -242,8 +242,24 @@ void rt_check(int rc, const char *call);
 
 #pragma GCC visibility pop
 
+int sdsm__omp_lock_try(int id, long wait_ns); /* libsdsm's: rt_lock_try */
 int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack, size_t len);
 int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
+
+/* Lock id taken if this rank can have it within wait_ns (api/omp.c,
+ * sdsm__omp_lock_try, where a bounded acquire can leave its request
+ * behind: hlrc and update between ranks); an acquire either way.  1 taken,
+ * 0 not (held by a thread of this rank, this one included, or not granted
+ * in time). */
+#define RT_TRY_NS 2000000l /* what a try waits for a lock another rank may have */
+static inline int rt_lock_try(int id, long wait_ns, const char *call)
+{
+    int rc = sdsm__omp_lock_try(id, wait_ns);
+    if (rc < 0 && rc != SDSM_EHELD)
+        rt_check(rc, call);
+    rt_sync_epoch++;
+    return rc == 0;
+}
 
 /* The libgomp entry points the runtime also calls itself (exported). */
 void GOMP_barrier(void);

@@ -270,23 +270,11 @@ int __wrap_pthread_mutex_destroy(pthread_mutex_t *m)
  * at 2 ranks took 6 times its 1-rank time).  Which thread holds it and how
  * deep is the holder's own business, kept by the rank per registry index:
  * a thread reads its own id there only if it wrote it.  trylock and
- * timedlock use sdsm__omp_lock_try: a mutex held or waited for by a thread
+ * timedlock use rt_lock_try: a mutex held or waited for by a thread
  * of this rank is busy at once; one held elsewhere is asked for and waited
- * for at most TRY_NS (timedlock: till its time), and a grant that comes
+ * for at most RT_TRY_NS (timedlock: till its time), and a grant that comes
  * later leaves the lock at this rank, free, for the next try.
  */
-int sdsm__omp_lock_try(int id, long wait_ns);
-#define TRY_NS 2000000l
-
-static int try_lock(int id, long wait_ns, const char *call)
-{
-    int rc = sdsm__omp_lock_try(id, wait_ns);
-    if (rc < 0)
-        rt_check(rc, call);
-    rt_sync_epoch++; /* an acquire, taken or not (atomic.c) */
-    return rc;
-}
-
 /* wait: 0 trylock, 1 lock (until abs, if given). */
 static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struct timespec *abs,
                       const char *call)
@@ -305,7 +293,7 @@ static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struc
         rt_fatal(call, "the mutex at %p is locked already by this thread: it would deadlock", m);
     }
     if (!wait) {
-        if (try_lock(id, TRY_NS, call))
+        if (!rt_lock_try(id, RT_TRY_NS, call))
             return EBUSY;
     } else if (abs) {
         if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000l)
@@ -314,7 +302,7 @@ static int mutex_take(pthread_mutex_t *m, int wait, clockid_t clock, const struc
             long left = ns_until(clock, abs);
             if (left <= 0)
                 return ETIMEDOUT;
-            if (!try_lock(id, left, call))
+            if (rt_lock_try(id, left, call))
                 break;
             struct timespec nap = {0, left < 200000 ? left : 200000}; /* a thread of this rank has it */
             nanosleep(&nap, NULL);
