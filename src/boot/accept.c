@@ -30,8 +30,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "net/net.h"
+#include "net/tcpopt.h"
 #include "sdsm.h"
 
 #define HANDSHAKE_MS   2000 /* a peer of the job answers within microseconds */
@@ -101,8 +103,7 @@ static int accept_one(acceptor_t *a, int lfd, int64_t now)
         }
         return 0; /* EAGAIN, or a connection that died in the backlog */
     }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    sdsm_tcp_tune(fd, sdsm_cfg.rto_min_ms);
     p->fd = fd;
     p->deadline = now + HANDSHAKE_MS;
     p->have = 0;

@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "net/auth.h"
 #include "net/ifaddr.h"
+#include "net/tcpopt.h"
 #include "net/wire.h"
 #include "sdsm.h"
 
@@ -58,10 +59,64 @@ static int parse_addr(const char *s, struct sockaddr_in *a)
     return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : SDSM_EINVAL;
 }
 
-static void tune(int fd)
+
+/*
+ * On a lossy link, set-up must not wait for the kernel's retransmission of a
+ * handshake, which comes after 1 s (then 2 s more, and so on):
+ * - a SYN, or its answer, lost: the attempt is replaced by a fresh one after
+ *   SYN_RETRY_MS, the wait doubling up to 1 s;
+ * - the last ACK of the handshake lost: our side is connected, but the
+ *   acceptor's is not until its SYN-ACK is sent again, and the acceptor
+ *   speaks first (auth.h), so nothing would move for 1 s.  A connection on
+ *   which the acceptor's hello has not begun after GREET_WAIT_MS (doubling)
+ *   is dropped with a reset, which takes the half-open one away at the
+ *   acceptor, and tried again, GREET_RETRIES times at most.
+ * A dropped attempt leaves nothing behind in the common case (the acceptor
+ * never had it); one the acceptor had accepted but was slow to greet shows
+ * there as a connection closed before authenticating.
+ */
+#define SYN_RETRY_MS   25
+#define GREET_WAIT_MS  100
+#define GREET_RETRIES  4
+
+/* A connection attempt: the socket, or -1 (errno says why). */
+static int connect_start(const struct sockaddr_in *a)
 {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)a, sizeof *a) && errno != EINPROGRESS) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* Close with a reset rather than a FIN: the peer's half-open end goes too. */
+static void abort_close(int fd)
+{
+    struct linger l = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close(fd);
+}
+
+/* Wait until fd is ready for events or until the deadline: 1 ready, 0 not,
+ * -1 poll failed (errno). */
+static int wait_ready(int fd, short events, int64_t until)
+{
+    for (;;) {
+        int64_t left = until - sdsm_io_now_ms();
+        struct pollfd p = {.fd = fd, .events = events};
+        int n = poll(&p, 1, (int)(left > 0 ? left : 0));
+        if (n > 0)
+            return 1;
+        if (n == 0 && left <= 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
 }
 
 /* Connect within the deadline: a host that is down or cut off never
@@ -69,34 +124,54 @@ static void tune(int fd)
  * The socket, or SDSM_ESYS with errno saying why (the caller logs it). */
 static int connect_to(const struct sockaddr_in *a, int64_t deadline)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int64_t syn_wait = SYN_RETRY_MS, greet_wait = GREET_WAIT_MS;
+    int greet_retries = GREET_RETRIES;
+    int fd = connect_start(a);
     if (fd < 0)
         return SDSM_ESYS;
-    if (connect(fd, (const struct sockaddr *)a, sizeof *a) && errno != EINPROGRESS)
-        goto fail;
     for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-        int64_t left = deadline - sdsm_io_now_ms();
-        if (left <= 0) {
+        int64_t now = sdsm_io_now_ms();
+        if (now >= deadline) {
             errno = ETIMEDOUT;
             goto fail;
         }
-        int n = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
-        if (n < 0 && errno != EINTR)
+        int64_t until = now + syn_wait < deadline ? now + syn_wait : deadline;
+        int r = wait_ready(fd, POLLOUT, until);
+        if (r < 0)
             goto fail;
-        if (n > 0)
+        if (r == 0) { /* no answer to the SYN yet: a fresh attempt */
+            int again = connect_start(a);
+            if (again >= 0) {
+                close(fd);
+                fd = again;
+            }
+            syn_wait = syn_wait * 2 > 1000 ? 1000 : syn_wait * 2;
+            continue;
+        }
+        int err = 0;
+        socklen_t el = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+            errno = err ? err : errno;
+            goto fail;
+        }
+        sdsm_tcp_tune(fd, sdsm_cfg.rto_min_ms);
+        if (greet_retries == 0)
             break;
-    }
-    int err = 0;
-    socklen_t el = sizeof err;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
-        errno = err ? err : errno;
-        goto fail;
+        now = sdsm_io_now_ms();
+        until = now + greet_wait < deadline ? now + greet_wait : deadline;
+        if ((r = wait_ready(fd, POLLIN, until)) != 0)
+            break; /* the hello began (or an error, which the handshake reports) */
+        int again = connect_start(a);
+        if (again < 0)
+            break;
+        abort_close(fd);
+        fd = again;
+        greet_retries--;
+        greet_wait *= 2;
     }
     /* The handshakes and the rest of set-up read and write blocking, with
      * their own deadlines. */
     fcntl(fd, F_SETFL, 0);
-    tune(fd);
     return fd;
 fail:;
     int saved = errno;

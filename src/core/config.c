@@ -203,6 +203,11 @@ static const var_t vars[] = {
     {"SDSM_PEER_TIMEOUT", T_MS, OFF(peer_timeout_ms), "10s", 0, 86400000, NULL,
      "a peer from which nothing arrived for this long is lost and the job stops (seconds, or "
      "1500ms; 0: never)"},
+    {"SDSM_RTO_MIN", T_MS, OFF(rto_min_ms), "5ms", 0, 199, NULL,
+     "a TCP segment of the job lost on the network is sent again after this long at least, "
+     "instead of the kernel's 200 ms, and a receiver delays its acknowledgement no longer "
+     "(Linux 6.15 or later: TCP_RTO_MIN_US; the kernel rounds it up to 2 ticks of its timer; an "
+     "older kernel keeps 200 ms; a time: 5ms, or 0.005 seconds; 0: the kernel's floors)"},
     {"SDSM_TRACE", T_STR, OFF(trace_dir), NULL, 0, 0, NULL,
      "write each rank's timeline to DIR/rank-R.sdsmtrace (sdsmrun --trace DIR; read with "
      "sdsm-report DIR)"},
@@ -307,8 +312,8 @@ static int parse_one(sdsm_config_t *cfg, const var_t *v, const char *s, char *er
     case T_MS:
         if (sdsm_config_parse_ms(s, (long *)field) == 0 && *(long *)field >= v->lo && *(long *)field <= v->hi)
             return 0;
-        snprintf(err, errlen, "%s=%s: expected a time such as 10, 2.5 or 500ms, from %gs to %lds", v->name, s,
-                 (double)v->lo / 1000.0, v->hi / 1000);
+        snprintf(err, errlen, "%s=%s: expected a time such as 10, 2.5 or 500ms, from %gs to %gs", v->name, s,
+                 (double)v->lo / 1000.0, (double)v->hi / 1000.0);
         return SDSM_EINVAL;
     case T_ADDR: {
         char *end;

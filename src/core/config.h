@@ -76,6 +76,7 @@ typedef struct sdsm_config {
         run_slice_ms; /* a slot holder computing this long without a runtime call lends its slot (0: never) */
     long hang_report; /* seconds a wait may last before every rank's waits are reported (0: never) */
     long heartbeat_ms;      /* idle links carry a heartbeat this often */
+    long rto_min_ms;        /* TCP retransmission floor of the job's links (0: the kernel's) */
     long peer_timeout_ms;   /* a peer silent this long is lost (0: never) */
     const char *trace_dir;  /* SDSM_TRACE: write timelines there, or NULL */
     long trace_interval_ms; /* counters sampled this often in a trace */

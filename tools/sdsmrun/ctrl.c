@@ -15,6 +15,7 @@
 #define _GNU_SOURCE /* accept4 */
 #include "launcher.h"
 #include "net/ifaddr.h"
+#include "net/tcpopt.h"
 #include "net/stranger.h"
 
 #include <arpa/inet.h>
@@ -246,8 +247,7 @@ static struct conn *conn_new(struct job *j, int fd, const struct sockaddr_in *a)
 /* Open the handshake: the acceptor speaks first with its nonce. */
 static void greet(struct job *j, int fd, const struct sockaddr_in *a)
 {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    sdsm_tcp_tune(fd, j->rto_min_ms);
     struct conn *c = conn_new(j, fd, a);
     if (!c) {
         launcher_say("out of memory accepting a connection");

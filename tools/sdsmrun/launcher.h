@@ -179,6 +179,7 @@ struct job {
     int64_t t0, deadline;           /* start; --timeout expiry or 0 */
     int64_t setup_us;               /* the ranks' set-up time limit (SDSM_TIMEOUT) */
     int64_t hb_us, peer_timeout_us; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: none), for the agents */
+    long rto_min_ms;                /* SDSM_RTO_MIN, for the ranks' links to the launcher */
     bool failed, stopping, killed;
     bool urgent;    /* the stop skips EXIT_GRACE_US (a signal to us, --timeout):
                              * who sets it sends SIGTERM after job_fail */

@@ -54,6 +54,7 @@ static int check_config(struct job *j)
         j->setup_us = cfg.timeout * 1000000LL;
         j->hb_us = cfg.heartbeat_ms * 1000LL;
         j->peer_timeout_us = cfg.peer_timeout_ms * 1000LL;
+        j->rto_min_ms = cfg.rto_min_ms;
         return -1;
     }
     launcher_say("%s; no rank was started (see sdsmrun --info)", err);
