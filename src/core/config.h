@@ -77,6 +77,7 @@ typedef struct sdsm_config {
     long hang_report; /* seconds a wait may last before every rank's waits are reported (0: never) */
     long heartbeat_ms;      /* idle links carry a heartbeat this often */
     long rto_min_ms;        /* TCP retransmission floor of the job's links (0: the kernel's) */
+    long loss_probe_ms;     /* a link's unacknowledged data gets a heartbeat behind it after this (0: never) */
     long peer_timeout_ms;   /* a peer silent this long is lost (0: never) */
     const char *trace_dir;  /* SDSM_TRACE: write timelines there, or NULL */
     long trace_interval_ms; /* counters sampled this often in a trace */

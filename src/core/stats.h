@@ -81,6 +81,7 @@ typedef enum sdsm_stat {
     SDSM_ST_REREAD_REQS,  /* ...the FETCH requests those took */
     SDSM_ST_REREAD_USED,  /* ...read before the next barrier dropped them */
     SDSM_ST_OMP_REGIONS,  /* OpenMP parallel regions the master started on the whole team (src/omp/team.c) */
+    SDSM_ST_LOSS_PROBES,  /* heartbeats sent behind a stalled segment on a link to another host (net/heartbeat.c) */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

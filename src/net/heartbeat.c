@@ -11,6 +11,19 @@
  * sent to since the previous tick (a busy link carries none), and a peer
  * from which no byte at all arrived for SDSM_PEER_TIMEOUT is lost.  Bytes
  * count when read, even if the epoch stall holds their frames back.
+ *
+ * Loss probes, on the same timer.  A request and its reply are one segment
+ * each, alone in flight, so a lost one is not found by the acknowledgements
+ * of later ones: only the sender's tail-loss probe or retransmission timer
+ * finds it, after 200 ms at least before Linux 6.15 (SDSM_RTO_MIN lowers
+ * that on later kernels, to 8 ms at 250 ticks a second).  A segment sent
+ * behind the lost one makes the receiver acknowledge it selectively at
+ * once, and the sender's RACK then sends the lost one again within a round
+ * trip.  So every SDSM_LOSS_PROBE, while frames go out, each link to another
+ * host on which data is in flight and no byte was acknowledged since the
+ * previous pass gets a HEARTBEAT (16 bytes, answered by nothing), at the
+ * 1st, 2nd, 4th, 8th... pass that finds it stuck: a receiver that does not
+ * read (a full window, not a loss) or a late acknowledgement costs a few.
  */
 #include "net_int.h"
 
@@ -19,8 +32,10 @@
 
 #include "core/fatal.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "core/wait.h"
 #include "net/auth.h"
+#include "net/tcpopt.h"
 
 /* A peer said nothing for the peer timeout: the job cannot go on without it. */
 static void peer_silent(int r, int64_t ms)
@@ -36,6 +51,67 @@ static void peer_silent(int r, int64_t ms)
     sdsm_fatal_silent(r, why, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
 }
 
+/* Look at r's link: 1 if data is still in flight on it (progress lock held). */
+static int probe_peer(int r, peer_t *p)
+{
+    uint64_t acked;
+    uint32_t unacked;
+    if (!p->remote || sdsm_tcp_progress(p->fd, &acked, &unacked) || !unacked) {
+        p->inflight = 0;
+        p->stuck = 0;
+        return 0;
+    }
+    if (p->inflight && acked == p->acked) {
+        p->stuck++;
+        if ((p->stuck & (p->stuck - 1)) == 0) { /* 1, 2, 4, 8, ... */
+            sdsm_stat_add(SDSM_ST_LOSS_PROBES, 1);
+            sdsm_net_send(r, SDSM_MSG_HEARTBEAT, 0, 0, NULL, 0, NULL, 0);
+        }
+    } else {
+        p->stuck = 0;
+    }
+    p->inflight = 1;
+    p->acked = acked;
+    return 1;
+}
+
+/* The loss probe pass, when due (see the top of this file; progress lock held). */
+static void probe_links(int64_t now)
+{
+    int64_t due = atomic_load_explicit(&sdsm_net_state.next_probe, memory_order_relaxed);
+    if (!atomic_load_explicit(&sdsm_net_state.probe_armed, memory_order_relaxed) || !due || now < due)
+        return;
+    /* Disarmed first: a frame sent from here on arms it again. */
+    atomic_store(&sdsm_net_state.probe_armed, 0);
+    int pending = 0;
+    for (int r = 0; r < sdsm_net_state.nprocs; r++) {
+        peer_t *p = &sdsm_net_state.peers[r];
+        int sent = atomic_exchange_explicit(&p->watch, 0, memory_order_relaxed);
+        if (r == sdsm_net_state.rank || p->fd < 0 || p->closed || (!sent && !p->inflight))
+            continue;
+        pending |= probe_peer(r, p);
+    }
+    atomic_store_explicit(&sdsm_net_state.next_probe, pending ? now + sdsm_net_state.probe_ms : 0,
+                          memory_order_relaxed);
+    if (pending)
+        atomic_store(&sdsm_net_state.probe_armed, 1);
+}
+
+/* Milliseconds until the loss probe pass is due (-1: none), setting it
+ * probe_ms from now if a frame went out since the last pass. */
+static int64_t probe_wait_ms(int64_t now)
+{
+    if (!sdsm_net_state.probe_ms || !atomic_load_explicit(&sdsm_net_state.probe_armed, memory_order_relaxed))
+        return -1;
+    int64_t due = atomic_load_explicit(&sdsm_net_state.next_probe, memory_order_relaxed);
+    if (!due) {
+        int64_t want = now + sdsm_net_state.probe_ms;
+        if (atomic_compare_exchange_strong(&sdsm_net_state.next_probe, &due, want))
+            due = want;
+    }
+    return due > now ? due - now : 0;
+}
+
 /*
  * The heartbeat timer (see the top of this file).  Progress lock held; cheap
  * when it is not yet time.  Before a silent peer is declared lost its socket
@@ -47,6 +123,8 @@ void sdsm_net_tick(void)
     if (!sdsm_net_state.hb_ms)
         return;
     int64_t now = sdsm_io_now_ms();
+    if (sdsm_net_state.probe_ms && !atomic_load(&sdsm_net_state.bye_sent)) /* no frame after our BYE */
+        probe_links(now);
     if (now < atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed))
         return;
     atomic_store_explicit(&sdsm_net_state.next_tick, now + sdsm_net_state.hb_ms, memory_order_relaxed);
@@ -77,6 +155,9 @@ int sdsm_net_tick_wait_ms(void)
 {
     if (!sdsm_net_state.hb_ms)
         return -1;
-    int64_t left = atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed) - sdsm_io_now_ms();
-    return left < 0 ? 0 : left > sdsm_net_state.hb_ms ? (int)sdsm_net_state.hb_ms : (int)left;
+    int64_t now = sdsm_io_now_ms();
+    int64_t left = atomic_load_explicit(&sdsm_net_state.next_tick, memory_order_relaxed) - now;
+    left = left < 0 ? 0 : left > sdsm_net_state.hb_ms ? sdsm_net_state.hb_ms : left;
+    int64_t probe = probe_wait_ms(now);
+    return (int)(probe >= 0 && probe < left ? probe : left);
 }

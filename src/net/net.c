@@ -29,6 +29,7 @@
 #include "core/status.h"
 #include "core/wait.h"
 #include "net/auth.h"
+#include "net/tcpopt.h"
 
 _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every message type");
 
@@ -97,6 +98,7 @@ static void take_setup(const sdsm_net_setup_t *s)
     sdsm_net_state.listen_fd = s->listen_fd;
     sdsm_net_state.ctrl_fd = s->ctrl_fd;
     sdsm_net_state.hb_ms = s->nprocs > 1 ? sdsm_cfg.heartbeat_ms : 0; /* alone: no timer at all */
+    sdsm_net_state.probe_ms = s->nprocs > 1 ? sdsm_cfg.loss_probe_ms : 0;
     sdsm_net_state.timeout_ms = sdsm_cfg.peer_timeout_ms;
     atomic_store(&sdsm_net_state.next_tick, sdsm_io_now_ms() + sdsm_net_state.hb_ms);
     pthread_mutex_init(&sdsm_net_state.qmtx, NULL);
@@ -145,6 +147,7 @@ static int peer_init(peer_t *p, int fd)
     pthread_mutex_init(&p->pin_mtx, NULL);
     p->fd = fd;
     p->ofd = -1;
+    p->remote = fd >= 0 && sdsm_tcp_remote(fd);
     /* the connection just proved it alive */
     p->heard_ms = atomic_load(&sdsm_net_state.next_tick) - sdsm_net_state.hb_ms;
     p->rcap = 1 << 18;

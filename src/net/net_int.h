@@ -45,6 +45,11 @@ typedef struct peer {
     _Atomic int sent;        /* a frame went out since the last tick */
     int heard;               /* bytes came in since the last tick (progress lock) */
     int64_t heard_ms;        /* when bytes last came in, as of a tick (progress lock) */
+    _Atomic int watch;       /* a frame went out since the last loss probe pass (heartbeat.c) */
+    int remote;              /* the peer is on another host (set before the service thread starts) */
+    int inflight;            /* ...data was in flight at the last pass */
+    uint64_t acked;          /* ...bytes the peer had acknowledged then */
+    uint32_t stuck;          /* ...passes in a row that found it stuck */
     pthread_mutex_t pin_mtx; /* guards pins and the item in the service thread's instance */
     int pins;                /* requesters that took this socket out of it (sdsm_net_pin) */
     _Atomic int unpinned;    /* requesters that chose not to, waiting for a reply */
@@ -79,6 +84,9 @@ typedef struct sdsm_net_state {
     int64_t hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
     _Atomic int64_t next_tick; /* written under the progress lock, read without */
     _Atomic int bye_sent;      /* our BYEs are out: peers no longer watch us */
+    int64_t probe_ms;          /* SDSM_LOSS_PROBE (0: off) */
+    _Atomic int probe_armed;   /* a peer's watch is set: a pass is due probe_ms after next_probe was set */
+    _Atomic int64_t next_probe; /* when the next loss probe pass is due (0: not set) */
 } sdsm_net_state_t;
 
 /* The transport's state (one transport per process; net.c). */
@@ -134,6 +142,16 @@ void sdsm_net_drain_self(void);  /* wake_fd reported: the same */
 /* outside.c: the listening socket and the launcher's link reported. */
 void sdsm_net_refuse_stranger(void);
 void sdsm_net_ctrl_event(void);
+
+/* heartbeat.c: a frame went out to p (loss probes: links to other hosts only). */
+static inline void sdsm_net_watch(peer_t *p)
+{
+    if (p->remote && sdsm_net_state.probe_ms && !atomic_load_explicit(&p->watch, memory_order_relaxed)) {
+        atomic_store_explicit(&p->watch, 1, memory_order_relaxed);
+        if (!atomic_load_explicit(&sdsm_net_state.probe_armed, memory_order_relaxed))
+            atomic_store(&sdsm_net_state.probe_armed, 1);
+    }
+}
 
 /* heartbeat.c: the timer (progress lock held) and the time until it is due. */
 void sdsm_net_tick(void);

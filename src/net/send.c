@@ -147,6 +147,7 @@ void sdsm_net_send(int dst, unsigned type, unsigned flags, uint32_t seq, const v
     size_t total = sizeof h + alen + blen, done = 0;
     if (!atomic_load_explicit(&p->sent, memory_order_relaxed))
         atomic_store_explicit(&p->sent, 1, memory_order_relaxed);
+    sdsm_net_watch(p);
     /* MSG_NOSIGNAL: a peer that closed its end is a lost peer, not a SIGPIPE. */
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
     pthread_mutex_lock(&p->smtx);

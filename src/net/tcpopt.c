@@ -10,9 +10,10 @@
  * back to a few round trips of a LAN.
  */
 #include <errno.h>
+#include <linux/tcp.h> /* struct tcp_info in full: the C library's stops short of tcpi_bytes_acked */
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "tcpopt.h"
@@ -77,4 +78,27 @@ long sdsm_tcp_rto_floor_us(long rto_min_ms)
         return 0;
     long got = atomic_load_explicit(&accepted_us, memory_order_relaxed);
     return got > 0 ? got : 0;
+}
+
+int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+        return -1;
+    *acked = ti.tcpi_bytes_acked;
+    *unacked = ti.tcpi_unacked;
+    return 0;
+}
+
+int sdsm_tcp_remote(int fd)
+{
+    struct sockaddr_in me, peer;
+    socklen_t lm = sizeof me, lp = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&me, &lm) || getpeername(fd, (struct sockaddr *)&peer, &lp) ||
+        me.sin_family != AF_INET || peer.sin_family != AF_INET)
+        return 0; /* not IPv4 TCP: nothing this knows to watch */
+    uint32_t ip = ntohl(peer.sin_addr.s_addr);
+    return peer.sin_addr.s_addr != me.sin_addr.s_addr && (ip >> 24) != 127;
 }

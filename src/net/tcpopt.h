@@ -5,6 +5,8 @@
 #ifndef SDSM_NET_TCPOPT_H
 #define SDSM_NET_TCPOPT_H
 
+#include <stdint.h>
+
 /*
  * No Nagle delay, and (rto_min_ms > 0) a lost segment retransmitted after
  * rto_min_ms instead of the kernel's 200 ms floor: the same floor for the
@@ -18,5 +20,12 @@ void sdsm_tcp_tune(int fd, long rto_min_ms);
 /* The floor in effect for connections tuned with rto_min_ms, in µs (0: the
  * kernel cannot change it per socket, or rto_min_ms is 0). */
 long sdsm_tcp_rto_floor_us(long rto_min_ms);
+
+/* The bytes of fd's stream the peer has acknowledged, and the segments in
+ * flight it has not: 0, or -1 if the kernel does not say. */
+int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked);
+
+/* 1 if fd's peer is another host (its address is neither ours nor loopback). */
+int sdsm_tcp_remote(int fd);
 
 #endif
