@@ -95,9 +95,8 @@ static const var_t vars[] = {
     {"SDSM_BARRIER", T_ENUM, OFF(barrier_kind), "auto", 0, 0, barrier_names,
      "barrier algorithm: central (every rank to the manager and back), tree (notices merged up a "
      "tree rooted at the manager, released down it: the ranks of a host under their leader, the "
-     "leaders across hosts), auto (the tree where the job spans hosts with several ranks on some, "
-     "else central; on one host with SDSM_HOST_SHARE, the ranks meet in shared memory whatever this "
-     "says)"},
+     "leaders across hosts), auto (the tree where the job spans hosts, else central; on one host "
+     "with SDSM_HOST_SHARE, the ranks meet in shared memory whatever this says)"},
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,

@@ -66,8 +66,11 @@ _Static_assert(sizeof(move_t) == 12, "move on the wire");
  * merged notices name it the page's only writer. */
 #define MOVE_PROPOSED 0x40000000
 
-/* Children per rank in the tree barrier (measured: see docs/developers.md, 'Micro-benchmarks'). */
-#define FANOUT 4
+/* Children per rank in the tree barrier among the ranks of a host, and
+ * among the hosts' leaders (measured: see docs/developers.md,
+ * 'Micro-benchmarks'). */
+#define FANOUT      4
+#define HOST_FANOUT 16
 
 static _Atomic uint32_t done_count;
 static int cur_manager;   /* manager of the barrier in progress */
@@ -107,18 +110,20 @@ int sdsm_barrier_is_tree(void)
     case SDSM_BARRIER_CENTRAL: return 0;
     case SDSM_BARRIER_TREE: return 1;
     default:
-        /* auto: the tree where the job spans hosts with several ranks on
-         * some, else central.  On one host (bench/barrier, 2 to 64 ranks
-         * on 2 CPUs) the tree never won: every level is one more wake-up
-         * on the path, and the ranks share the CPUs anyway, so the
-         * manager's P-1 receptions in a row cost no more than a tree's.
-         * With one rank per host (4 and 8 emulated hosts, lan profile:
-         * tree / central 0.97-1.29) neither.  With several ranks per host
-         * the tree goes by host (topo.c) and crosses the network once per
-         * level of the hosts' tree: 4 hosts x 2 ranks, 0.66-0.87 of the
-         * central barrier's time, 4 x 4 0.57-0.71 (docs/developers.md,
+        /* auto: the tree where the job spans hosts, else central.  On one
+         * host (bench/barrier, 2 to 64 ranks on 2 CPUs) the tree never
+         * won: every level is one more wake-up on the path, and the ranks
+         * share the CPUs anyway, so the manager's P-1 receptions in a row
+         * cost no more than a tree's.  Across hosts the tree goes by host
+         * (topo.c) and crosses the network once per level of the hosts'
+         * tree, which is the central barrier among the leaders up to
+         * HOST_FANOUT + 1 hosts: with one rank per host it is the central
+         * barrier (8 emulated hosts, lan profile: tree / central 1.00-1.02),
+         * with several it leaves the network to the leaders (8 hosts x 8
+         * ranks: 0.38-0.42 of the central barrier's time; 4 x 2 0.66-0.87,
+         * 4 x 4 0.57-0.71 with the hosts' fanout of 4; docs/developers.md,
          * "Micro-benchmarks"). */
-        return sdsm_topo_hosts() > 1 && sdsm_net_nprocs() > sdsm_topo_hosts();
+        return sdsm_topo_hosts() > 1;
     }
 }
 
@@ -678,7 +683,7 @@ int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)
 int sdsm_barrier_init(const int *host_of)
 {
     mgr.seen = calloc((size_t)sdsm_region.nprocs, 1);
-    if (!mgr.seen || sdsm_topo_init(sdsm_region.nprocs, host_of, FANOUT))
+    if (!mgr.seen || sdsm_topo_init(sdsm_region.nprocs, host_of, FANOUT, HOST_FANOUT))
         return SDSM_ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);

@@ -85,10 +85,11 @@ int sdsm_hostword_take(_Atomic uint32_t *word, int64_t report_id, clockid_t cloc
 void sdsm_hostword_give(_Atomic uint32_t *word);
 /*
  * The tree barrier's shape (topo.c): host_of[r] numbers rank r's host
- * (NULL: one host); the parent of r in the tree rooted at root (-1 for the
- * root) and its children (*kids, valid until sdsm_topo_fini).
+ * (NULL: one host); the ranks of a host in a tree of fanout kids each, their
+ * leaders in one of host_fanout; the parent of r in the tree rooted at root
+ * (-1 for the root) and its children (*kids, valid until sdsm_topo_fini).
  */
-int sdsm_topo_init(int n, const int *host_of, int fanout);
+int sdsm_topo_init(int n, const int *host_of, int fanout, int host_fanout);
 void sdsm_topo_fini(void);
 int sdsm_topo_parent(int r, int root);
 /* How many hosts the job spans. */

@@ -6,7 +6,11 @@
  * the emulated cluster).  So the ranks of each host form a FANOUT-ary tree
  * of their own under the host's leader, and the leaders form one across
  * hosts: a barrier crosses the network once per level of the hosts' tree,
- * log over the hosts, and the rest stays on loopback.  The root's host
+ * log over the hosts, and the rest stays on loopback.  The hosts' tree is
+ * wider (host_fanout kids each): one network hop costs more than the root's
+ * handling of a few more arrivals, so up to host_fanout + 1 hosts it is the
+ * central barrier among the leaders, two hops each way, and with one rank
+ * per host it is the central barrier.  The root's host
  * comes first and the root leads it; every list is in the order of
  * (rank - root) mod P, so on one host the tree is the one numbered by rank.
  *
@@ -30,16 +34,17 @@ typedef struct shape {
 } shape_t;
 
 static struct {
-    int n, fanout, hosts;
+    int n, fanout, host_fanout, hosts;
     int *host_of;               /* per rank: its host's number */
     _Atomic(shape_t *) *shapes; /* per root */
     pthread_mutex_t mtx;
 } topo = {.mtx = PTHREAD_MUTEX_INITIALIZER};
 
-int sdsm_topo_init(int n, const int *host_of, int fanout)
+int sdsm_topo_init(int n, const int *host_of, int fanout, int host_fanout)
 {
     topo.n = n;
     topo.fanout = fanout;
+    topo.host_fanout = host_fanout;
     topo.host_of = calloc((size_t)n, sizeof *topo.host_of);
     topo.shapes = calloc((size_t)n, sizeof *topo.shapes);
     if (!topo.host_of || !topo.shapes)
@@ -102,7 +107,7 @@ static void add_kid(shape_t *s, int *fill, int parent, int kid)
 
 static shape_t *build(int root)
 {
-    int n = topo.n, F = topo.fanout;
+    int n = topo.n, F = topo.fanout, HF = topo.host_fanout;
     shape_t *s = calloc(1, sizeof *s);
     int *grp = malloc((size_t)n * sizeof *grp), *start = malloc(((size_t)n + 1) * sizeof *start);
     int *count = calloc((size_t)n, sizeof *count), *fill = calloc((size_t)n, sizeof *fill);
@@ -119,7 +124,7 @@ static shape_t *build(int root)
                 pass ? add_kid(s, fill, p, c) : (void)count[p]++;
             }
             if (g > 0) {
-                int p = grp[start[(g - 1) / F]], c = grp[start[g]];
+                int p = grp[start[(g - 1) / HF]], c = grp[start[g]];
                 pass ? add_kid(s, fill, p, c) : (void)count[p]++;
             }
         }

@@ -4,7 +4,7 @@
  * from the root; on one host it is the tree numbered by rank; with several
  * hosts, only the hosts' leaders have a parent on another host, and each
  * host is led by its lowest rank in the root's rotation (the root's own
- * host by the root).
+ * host by the root), and the leaders' tree has its own fanout.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,8 @@
 #include "check.h"
 #include "sync/sync.h"
 
-#define F 4
+#define F  4
+#define HF 3 /* small, so that the hosts' tree has levels in these tests */
 
 /* Checks the parent/kids agreement and that all n ranks hang from root. */
 static int well_formed(int n, int root)
@@ -41,7 +42,7 @@ static int well_formed(int n, int root)
 static void test_one_host(void)
 {
     for (int n = 1; n <= 40; n += 3) {
-        CHECK_I(sdsm_topo_init(n, NULL, F), ==, 0);
+        CHECK_I(sdsm_topo_init(n, NULL, F, HF), ==, 0);
         for (int root = 0; root < n; root += 2) {
             if (well_formed(n, root))
                 return;
@@ -62,7 +63,7 @@ static void test_hosts(int hosts, int per, int dealt)
     int n = hosts * per, *host = malloc((size_t)n * sizeof *host);
     for (int r = 0; r < n; r++)
         host[r] = dealt ? r % hosts : r / per * per; /* a host's number is one of its ranks */
-    CHECK_I(sdsm_topo_init(n, host, F), ==, 0);
+    CHECK_I(sdsm_topo_init(n, host, F, HF), ==, 0);
     for (int root = 0; root < n; root += 5) {
         if (well_formed(n, root))
             break;
@@ -77,6 +78,18 @@ static void test_hosts(int hosts, int per, int dealt)
             }
         }
         CHECK_I(cross, ==, hosts - 1);
+        /* The leaders' tree: at most HF kids on other hosts each; with
+         * HF + 1 hosts or fewer, every leader's parent is the root. */
+        for (int r = 0; r < n; r++) {
+            const int *kids;
+            int k = sdsm_topo_kids(r, root, &kids), away = 0;
+            for (int i = 0; i < k; i++)
+                away += host[kids[i]] != host[r];
+            CHECK_I(away, <=, HF);
+            int p = sdsm_topo_parent(r, root);
+            if (hosts <= HF + 1 && p >= 0 && host[p] != host[r])
+                CHECK_I(p, ==, root);
+        }
     }
     sdsm_topo_fini();
     free(host);
@@ -90,5 +103,7 @@ int main(void)
     test_hosts(8, 8, 1);
     test_hosts(16, 16, 0);
     test_hosts(3, 1, 0);
+    test_hosts(4, 2, 1); /* HF + 1 hosts: the leaders hang from the root */
+    test_hosts(40, 1, 0);
     return ck_done("topo");
 }
