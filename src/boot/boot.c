@@ -59,25 +59,16 @@ static int parse_addr(const char *s, struct sockaddr_in *a)
     return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : SDSM_EINVAL;
 }
 
-
 /*
  * On a lossy link, set-up must not wait for the kernel's retransmission of a
- * handshake, which comes after 1 s (then 2 s more, and so on):
- * - a SYN, or its answer, lost: the attempt is replaced by a fresh one after
- *   SYN_RETRY_MS, the wait doubling up to 1 s;
- * - the last ACK of the handshake lost: our side is connected, but the
- *   acceptor's is not until its SYN-ACK is sent again, and the acceptor
- *   speaks first (auth.h), so nothing would move for 1 s.  A connection on
- *   which the acceptor's hello has not begun after GREET_WAIT_MS (doubling)
- *   is dropped with a reset, which takes the half-open one away at the
- *   acceptor, and tried again, GREET_RETRIES times at most.
- * A dropped attempt leaves nothing behind in the common case (the acceptor
- * never had it); one the acceptor had accepted but was slow to greet shows
- * there as a connection closed before authenticating.
+ * SYN or of its answer, which comes after 1 s (then 2 s more, and so on): an
+ * attempt still unanswered after SYN_RETRY_MS is replaced by a fresh one,
+ * the wait doubling up to 1 s.  The dropped attempt leaves nothing behind:
+ * the peer has not accepted it (its answer never arrived), and a late answer
+ * gets a reset.  A lost last ACK of the handshake is the handshake's own
+ * business: the connector's first bytes go at once (net/auth.h).
  */
-#define SYN_RETRY_MS   25
-#define GREET_WAIT_MS  100
-#define GREET_RETRIES  4
+#define SYN_RETRY_MS 25
 
 /* A connection attempt: the socket, or -1 (errno says why). */
 static int connect_start(const struct sockaddr_in *a)
@@ -92,14 +83,6 @@ static int connect_start(const struct sockaddr_in *a)
         return -1;
     }
     return fd;
-}
-
-/* Close with a reset rather than a FIN: the peer's half-open end goes too. */
-static void abort_close(int fd)
-{
-    struct linger l = {.l_onoff = 1, .l_linger = 0};
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-    close(fd);
 }
 
 /* Wait until fd is ready for events or until the deadline: 1 ready, 0 not,
@@ -124,8 +107,7 @@ static int wait_ready(int fd, short events, int64_t until)
  * The socket, or SDSM_ESYS with errno saying why (the caller logs it). */
 static int connect_to(const struct sockaddr_in *a, int64_t deadline)
 {
-    int64_t syn_wait = SYN_RETRY_MS, greet_wait = GREET_WAIT_MS;
-    int greet_retries = GREET_RETRIES;
+    int64_t syn_wait = SYN_RETRY_MS;
     int fd = connect_start(a);
     if (fd < 0)
         return SDSM_ESYS;
@@ -155,19 +137,7 @@ static int connect_to(const struct sockaddr_in *a, int64_t deadline)
             goto fail;
         }
         sdsm_tcp_tune(fd, sdsm_cfg.rto_min_ms);
-        if (greet_retries == 0)
-            break;
-        now = sdsm_io_now_ms();
-        until = now + greet_wait < deadline ? now + greet_wait : deadline;
-        if ((r = wait_ready(fd, POLLIN, until)) != 0)
-            break; /* the hello began (or an error, which the handshake reports) */
-        int again = connect_start(a);
-        if (again < 0)
-            break;
-        abort_close(fd);
-        fd = again;
-        greet_retries--;
-        greet_wait *= 2;
+        break;
     }
     /* The handshakes and the rest of set-up read and write blocking, with
      * their own deadlines. */

@@ -216,16 +216,18 @@ int sdsm_auth_connector(int fd, const uint8_t key[SDSM_KEY_BYTES], uint32_t rank
 {
     int64_t deadline = sdsm_io_now_ms() + timeout_ms;
     uint8_t a[SDSM_AUTH_HELLO_A_LEN], c[SDSM_AUTH_HELLO_C_LEN] = {0}, ok[SDSM_AUTH_OK_LEN], want[32];
-    int e = sdsm_io_read_full(fd, a, sizeof a, deadline);
+    memcpy(c, MAGIC_C, 8);
+    int e = sdsm_io_write_full(fd, c, 8, deadline); /* at once: see auth.h */
     if (e)
+        return e;
+    if ((e = sdsm_io_read_full(fd, a, sizeof a, deadline)))
         return e;
     if (memcmp(a, MAGIC_A, 8) != 0)
         return fail_with(SDSM_EAUTH, EACCES);
-    memcpy(c, MAGIC_C, 8);
     memcpy(c + 8, &rank, 4);
     sdsm_auth_nonce(c + 16);
     proof(key, "sdsm-c", a + 8, c + 16, rank, c + 32);
-    if ((e = sdsm_io_write_full(fd, c, sizeof c, deadline)))
+    if ((e = sdsm_io_write_full(fd, c + 8, sizeof c - 8, deadline)))
         return e;
     if ((e = sdsm_io_read_full(fd, ok, sizeof ok, deadline)))
         return e;

@@ -11,6 +11,15 @@
  * proof_c = HMAC(key, "sdsm-c" nonce_a nonce_c rank), proof_s likewise with
  * "sdsm-s".  The key never crosses the wire; fresh nonces on both sides stop
  * replays.  An acceptor that sees a bad proof closes the socket.
+ *
+ * The connector sends the first 8 bytes of its hello (the magic, which
+ * depends on nothing it has to read) as soon as it is connected, before the
+ * acceptor's hello: the bytes on the wire are the same, but a segment goes
+ * out at once.  When the last ACK of the TCP handshake is lost, the
+ * acceptor's side is not connected, and it would neither accept nor speak
+ * until its kernel sent the SYN-ACK again, 1 s later; the segment carries
+ * the ACK again, and is itself sent again after the retransmission floor
+ * if it is lost (net/tcpopt.h).
  */
 #ifndef SDSM_NET_AUTH_H
 #define SDSM_NET_AUTH_H
