@@ -208,10 +208,11 @@ static const var_t vars[] = {
      "(Linux 6.15 or later: TCP_RTO_MIN_US; the kernel rounds it up to 2 ticks of its timer; an "
      "older kernel keeps 200 ms; a time: 5ms, or 0.005 seconds; 0: the kernel's floors)"},
     {"SDSM_LOSS_PROBE", T_MS, OFF(loss_probe_ms), "2ms", 0, 10000, NULL,
-     "a link to another host whose data in flight has not been acknowledged for this long gets "
-     "a heartbeat behind it, so a lost segment is found by the acknowledgements of the one "
-     "after it and sent again within a round trip, on any kernel (a time: 2ms, or 0.002 "
-     "seconds; 0: never, the kernel's timers alone)"},
+     "a link to another host whose data in flight has not been acknowledged for this long (or "
+     "for the kernel's estimate of an acknowledgement's delay, if longer) gets a heartbeat "
+     "behind it, so a lost segment is found by the acknowledgements of the one after it and "
+     "sent again within a round trip, on any kernel (a time: 2ms, or 0.002 seconds; 0: never, "
+     "the kernel's timers alone)"},
     {"SDSM_TRACE", T_STR, OFF(trace_dir), NULL, 0, 0, NULL,
      "write each rank's timeline to DIR/rank-R.sdsmtrace (sdsmrun --trace DIR; read with "
      "sdsm-report DIR)"},

@@ -20,10 +20,12 @@
  * behind the lost one makes the receiver acknowledge it selectively at
  * once, and the sender's RACK then sends the lost one again within a round
  * trip.  So every SDSM_LOSS_PROBE, while frames go out, each link to another
- * host on which data is in flight and no byte was acknowledged since the
- * previous pass gets a HEARTBEAT (16 bytes, answered by nothing), at the
- * 1st, 2nd, 4th, 8th... pass that finds it stuck: a receiver that does not
- * read (a full window, not a loss) or a late acknowledgement costs a few.
+ * host on which data is in flight and no byte was acknowledged for
+ * SDSM_LOSS_PROBE, or for the kernel's own estimate of an acknowledgement's
+ * delay if longer (smoothed round trip + 4 x its variation: a loaded host
+ * acknowledges late), gets a HEARTBEAT (16 bytes, answered by nothing), at
+ * the 1st, 2nd, 4th, 8th... pass that finds it stuck: a receiver that does
+ * not read (a full window, not a loss) or a late acknowledgement costs a few.
  */
 #include "net_int.h"
 
@@ -52,16 +54,20 @@ static void peer_silent(int r, int64_t ms)
 }
 
 /* Look at r's link: 1 if data is still in flight on it (progress lock held). */
-static int probe_peer(int r, peer_t *p)
+static int probe_peer(int r, peer_t *p, int64_t now)
 {
     uint64_t acked;
-    uint32_t unacked;
-    if (!p->remote || sdsm_tcp_progress(p->fd, &acked, &unacked) || !unacked) {
+    uint32_t unacked, ack_us;
+    if (!p->remote || sdsm_tcp_progress(p->fd, &acked, &unacked, &ack_us) || !unacked) {
         p->inflight = 0;
         p->stuck = 0;
         return 0;
     }
+    int64_t wait_ms = (int64_t)ack_us / 1000 > sdsm_net_state.probe_ms ? (int64_t)ack_us / 1000
+                                                                        : sdsm_net_state.probe_ms;
     if (p->inflight && acked == p->acked) {
+        if (now - p->since_ms < wait_ms)
+            return 1; /* not late yet */
         p->stuck++;
         if ((p->stuck & (p->stuck - 1)) == 0) { /* 1, 2, 4, 8, ... */
             sdsm_stat_add(SDSM_ST_LOSS_PROBES, 1);
@@ -69,6 +75,7 @@ static int probe_peer(int r, peer_t *p)
         }
     } else {
         p->stuck = 0;
+        p->since_ms = now;
     }
     p->inflight = 1;
     p->acked = acked;
@@ -89,7 +96,7 @@ static void probe_links(int64_t now)
         int sent = atomic_exchange_explicit(&p->watch, 0, memory_order_relaxed);
         if (r == sdsm_net_state.rank || p->fd < 0 || p->closed || (!sent && !p->inflight))
             continue;
-        pending |= probe_peer(r, p);
+        pending |= probe_peer(r, p, now);
     }
     atomic_store_explicit(&sdsm_net_state.next_probe, pending ? now + sdsm_net_state.probe_ms : 0,
                           memory_order_relaxed);

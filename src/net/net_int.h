@@ -49,6 +49,7 @@ typedef struct peer {
     int remote;              /* the peer is on another host (set before the service thread starts) */
     int inflight;            /* ...data was in flight at the last pass */
     uint64_t acked;          /* ...bytes the peer had acknowledged then */
+    int64_t since_ms;        /* ...when that count last moved (or data went in flight) */
     uint32_t stuck;          /* ...passes in a row that found it stuck */
     pthread_mutex_t pin_mtx; /* guards pins and the item in the service thread's instance */
     int pins;                /* requesters that took this socket out of it (sdsm_net_pin) */

@@ -80,7 +80,7 @@ long sdsm_tcp_rto_floor_us(long rto_min_ms)
     return got > 0 ? got : 0;
 }
 
-int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked)
+int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked, uint32_t *ack_us)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
@@ -89,6 +89,7 @@ int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked)
         return -1;
     *acked = ti.tcpi_bytes_acked;
     *unacked = ti.tcpi_unacked;
+    *ack_us = ti.tcpi_rtt + 4 * ti.tcpi_rttvar;
     return 0;
 }
 

@@ -21,9 +21,11 @@ void sdsm_tcp_tune(int fd, long rto_min_ms);
  * kernel cannot change it per socket, or rto_min_ms is 0). */
 long sdsm_tcp_rto_floor_us(long rto_min_ms);
 
-/* The bytes of fd's stream the peer has acknowledged, and the segments in
- * flight it has not: 0, or -1 if the kernel does not say. */
-int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked);
+/* The bytes of fd's stream the peer has acknowledged, the segments in
+ * flight it has not, and the kernel's estimate of how long an
+ * acknowledgement may take (smoothed round trip + 4 x its variation, in
+ * µs): 0, or -1 if the kernel does not say. */
+int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked, uint32_t *ack_us);
 
 /* 1 if fd's peer is another host (its address is neither ours nor loopback). */
 int sdsm_tcp_remote(int fd);

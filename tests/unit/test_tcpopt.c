@@ -71,14 +71,14 @@ static void test_tune(void)
 static void test_progress(void)
 {
     uint64_t acked0 = 0, acked = 0;
-    uint32_t unacked = 99;
-    CHECK_I(sdsm_tcp_progress(cfd, &acked0, &unacked), ==, 0);
+    uint32_t unacked = 99, ack_us = 0;
+    CHECK_I(sdsm_tcp_progress(cfd, &acked0, &unacked, &ack_us), ==, 0);
     char buf[3000];
     memset(buf, 7, sizeof buf);
     CHECK_I(write(cfd, buf, sizeof buf), ==, (long)sizeof buf);
     /* loopback acknowledges at once; give it a moment all the same */
     for (int i = 0; i < 1000; i++) {
-        CHECK_I(sdsm_tcp_progress(cfd, &acked, &unacked), ==, 0);
+        CHECK_I(sdsm_tcp_progress(cfd, &acked, &unacked, &ack_us), ==, 0);
         if (acked - acked0 == sizeof buf && unacked == 0)
             break;
         struct timespec ts = {0, 1000000};
@@ -86,9 +86,11 @@ static void test_progress(void)
     }
     CHECK_U(acked - acked0, ==, sizeof buf);
     CHECK_U(unacked, ==, 0);
+    CHECK_U(ack_us, >, 0); /* a round trip was measured */
+    CHECK_U(ack_us, <, 1000000);
     int p[2];
     CHECK_I(pipe(p), ==, 0);
-    CHECK_I(sdsm_tcp_progress(p[0], &acked, &unacked), ==, -1); /* not a socket */
+    CHECK_I(sdsm_tcp_progress(p[0], &acked, &unacked, &ack_us), ==, -1); /* not a socket */
     close(p[0]);
     close(p[1]);
 }
