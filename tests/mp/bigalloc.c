@@ -26,22 +26,6 @@ static long value(size_t idx, int r, int block)
     return (long)(idx * 2654435761u) ^ ((long)r << 48) ^ ((long)block << 56);
 }
 
-static long vm_rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    char line[256];
-    long kb = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0) {
-            kb = atol(line + 6);
-            break;
-        }
-    fclose(f);
-    return kb;
-}
-
 int main(int argc, char **argv)
 {
     mp_init(&argc, &argv);
@@ -81,7 +65,7 @@ int main(int argc, char **argv)
                 MP_CHECK("untouched GiB long", probes[p], 0, blk[b][probes[p]]);
         }
 
-    long rss = vm_rss_kb();
+    long rss = mp_vm_rss_kb();
     MP_ASSERT(rss > 0, "cannot read VmRSS from /proc/self/status");
     if (rss > max_mb * 1024)
         sdsm_abort(1, "%s: rank %d: VmRSS is %ld kB after touching %ld pages of 2 GiB, limit %ld MB", MP_NAME,

@@ -17,22 +17,6 @@
 
 #define SPOTS 64
 
-static long vm_rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    char line[256];
-    long kb = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0) {
-            kb = atol(line + 6);
-            break;
-        }
-    fclose(f);
-    return kb;
-}
-
 static size_t heap_bytes(void)
 {
     const char *s = getenv("SDSM_HEAP_SIZE");
@@ -50,9 +34,9 @@ static size_t heap_bytes(void)
 
 int main(int argc, char **argv)
 {
-    long before = vm_rss_kb();
+    long before = mp_vm_rss_kb();
     mp_init(&argc, &argv);
-    long inited = vm_rss_kb();
+    long inited = mp_vm_rss_kb();
     int n = sdsm_nprocs(), me = sdsm_rank();
     size_t heap = heap_bytes(), pages = heap / 4096, bound_kb = pages / 100 / 1024;
     MP_ASSERT(heap >= (1UL << 30), "SDSM_HEAP_SIZE=%s: set it to a size such as 1T",
@@ -60,7 +44,7 @@ int main(int argc, char **argv)
     size_t size = heap / 4;
     volatile long *blk = sdsm_alloc(size, SDSM_HOME_CYCLIC);
     MP_NONNULL(blk);
-    long allocated = vm_rss_kb();
+    long allocated = mp_vm_rss_kb();
     printf("heapmeta: rank %d: heap %zu GiB (%zu pages): VmRSS %ld kB before sdsm_init, %ld after, %ld after "
            "allocating %zu GiB; bound %zu kB\n",
            me, heap >> 30, pages, before, inited, allocated, size >> 30, bound_kb);

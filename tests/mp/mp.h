@@ -73,6 +73,23 @@ static inline void mp_init(int *argc, char ***argv)
     }
 }
 
+/* This process's resident memory (VmRSS) in kB, or -1. */
+static inline long mp_vm_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) {
+            kb = atol(line + 6);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
 /* Finalize, then rank 0 reports success (so "OK" means every rank got there). */
 static inline int mp_finish(const char *okname)
 {
