@@ -221,6 +221,7 @@ int sdsm_init(int *argc, char ***argv)
                            .listen_fd = boot.listen_fd,
                            .ctrl_fd = boot.ctrl_fd,
                            .page_size = sdsm_cfg.page_size,
+                           .same_host = boot.same_host,
                            .local_nprocs = boot.local_nprocs,
                            .cpu_sharers = boot.cpu_sharers};
     if (sdsm_cfg.trace_dir) /* before the service thread, so it is traced from its start */

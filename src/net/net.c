@@ -29,7 +29,6 @@
 #include "core/status.h"
 #include "core/wait.h"
 #include "net/auth.h"
-#include "net/tcpopt.h"
 
 _Static_assert(SDSM_MSG_NTYPES <= SDSM_STATS_MAX_TYPES, "stats count every message type");
 
@@ -141,13 +140,13 @@ static int loop_watch(void)
 }
 
 /* A peer's entry before its socket is watched (fd -1: none).  0 or SDSM_ENOMEM. */
-static int peer_init(peer_t *p, int fd)
+static int peer_init(peer_t *p, int fd, int remote)
 {
     pthread_mutex_init(&p->smtx, NULL);
     pthread_mutex_init(&p->pin_mtx, NULL);
     p->fd = fd;
     p->ofd = -1;
-    p->remote = fd >= 0 && sdsm_tcp_remote(fd);
+    p->remote = fd >= 0 && remote;
     /* the connection just proved it alive */
     p->heard_ms = atomic_load(&sdsm_net_state.next_tick) - sdsm_net_state.hb_ms;
     p->rcap = 1 << 18;
@@ -178,7 +177,7 @@ int sdsm_net_start(const sdsm_net_setup_t *s)
         goto fail;
     for (int r = 0; r < s->nprocs; r++) {
         peer_t *p = &sdsm_net_state.peers[r];
-        if ((rc = peer_init(p, s->peer_fds ? s->peer_fds[r] : -1)))
+        if ((rc = peer_init(p, s->peer_fds ? s->peer_fds[r] : -1, s->same_host && !s->same_host[r])))
             return rc;
         if (r == s->rank || p->fd < 0)
             continue;

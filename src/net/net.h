@@ -24,6 +24,7 @@ typedef struct sdsm_net_setup {
     int listen_fd;       /* refused after set-up; -1 if none */
     int ctrl_fd;         /* launcher link (EOF = launcher gone); -1 if none */
     size_t page_size;
+    const uint8_t *same_host; /* nprocs entries: 1 for a rank on this host (NULL: all are) */
     int local_nprocs; /* ranks on this host, this one included (0: unknown) */
     int cpu_sharers;  /* of those, the ones that run on this rank's CPUs (0: unknown) */
 } sdsm_net_setup_t;

@@ -46,7 +46,7 @@ typedef struct peer {
     int heard;               /* bytes came in since the last tick (progress lock) */
     int64_t heard_ms;        /* when bytes last came in, as of a tick (progress lock) */
     _Atomic int watch;       /* a frame went out since the last loss probe pass (heartbeat.c) */
-    int remote;              /* the peer is on another host (set before the service thread starts) */
+    int remote;              /* the peer is on another host (boot's same_host, before the service thread) */
     int inflight;            /* ...data was in flight at the last pass */
     uint64_t acked;          /* ...bytes the peer had acknowledged then */
     int64_t since_ms;        /* ...when that count last moved (or data went in flight) */

@@ -28,8 +28,9 @@
 
 #define KERNEL_FLOOR_US 200000 /* the kernel's own: nothing to set at or above it */
 
-/* The first value the kernel took (it refuses less than two timer ticks),
- * -1 if it refused the option, 0 not tried yet. */
+/* The value the kernel took at the first connection (it refuses less than
+ * two timer ticks), -1 if it refused the option, 0 not tried yet.  A
+ * process has one SDSM_RTO_MIN, so later connections take the same. */
 static _Atomic long accepted_us;
 
 static long try_floor(int fd, long us)
@@ -46,15 +47,14 @@ static long try_floor(int fd, long us)
 
 static long floor_for(int fd, long rto_min_ms)
 {
-    long want = rto_min_ms * 1000;
     long got = atomic_load_explicit(&accepted_us, memory_order_relaxed);
-    if (got < 0)
-        return -1;
-    if (got == 0 || got > want) { /* first call, or asked for less than before */
-        got = try_floor(fd, want);
+    if (got == 0) {
+        got = try_floor(fd, rto_min_ms * 1000);
         atomic_store_explicit(&accepted_us, got, memory_order_relaxed);
         return got;
     }
+    if (got < 0)
+        return -1;
     int v = (int)got;
     return setsockopt(fd, IPPROTO_TCP, TCP_RTO_MIN_US, &v, sizeof v) == 0 ? got : -1;
 }
@@ -91,15 +91,4 @@ int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked, uint32_t *ack_
     *unacked = ti.tcpi_unacked;
     *ack_us = ti.tcpi_rtt + 4 * ti.tcpi_rttvar;
     return 0;
-}
-
-int sdsm_tcp_remote(int fd)
-{
-    struct sockaddr_in me, peer;
-    socklen_t lm = sizeof me, lp = sizeof peer;
-    if (getsockname(fd, (struct sockaddr *)&me, &lm) || getpeername(fd, (struct sockaddr *)&peer, &lp) ||
-        me.sin_family != AF_INET || peer.sin_family != AF_INET)
-        return 0; /* not IPv4 TCP: nothing this knows to watch */
-    uint32_t ip = ntohl(peer.sin_addr.s_addr);
-    return peer.sin_addr.s_addr != me.sin_addr.s_addr && (ip >> 24) != 127;
 }

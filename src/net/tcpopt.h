@@ -27,7 +27,4 @@ long sdsm_tcp_rto_floor_us(long rto_min_ms);
  * µs): 0, or -1 if the kernel does not say. */
 int sdsm_tcp_progress(int fd, uint64_t *acked, uint32_t *unacked, uint32_t *ack_us);
 
-/* 1 if fd's peer is another host (its address is neither ours nor loopback). */
-int sdsm_tcp_remote(int fd);
-
 #endif
