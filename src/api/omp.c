@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/coll.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/wait.h"
@@ -23,14 +24,16 @@
  * the shared region's first pages (rank 0's image is everyone's), `gap`
  * bytes after it are left to the brk heap, and the region follows.  start,
  * len and gap are multiples of the page size.  fences: the program's code
- * holds memory fences (omp flush), so plain flags need the flag support.
+ * holds memory fences (omp flush), so plain flags need the flag support:
+ * 1, some are fence instructions; 2, sdsmcc made some calls of
+ * sdsm_omp_fence (sdsm__omp_flush).
  */
 SDSM_API int sdsm__omp_adopt(void *start, size_t len, size_t gap, int fences)
 {
     uintptr_t s = (uintptr_t)start;
     if (!len || (s | len | gap) & 4095)
         return SDSM_EINVAL;
-    sdsm_region_adopt = (sdsm_region_adopt_t){.start = s, .len = len, .gap = gap, .fences = fences != 0};
+    sdsm_region_adopt = (sdsm_region_adopt_t){.start = s, .len = len, .gap = gap, .fences = fences & 3};
     return 0;
 }
 
@@ -212,3 +215,36 @@ SDSM_API int sdsm__omp_barrier_manager(void) { return sdsm_barrier_manager(); }
 
 /* The master started a parallel region on the whole team (statistics). */
 SDSM_API void sdsm__omp_note_region(void) { sdsm_stat_add(SDSM_ST_OMP_REGIONS, 1); }
+
+/*
+ * Whether a flush that sdsmcc made a call (omp/fences.c) publishes this
+ * rank's pending writes: the program has such calls, the protocol can
+ * publish, there are other ranks with copies of their own, and
+ * SDSM_FLUSH_PUBLISH is not 0.  Fixed once sdsm_init has run.
+ */
+SDSM_API int sdsm__omp_flush_mode(void)
+{
+    return (sdsm_region_adopt.fences & 2) && sdsm_cfg.flush_publish && sdsm_proto->publish &&
+           sdsm_nprocs() > 1 && !sdsm_region.host_shared;
+}
+
+/*
+ * The program's flush (sdsm__omp_flush_mode): the writes this rank's
+ * threads made and have not released go to their homes as an unlock sends
+ * them, and the homes take every other copy of those pages before they
+ * answer; so a thread of another rank that reads a flag written before
+ * the flush fetches the flag and the data written before it.  Any thread.
+ * A flush with nothing to publish costs a look at the dirty pages.
+ * Nonzero (said why) if the publish failed: the job cannot go on.
+ */
+SDSM_API int sdsm__omp_flush(void)
+{
+    uint32_t written = 0, again = 0;
+    if (sdsm_proto->publish(&written, &again)) {
+        sdsm_error_log("omp flush: the rank's writes could not be published");
+        return 1;
+    }
+    sdsm_stat_add(SDSM_ST_FLUSH_PUBLISHES, written > 0);
+    sdsm_stat_add(SDSM_ST_FLUSH_PAGES, written);
+    return 0;
+}

@@ -167,13 +167,21 @@ static const var_t vars[] = {
      "flag) while its copy of another the home wrote before (the data) is still the old one; "
      "0: readers get the home's copy as it is; -1 (default): 1 for OpenMP programs (sdsmcc) whose "
      "code holds a flush (a memory fence), which makes such flags correct, else 0; hlrc and update"},
+    {"SDSM_FLUSH_PUBLISH", T_LONG, OFF(flush_publish), "1", 0, 1, NULL,
+     "1 (default): an OpenMP flush in code sdsmcc compiled with gcc on x86-64 (a call there) "
+     "publishes the rank's pending writes at once, as an unlock would, so a thread of another "
+     "rank spinning on a flag sees it about a round trip later; 0: the flush is a fence only, "
+     "and the quiet publisher (SDSM_QUIET_US) publishes them once the rank is quiet; hlrc and "
+     "update"},
     {"SDSM_QUIET_US", T_LONG, OFF(quiet_us), "-1", -1, 10000000, NULL,
      "a rank whose threads made no runtime call (no fault, synchronization or atomic) for this "
      "many microseconds while it holds writes not yet released publishes them as an unlock "
      "would: a thread of another rank spinning on a flag with plain reads and OpenMP flush sees "
      "the flag within about this time plus a round trip (doubled while the rank keeps rewriting "
-     "the same pages and no other rank's writes take its copies, up to 64 times; 0: never; -1 (default): 1000 for OpenMP programs "
-     "(sdsmcc) whose code holds a flush (a memory fence), else 0; hlrc and update)"},
+     "the same pages and no other rank's writes take its copies, up to 64 times; 0: never; -1 (default): "
+     "1000 for OpenMP programs "
+     "(sdsmcc) whose code holds a flush left a fence instruction (or all of whose flushes are "
+     "calls and SDSM_FLUSH_PUBLISH=0), else 0; hlrc and update)"},
     {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
     {"SDSM_IBEC_CHECK", T_LONG, OFF(ibec_check), "0", 0, 1, NULL,

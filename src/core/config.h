@@ -67,6 +67,7 @@ typedef struct sdsm_config {
     long home_migrate;   /* hlrc: a page's home moves to the rank that alone keeps writing it */
     long reread;         /* hlrc: pages read again after every barrier are fetched as it ends */
     long quiet_us;       /* a rank quiet this long publishes its pending writes (0: never) */
+    long flush_publish;  /* a flush sdsmcc made a call publishes the rank's pending writes */
     long unmap_barriers; /* ibec: drop copies unused for this many barriers (0: never) */
     long ibec_check;     /* ibec: report data written outside a critical section and read before a barrier */
     long ibec_sections;  /* ibec: threads in critical sections at once (0: as the keys allow) */
@@ -75,11 +76,11 @@ typedef struct sdsm_config {
     long
         run_slice_ms; /* a slot holder computing this long without a runtime call lends its slot (0: never) */
     long hang_report; /* seconds a wait may last before every rank's waits are reported (0: never) */
-    long heartbeat_ms;      /* idle links carry a heartbeat this often */
-    long rto_min_ms;        /* TCP retransmission floor of the job's links (0: the kernel's) */
-    long loss_probe_ms;     /* a link's unacknowledged data gets a heartbeat behind it after this (0: never) */
-    long peer_timeout_ms;   /* a peer silent this long is lost (0: never) */
-    const char *trace_dir;  /* SDSM_TRACE: write timelines there, or NULL */
+    long heartbeat_ms;     /* idle links carry a heartbeat this often */
+    long rto_min_ms;       /* TCP retransmission floor of the job's links (0: the kernel's) */
+    long loss_probe_ms;    /* a link's unacknowledged data gets a heartbeat behind it after this (0: never) */
+    long peer_timeout_ms;  /* a peer silent this long is lost (0: never) */
+    const char *trace_dir; /* SDSM_TRACE: write timelines there, or NULL */
     long trace_interval_ms; /* counters sampled this often in a trace */
     size_t trace_buffer;    /* bytes of trace buffer per thread */
 } sdsm_config_t;

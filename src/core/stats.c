@@ -86,6 +86,8 @@ static const struct {
     [SDSM_ST_OMP_REGIONS] = {"OpenMP parallel regions", "omp_regions", U_COUNT, G_SYNC},
     [SDSM_ST_QUIET_PUBLISHES] = {"quiet publishes (SDSM_QUIET_US)", "quiet_publishes", U_COUNT, G_PAGES},
     [SDSM_ST_QUIET_PAGES] = {"pages published while quiet", "quiet_pages", U_COUNT, G_PAGES},
+    [SDSM_ST_FLUSH_PUBLISHES] = {"flush publishes (SDSM_FLUSH_PUBLISH)", "flush_publishes", U_COUNT, G_PAGES},
+    [SDSM_ST_FLUSH_PAGES] = {"pages published by a flush", "flush_pages", U_COUNT, G_PAGES},
     [SDSM_ST_BARRIERS] = {"barriers", "barriers", U_COUNT, G_SYNC},
     [SDSM_ST_BARRIER_WAIT_NS] = {"barrier wait", "barrier_wait_ns", U_NS, G_SYNC},
     [SDSM_ST_BARRIER_ROUNDS] = {"barrier rounds", "barrier_rounds", U_COUNT, G_SYNC},
@@ -119,7 +121,9 @@ static const struct {
     [SDSM_ST_IBEC_KEYED] = {"ibec sections at once (keys)", "ibec_keyed_sections", U_MAX, G_SETUP},
 };
 
-/* The order rows are printed in (the enum's is the order counters were added). */
+/* The order rows are printed in (the enum's is the order counters were added), a row a
+ * line. */
+/* clang-format off */
 static const unsigned char order[] = {
     SDSM_ST_READ_FAULTS,
     SDSM_ST_WRITE_FAULTS,
@@ -157,6 +161,8 @@ static const unsigned char order[] = {
     SDSM_ST_MIGRATIONS,
     SDSM_ST_QUIET_PUBLISHES,
     SDSM_ST_QUIET_PAGES,
+    SDSM_ST_FLUSH_PUBLISHES,
+    SDSM_ST_FLUSH_PAGES,
     SDSM_ST_BARRIERS,
     SDSM_ST_BARRIER_WAIT_NS,
     SDSM_ST_BARRIER_ROUNDS,
@@ -190,6 +196,7 @@ static const unsigned char order[] = {
     SDSM_ST_FLAGS_ON,
     SDSM_ST_IBEC_KEYED,
 };
+/* clang-format on */
 _Static_assert(sizeof order == SDSM_ST_COUNT, "every counter has its place in order[]");
 
 const char *sdsm_stats_key(int stat) { return stat >= 0 && stat < SDSM_ST_COUNT ? rows[stat].key : NULL; }

@@ -72,6 +72,8 @@ typedef enum sdsm_stat {
     SDSM_ST_RUN_LENT, /* run slots lent beyond SDSM_RUN_THREADS: a holder computed SDSM_RUN_SLICE without a runtime call */
     SDSM_ST_QUIET_PUBLISHES, /* releases of a quiet rank's pending writes (sync/quiet.c) */
     SDSM_ST_QUIET_PAGES,     /* ...pages they announced */
+    SDSM_ST_FLUSH_PUBLISHES, /* omp flushes (calls from sdsmcc) that published pending writes (api/omp.c) */
+    SDSM_ST_FLUSH_PAGES,     /* ...pages they announced */
     SDSM_ST_ZC_DECLINED, /* pages asked for zero-copy, sent as bytes: one of the run was being written at its home (serve.c) */
     SDSM_ST_TWIN_GUARDS, /* invalidations sent ahead of a page served with unreleased home writes (inval.c) */
     SDSM_ST_DIFFS_EARLY, /* batches of diffs sent eagerly because an invalidation met a written page (copies.c) */
@@ -81,7 +83,7 @@ typedef enum sdsm_stat {
     SDSM_ST_REREAD_REQS,  /* ...the FETCH requests those took */
     SDSM_ST_REREAD_USED,  /* ...read before the next barrier dropped them */
     SDSM_ST_OMP_REGIONS,  /* OpenMP parallel regions the master started on the whole team (src/omp/team.c) */
-    SDSM_ST_LOSS_PROBES,  /* heartbeats sent behind a stalled segment on a link to another host (net/heartbeat.c) */
+    SDSM_ST_LOSS_PROBES, /* heartbeats sent behind a stalled segment on a link to another host (net/heartbeat.c) */
     SDSM_ST_COUNT
 } sdsm_stat_t;
 

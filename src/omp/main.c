@@ -153,6 +153,7 @@ int sdsm_omp_main(int argc, char **argv, char **envp, int (*real_main)(int, char
     /* Every rank ends with the status the master's main gave. */
     int status = sdsm_rank() == 0 ? prog_status : rt_exit_status;
     finishing = 1;
+    sdsm_omp_fence_stop();
     sdsm_finalize();
     return status;
 }

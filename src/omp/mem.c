@@ -247,6 +247,7 @@ void sdsm_omp_boot(int *argc, char ***argv)
         fprintf(stderr, "sdsm: OpenMP program: cannot place its globals: %s\n", sdsm_strerror(rc));
         exit(1);
     }
+    sdsm_omp_fence_start();
 }
 
 void *sdsm_omp_master_stack_bounds(size_t *len)

@@ -56,9 +56,18 @@ void *sdsm_omp_heap_realloc(void *p, size_t n); /* p in the heap, n may be 0 */
 void sdsm_omp_heap_free(void *p);
 size_t sdsm_omp_heap_usable(const void *p);
 
-/* Nonzero if the program's code (or that of a library sdsmcc compiled)
- * holds a memory fence, what `#pragma omp flush` compiles to (fences.c). */
+/* What the program's code (and that of the libraries sdsmcc compiled)
+ * does for `#pragma omp flush` (fences.c): SDSM_OMP_FENCE_CODE, some
+ * fence is left an instruction; SDSM_OMP_FENCE_CALLS, sdsmcc made some a
+ * call of sdsm_omp_fence; 0, the program has no flush. */
+#define SDSM_OMP_FENCE_CODE  1
+#define SDSM_OMP_FENCE_CALLS 2
 int sdsm_omp_program_fences(void);
+
+/* After sdsm_init: sdsm_omp_fence publishes the rank's writes where that
+ * is wanted (sdsm__omp_flush_mode); before sdsm_finalize: a fence again. */
+void sdsm_omp_fence_start(void);
+void sdsm_omp_fence_stop(void);
 
 /* Nonzero if the code address `caller` is in the program (not a library). */
 int sdsm_omp_from_program(const void *caller);
