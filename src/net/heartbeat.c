@@ -63,8 +63,8 @@ static int probe_peer(int r, peer_t *p, int64_t now)
         p->stuck = 0;
         return 0;
     }
-    int64_t wait_ms = (int64_t)ack_us / 1000 > sdsm_net_state.probe_ms ? (int64_t)ack_us / 1000
-                                                                        : sdsm_net_state.probe_ms;
+    int64_t wait_ms =
+        (int64_t)ack_us / 1000 > sdsm_net_state.probe_ms ? (int64_t)ack_us / 1000 : sdsm_net_state.probe_ms;
     if (p->inflight && acked == p->acked) {
         if (now - p->since_ms < wait_ms)
             return 1; /* not late yet */

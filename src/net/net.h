@@ -25,8 +25,8 @@ typedef struct sdsm_net_setup {
     int ctrl_fd;         /* launcher link (EOF = launcher gone); -1 if none */
     size_t page_size;
     const uint8_t *same_host; /* nprocs entries: 1 for a rank on this host (NULL: all are) */
-    int local_nprocs; /* ranks on this host, this one included (0: unknown) */
-    int cpu_sharers;  /* of those, the ones that run on this rank's CPUs (0: unknown) */
+    int local_nprocs;         /* ranks on this host, this one included (0: unknown) */
+    int cpu_sharers;          /* of those, the ones that run on this rank's CPUs (0: unknown) */
 } sdsm_net_setup_t;
 
 /* Start the transport and its service thread.  0, SDSM_ENOMEM or SDSM_ESYS. */

@@ -82,11 +82,11 @@ typedef struct sdsm_net_state {
     int epoch_moved;       /* rescan stalled peers (progress lock held) */
     pthread_mutex_t progress;
     int started;
-    int64_t hb_ms, timeout_ms; /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
-    _Atomic int64_t next_tick; /* written under the progress lock, read without */
-    _Atomic int bye_sent;      /* our BYEs are out: peers no longer watch us */
-    int64_t probe_ms;          /* SDSM_LOSS_PROBE (0: off) */
-    _Atomic int probe_armed;   /* a peer's watch is set: a pass is due probe_ms after next_probe was set */
+    int64_t hb_ms, timeout_ms;  /* SDSM_HEARTBEAT, SDSM_PEER_TIMEOUT (0: off) */
+    _Atomic int64_t next_tick;  /* written under the progress lock, read without */
+    _Atomic int bye_sent;       /* our BYEs are out: peers no longer watch us */
+    int64_t probe_ms;           /* SDSM_LOSS_PROBE (0: off) */
+    _Atomic int probe_armed;    /* a peer's watch is set: a pass is due probe_ms after next_probe was set */
     _Atomic int64_t next_probe; /* when the next loss probe pass is due (0: not set) */
 } sdsm_net_state_t;
 

@@ -49,8 +49,8 @@ int main(int argc, char **argv)
            "allocating %zu GiB; bound %zu kB\n",
            me, heap >> 30, pages, before, inited, allocated, size >> 30, bound_kb);
     MP_ASSERT(before > 0 && allocated - before <= (long)bound_kb,
-              "resident memory grew by %ld kB for a heap of %zu pages (bound %zu kB)", allocated - before, pages,
-              bound_kb);
+              "resident memory grew by %ld kB for a heap of %zu pages (bound %zu kB)", allocated - before,
+              pages, bound_kb);
 
     size_t nlongs = size / sizeof(long), stride = nlongs / ((size_t)n * SPOTS);
     for (size_t j = 0; j < SPOTS; j++) {
