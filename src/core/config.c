@@ -170,9 +170,9 @@ static const var_t vars[] = {
     {"SDSM_FLUSH_PUBLISH", T_LONG, OFF(flush_publish), "1", 0, 1, NULL,
      "1 (default): an OpenMP flush in code sdsmcc compiled with gcc on x86-64 (a call there) "
      "publishes the rank's pending writes at once, as an unlock would, so a thread of another "
-     "rank spinning on a flag sees it about a round trip later; 0: the flush is a fence only, "
-     "and the quiet publisher (SDSM_QUIET_US) publishes them once the rank is quiet; hlrc and "
-     "update"},
+     "rank spinning on a flag sees it about a round trip later (not where SDSM_OMP_HOME spreads "
+     "the program's data over several homes); 0: the flush is a fence only, and the quiet "
+     "publisher (SDSM_QUIET_US) publishes them once the rank is quiet; hlrc and update"},
     {"SDSM_QUIET_US", T_LONG, OFF(quiet_us), "-1", -1, 10000000, NULL,
      "a rank whose threads made no runtime call (no fault, synchronization or atomic) for this "
      "many microseconds while it holds writes not yet released publishes them as an unlock "
