@@ -180,8 +180,8 @@ static const var_t vars[] = {
      "the flag within about this time plus a round trip (doubled while the rank keeps rewriting "
      "the same pages and no other rank's writes take its copies, up to 64 times; 0: never; -1 (default): "
      "1000 for OpenMP programs "
-     "(sdsmcc) whose code holds a flush left a fence instruction (or all of whose flushes are "
-     "calls and SDSM_FLUSH_PUBLISH=0), else 0; hlrc and update)"},
+     "(sdsmcc) whose code holds a flush (a memory fence, or a call where sdsmcc made it one), "
+     "else 0; hlrc and update)"},
     {"SDSM_UNMAP_BARRIERS", T_LONG, OFF(unmap_barriers), "8", 0, 1000000, NULL,
      "ibec: a copy unused for this many barriers is dropped and leaves the copyset (0: never)"},
     {"SDSM_IBEC_CHECK", T_LONG, OFF(ibec_check), "0", 0, 1, NULL,

@@ -560,9 +560,13 @@ int sdsm_home_publish(uint32_t *written, uint32_t *again)
         due = atomic_load(&hs.lift_due[h]);
     if (due || sdsm_page_dirty_count()) /* (an empty release would still count an interval) */
         rc = release_run(SDSM_SYNC_LOCK, -1, 0, written, again);
-    pthread_mutex_lock(&hs.release_mtx);
-    *written += publish_arrival();
-    pthread_mutex_unlock(&hs.release_mtx);
+    /* (A flush spinning on a flag calls this in a loop: no mutex while
+     * there is no arrival to publish.) */
+    if (atomic_load(&hs.arrival_open)) {
+        pthread_mutex_lock(&hs.release_mtx);
+        *written += publish_arrival();
+        pthread_mutex_unlock(&hs.release_mtx);
+    }
     /* Fetches that waited for this rank's writes to be published are
      * tried again by the service thread (serve.c, defer_fetch). */
     if (atomic_exchange(&hs.deferred, 0))

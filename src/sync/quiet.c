@@ -106,9 +106,11 @@ static int nap(uint64_t ns)
 }
 
 /* SDSM_QUIET_US; -1: on for OpenMP programs whose code holds a flush
- * (which makes plain flags correct: omp/fences.c) that is a fence
- * instruction, or a call that does not publish (SDSM_FLUSH_PUBLISH=0): a
- * flush that publishes needs no one to publish for it; off for the others
+ * (which makes plain flags correct: omp/fences.c), also where the flush
+ * is a call that publishes (SDSM_FLUSH_PUBLISH): a thread may write a flag
+ * and go into a barrier with no flush of its own (the barrier implies
+ * one), and only this thread then publishes its rank's arrival to the
+ * thread spinning on that flag; off for the others
  * (OpenMP programs without one synchronize only through runtime calls;
  * for the rest the model is release consistency: a flag read without a
  * lock is a race), which then pay no wake-up. */
@@ -116,8 +118,7 @@ static long period_us(void)
 {
     if (sdsm_cfg.quiet_us >= 0)
         return sdsm_cfg.quiet_us;
-    int f = sdsm_region_adopt.fences; /* (omp/fences.c: 1 fence instructions, 2 calls) */
-    return (f & 1) || ((f & 2) && !sdsm_cfg.flush_publish) ? 1000 : 0;
+    return sdsm_region_adopt.fences ? 1000 : 0;
 }
 
 static void *quiet_main(void *arg)
