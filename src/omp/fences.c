@@ -18,8 +18,8 @@
  *
  * gcc on x86-64 (sdsmcc's -wrapper, tools/sdsmcc/sdsmcc-wrap) turns each
  * fence of the compiled code into a call of sdsm_omp_fence and marks the
- * object (section .sdsm_fence): such a flush publishes the rank's pending
- * writes at once, as an unlock does (SDSM_FLUSH_PUBLISH), instead of
+ * object (section .sdsm_fence): such a flush can publish the rank's pending
+ * writes at once, as an unlock does (SDSM_FLUSH_PUBLISH=1), instead of
  * waiting for the rank to go quiet.  sdsm_omp_fence keeps every register
  * and the flags as the fence did (the compiler saw no call there; sdsmcc
  * compiles with -mno-red-zone, so the call's return address overwrites
