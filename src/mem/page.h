@@ -95,7 +95,9 @@ extern sdsm_region_t sdsm_region;
  * region follows.  len == 0: an ordinary region.  fences: the program's code
  * holds memory fences (what OpenMP's flush compiles to), the only way it
  * can wait for a plain flag without a runtime call: the flag support
- * (SDSM_QUIET_US, SDSM_HOME_TWINS) is on by default only then.
+ * (SDSM_QUIET_US, SDSM_HOME_TWINS) is on by default only then.  Bits: 1,
+ * some are fence instructions; 2, sdsmcc made some calls of sdsm_omp_fence
+ * (SDSM_OMP_FENCE_CODE and _CALLS in src/omp/omp_int.h).
  */
 typedef struct sdsm_region_adopt {
     uintptr_t start;

@@ -384,6 +384,14 @@ void *sdsm_omp_heap_aligned(size_t align, size_t n)
  * and globals stay homed at rank 0 unless SDSM_OMP_HOME is set, which rank
  * 0 warns about.
  */
+/* SDSM_OMP_HOME names a policy that spreads the pages over several homes
+ * (first-touch, cyclic, block), not one rank; read before sdsm_init. */
+int sdsm_omp_home_spread(void)
+{
+    const char *s = getenv("SDSM_OMP_HOME");
+    return s && (!strcmp(s, "first-touch") || !strcmp(s, "cyclic") || !strcmp(s, "block"));
+}
+
 static int policy_from_env(void)
 {
     const char *s = getenv("SDSM_OMP_HOME");

@@ -105,8 +105,7 @@ static void die(const char *what)
 static int program_fences(void)
 {
     int f = sdsm_omp_program_fences();
-    const char *home = getenv("SDSM_OMP_HOME");
-    if ((f & SDSM_OMP_FENCE_CALLS) && home && *home && (*home < '0' || *home > '9'))
+    if ((f & SDSM_OMP_FENCE_CALLS) && sdsm_omp_home_spread())
         f = (f & ~SDSM_OMP_FENCE_CALLS) | SDSM_OMP_FENCE_CODE;
     return f;
 }

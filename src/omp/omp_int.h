@@ -49,6 +49,7 @@ void sdsm_omp_heap_init(void);
 int sdsm_omp_heap_ready(void);
 /* Where the program's pages are homed (SDSM_OMP_HOME): a rank or SDSM_HOME_*. */
 int sdsm_omp_heap_policy(void);
+int sdsm_omp_home_spread(void);       /* SDSM_OMP_HOME spreads the homes (before sdsm_init) */
 int sdsm_omp_heap_has(const void *p); /* p is in the shared heap */
 void *sdsm_omp_heap_alloc(size_t n, int zero);
 void *sdsm_omp_heap_aligned(size_t align, size_t n);
