@@ -267,6 +267,59 @@ static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t
                           int sync, int *ok);
 
 /*
+ * Loads that feed a compare-and-swap.  gcc combines a reduction's partial
+ * values, and does an `omp atomic` update of a type without a fetch-and-op
+ * (a double's +=), as a relaxed load of the variable followed by a
+ * compare-and-swap loop on it.  The load's value is only the loop's first
+ * guess: a stale one costs one failed swap, which returns the current value.
+ * It needs no acquire, and the lock taken for one (below) cost the non-home
+ * ranks a lock round trip and an eager release of every page they had
+ * written, at every reduction: NPB CG at 2 ranks took 848 such locks.  So
+ * a call site whose relaxed load of an address was followed, next among
+ * the thread's atomics, by a compare-and-swap of that address is
+ * remembered (cas_sites), and its loads are read at the home alone from
+ * then on.  A swap that asks for ordering takes the lock itself (shared_op),
+ * so a spin lock written as a relaxed spin and an acquiring swap keeps its
+ * acquire.
+ */
+#define CAS_SITES 64
+static void *cas_sites[CAS_SITES];
+static __thread struct {
+    const volatile void *p; /* the address the thread's last atomic loaded relaxed */
+    void *site;             /* where that load was called from */
+} cas_feed;
+
+static unsigned site_slot(const void *site)
+{
+    return (unsigned)(((uintptr_t)site >> 2) * 0x9e3779b1u) % CAS_SITES;
+}
+
+static int cas_site_known(const void *site)
+{
+    unsigned h = site_slot(site);
+    for (unsigned i = 0; i < CAS_SITES; i++) {
+        void *s = __atomic_load_n(&cas_sites[(h + i) % CAS_SITES], __ATOMIC_RELAXED);
+        if (s == site)
+            return 1;
+        if (!s)
+            return 0;
+    }
+    return 0;
+}
+
+/* (A full table only means further sites keep the lock.) */
+static void cas_site_add(void *site)
+{
+    unsigned h = site_slot(site);
+    for (unsigned i = 0; i < CAS_SITES; i++) {
+        void *none = NULL, **slot = &cas_sites[(h + i) % CAS_SITES];
+        if (__atomic_compare_exchange_n(slot, &none, site, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+            none == site)
+            return;
+    }
+}
+
+/*
  * A relaxed load past the reuse time: read at the home without the
  * address's lock (one round trip).  Only a value that differs from the one
  * this thread last loaded there (or a first load) is read again under the
@@ -276,12 +329,15 @@ static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t
  * then costs no lock at all: tsp_omp-sdsm at 2 ranks took the lock 80,000
  * times from rank 1 for it, each a round trip to the lock's last holder.
  */
-static uint64_t relaxed_load(const volatile void *p, unsigned size)
+static uint64_t relaxed_load(const volatile void *p, unsigned size, void *site)
 {
     int known = last_load.p == p && last_load.size == size;
     uint64_t prev = last_load.val, v = 0;
-    if (rt_home_atomic((volatile void *)p, size, RT_AOP_LOAD, 0, 0, &v) < 0 || !known || v != prev)
+    int home = rt_home_atomic((volatile void *)p, size, RT_AOP_LOAD, 0, 0, &v);
+    if (home < 0 || ((!known || v != prev) && !cas_site_known(site)))
         v = shared_op((volatile void *)p, size, RT_AOP_LOAD, 0, 0, 1, NULL);
+    cas_feed.p = p;
+    cas_feed.site = site;
     last_load.p = p;
     last_load.size = size;
     last_load.epoch = rt_sync_epoch;
@@ -298,6 +354,9 @@ static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t
     uint64_t old = 0;
     if (last_load.p == p)
         last_load.p = NULL;
+    if (op == RT_AOP_CAS && cas_feed.p == p)
+        cas_site_add(cas_feed.site);
+    cas_feed.p = NULL;
     int rc = -1;
     if (!sync && (rc = rt_home_atomic(p, size, op, val, expected, &old)) >= 0)
         goto out;
@@ -327,7 +386,7 @@ out:
             return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                                 \
         spin_point();                                                                                        \
         if (m == __ATOMIC_RELAXED) /* not kept (above) */                                                    \
-            return (T)relaxed_load(p, N);                                                                    \
+            return (T)relaxed_load(p, N, __builtin_return_address(0));                                       \
         return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);                              \
     }                                                                                                        \
     void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);                           \
