@@ -178,6 +178,27 @@ SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t v
 }
 
 /*
+ * Before an atomic store or release done at a home (libsdsm-omp's
+ * atomic.c): the writes this rank's threads made and have not released go
+ * to their homes, which take every other copy of those pages before they
+ * answer, so whoever reads the stored value at its home finds no stale
+ * copy of the data written before it.  Nothing to do with one copy of the
+ * memory, one rank, or a protocol without a publish (ibec, whose atomics
+ * take a lock).  Nonzero if the publish failed: the job cannot go on.
+ */
+SDSM_API int sdsm__omp_publish(void)
+{
+    uint32_t written = 0, again = 0;
+    if (!sdsm_region.app || !sdsm_proto->publish || sdsm_nprocs() < 2 || sdsm_region.host_shared)
+        return 0;
+    if (sdsm_proto->publish(&written, &again)) {
+        sdsm_error_log("atomic store: the rank's writes could not be published");
+        return 1;
+    }
+    return 0;
+}
+
+/*
  * The calling thread's thread-local storage as the crash report records it
  * (0, or -1), and another rank's thread's, learned from that rank (the
  * master's, through the control block): a worker that follows a pointer

@@ -7,15 +7,18 @@
  * the team's parallel region, a 1- to 8-byte operation is done at the
  * page's home (sdsm__omp_atomic: one round trip, applied to the master
  * copy under its page lock; the caller's next release announces the
- * change).  Loads, stores and operations asking for more than relaxed
- * order also hold an sdsm lock chosen by the address (16-byte granules
- * hashed over RT_ADDR_LOCKS locks) around it, which gives them release and
- * acquire effects on the rest of memory (shared_op).  Under ibec, whose
- * writes are bound to locks, and for 16-byte, odd-sized or misaligned
- * data, the operation is done on this rank's copy under that lock: the
- * acquire makes the location's latest value visible here, the release
- * sends the new one on.  Which path an address takes depends only on the
- * protocol, its size and alignment, so the two never mix on one location.
+ * change).  A store, and an operation asking for release order, first
+ * publishes this rank's unreleased writes (sdsm__omp_publish: diffs to
+ * their homes, every other copy of those pages gone before it returns), so
+ * whoever reads the new value at the home, with any order, already finds
+ * no stale copy of the data written before it (shared_op).  Under ibec,
+ * whose writes are bound to locks, and for 16-byte, odd-sized or
+ * misaligned data, the operation is done on this rank's copy under an sdsm
+ * lock chosen by the address (16-byte granules hashed over RT_ADDR_LOCKS
+ * locks): the acquire makes the location's latest value visible here, the
+ * release sends the new one on.  Which path an address takes depends only
+ * on the protocol, its size and alignment, so the two never mix on one
+ * location.
  * Everywhere else (private data, or outside parallel regions, where no
  * other thread runs) they are ordinary atomics: this file is compiled
  * without -fno-inline-atomics, so the builtins below are instructions.
@@ -264,80 +267,24 @@ static int reuse_load(const volatile void *p, unsigned size, uint64_t *v)
 }
 
 static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                          int sync, int *ok);
+                          int release, int *ok);
 
 /*
- * Loads that feed a compare-and-swap.  gcc combines a reduction's partial
- * values, and does an `omp atomic` update of a type without a fetch-and-op
- * (a double's +=), as a relaxed load of the variable followed by a
- * compare-and-swap loop on it.  The load's value is only the loop's first
- * guess: a stale one costs one failed swap, which returns the current value.
- * It needs no acquire, and the lock taken for one (below) cost the non-home
- * ranks a lock round trip and an eager release of every page they had
- * written, at every reduction: NPB CG at 2 ranks took 848 such locks.  So
- * a call site whose relaxed load of an address was followed, next among
- * the thread's atomics, by a compare-and-swap of that address is
- * remembered (cas_sites), and its loads are read at the home alone from
- * then on.  A swap that asks for ordering takes the lock itself (shared_op),
- * so a spin lock written as a relaxed spin and an acquiring swap keeps its
- * acquire.
+ * A relaxed load past the reuse time: read at the home (one round trip).
+ * It needs no lock for a flag's acquire: the writer published the data
+ * before it wrote the flag (shared_op), so a new value seen here means no
+ * stale copy of that data is left.  Before, such a load took the address's
+ * lock whenever its value changed, which the writer's store had taken
+ * around its release; every reduction's combining load (a relaxed load
+ * feeding a compare-and-swap, as gcc makes it) at a rank that was not the
+ * variable's home then cost a lock round trip and an eager release of all
+ * the rank's writes: NPB CG took 848 such locks per rank at 2 ranks.
  */
-#define CAS_SITES 64
-static void *cas_sites[CAS_SITES];
-static __thread struct {
-    const volatile void *p; /* the address the thread's last atomic loaded relaxed */
-    void *site;             /* where that load was called from */
-} cas_feed;
-
-static unsigned site_slot(const void *site)
+static uint64_t relaxed_load(const volatile void *p, unsigned size)
 {
-    return (unsigned)(((uintptr_t)site >> 2) * 0x9e3779b1u) % CAS_SITES;
-}
-
-static int cas_site_known(const void *site)
-{
-    unsigned h = site_slot(site);
-    for (unsigned i = 0; i < CAS_SITES; i++) {
-        void *s = __atomic_load_n(&cas_sites[(h + i) % CAS_SITES], __ATOMIC_RELAXED);
-        if (s == site)
-            return 1;
-        if (!s)
-            return 0;
-    }
-    return 0;
-}
-
-/* (A full table only means further sites keep the lock.) */
-static void cas_site_add(void *site)
-{
-    unsigned h = site_slot(site);
-    for (unsigned i = 0; i < CAS_SITES; i++) {
-        void *none = NULL, **slot = &cas_sites[(h + i) % CAS_SITES];
-        if (__atomic_compare_exchange_n(slot, &none, site, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
-            none == site)
-            return;
-    }
-}
-
-/*
- * A relaxed load past the reuse time: read at the home without the
- * address's lock (one round trip).  Only a value that differs from the one
- * this thread last loaded there (or a first load) is read again under the
- * lock, so a change the thread sees still comes with the lock's acquire (a
- * flag another thread set after writing data: the data is visible once the
- * flag is seen).  A search's bound, read at every step and rarely changed,
- * then costs no lock at all: tsp_omp-sdsm at 2 ranks took the lock 80,000
- * times from rank 1 for it, each a round trip to the lock's last holder.
- */
-static uint64_t relaxed_load(const volatile void *p, unsigned size, void *site)
-{
-    int known = last_load.p == p && last_load.size == size;
-    uint64_t prev = last_load.val, v = 0;
-    int home = rt_home_atomic((volatile void *)p, size, RT_AOP_LOAD, 0, 0, &v);
-    if (home < 0 || ((!known || v != prev) && !cas_site_known(site)))
-        v = shared_op((volatile void *)p, size, RT_AOP_LOAD, 0, 0, 1, NULL);
-    cas_feed.p = p;
-    cas_feed.site = site;
+    uint64_t v = 0;
+    if (rt_home_atomic((volatile void *)p, size, RT_AOP_LOAD, 0, 0, &v) < 0)
+        v = shared_op((volatile void *)p, size, RT_AOP_LOAD, 0, 0, 0, NULL);
     last_load.p = p;
     last_load.size = size;
     last_load.epoch = rt_sync_epoch;
@@ -349,27 +296,34 @@ static uint64_t relaxed_load(const volatile void *p, unsigned size, void *site)
 }
 
 static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t val, uint64_t expected,
-                          int sync, int *ok)
+                          int release, int *ok)
 {
     uint64_t old = 0;
     if (last_load.p == p)
         last_load.p = NULL;
-    if (op == RT_AOP_CAS && cas_feed.p == p)
-        cas_site_add(cas_feed.site);
-    cas_feed.p = NULL;
-    int rc = -1;
-    if (!sync && (rc = rt_home_atomic(p, size, op, val, expected, &old)) >= 0)
+    /* A store (a flag written with `omp atomic write` after a flush is the
+     * OpenMP idiom), or a release: this rank's writes first. */
+    if ((op == RT_AOP_STORE || release) && sdsm__omp_publish())
+        rt_fatal("atomic", "this rank's writes could not be published");
+    int rc = rt_home_atomic(p, size, op, val, expected, &old);
+    if (rc >= 0)
         goto out;
     shared_lock(p);
-    if (sync)
-        rc = rt_home_atomic(p, size, op, val, expected, &old);
-    if (rc < 0)
-        rc = plain_op(p, size, op, val, expected, &old);
+    rc = plain_op(p, size, op, val, expected, &old);
     shared_unlock(p);
 out:
     if (ok)
         *ok = rc;
     return old;
+}
+
+/* Does memory order m release (the writes before the operation must be
+ * seen by whoever sees its result)?  A failed compare-and-swap writes
+ * nothing, so only its success order counts. */
+static int releases(int m)
+{
+    m &= 0xffff; /* (gcc's HLE bits above) */
+    return m == __ATOMIC_RELEASE || m == __ATOMIC_ACQ_REL || m == __ATOMIC_SEQ_CST;
 }
 
 /* Private data: the CPU's atomics (this file is compiled with them inline). */
@@ -386,8 +340,8 @@ out:
             return __atomic_load_n((const volatile T *)p, __ATOMIC_SEQ_CST);                                 \
         spin_point();                                                                                        \
         if (m == __ATOMIC_RELAXED) /* not kept (above) */                                                    \
-            return (T)relaxed_load(p, N, __builtin_return_address(0));                                       \
-        return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 1, NULL);                              \
+            return (T)relaxed_load(p, N);                                                                    \
+        return (T)shared_op((volatile void *)p, N, RT_AOP_LOAD, 0, 0, 0, NULL);                              \
     }                                                                                                        \
     void rt_store_##N(volatile void *p, T v, int m) __asm__("__atomic_store_" #N);                           \
     void rt_store_##N(volatile void *p, T v, int m)                                                          \
@@ -404,7 +358,7 @@ out:
     {                                                                                                        \
         if (!is_shared(p))                                                                                   \
             return __atomic_exchange_n((volatile T *)p, v, __ATOMIC_SEQ_CST);                                \
-        return (T)shared_op(p, N, RT_AOP_XCHG, v, 0, m != __ATOMIC_RELAXED, NULL);                           \
+        return (T)shared_op(p, N, RT_AOP_XCHG, v, 0, releases(m), NULL);                                     \
     }                                                                                                        \
     bool rt_cas_##N(volatile void *p, void *e, T d, int sm,                                                  \
                     int fm) __asm__("__atomic_compare_exchange_" #N);                                        \
@@ -415,8 +369,7 @@ out:
                                                __ATOMIC_SEQ_CST);                                            \
         spin_point();                                                                                        \
         int ok;                                                                                              \
-        uint64_t o =                                                                                         \
-            shared_op(p, N, RT_AOP_CAS, d, *(T *)e, sm != __ATOMIC_RELAXED || fm != __ATOMIC_RELAXED, &ok);  \
+        uint64_t o = shared_op(p, N, RT_AOP_CAS, d, *(T *)e, releases(sm), &ok);                             \
         if (!ok)                                                                                             \
             *(T *)e = (T)o;                                                                                  \
         return ok;                                                                                           \
@@ -428,14 +381,14 @@ out:
     {                                                                                                        \
         if (!is_shared(p))                                                                                   \
             return __atomic_fetch_##op((volatile T *)p, v, __ATOMIC_SEQ_CST);                                \
-        return (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);                              \
+        return (T)shared_op(p, N, AOP_##op, v, 0, releases(m), NULL);                                        \
     }                                                                                                        \
     T rt_##op##_fetch_##N(volatile void *p, T v, int m) __asm__("__atomic_" #op "_fetch_" #N);               \
     T rt_##op##_fetch_##N(volatile void *p, T v, int m)                                                      \
     {                                                                                                        \
         if (!is_shared(p))                                                                                   \
             return __atomic_##op##_fetch((volatile T *)p, v, __ATOMIC_SEQ_CST);                              \
-        T o = (T)shared_op(p, N, AOP_##op, v, 0, m != __ATOMIC_RELAXED, NULL);                               \
+        T o = (T)shared_op(p, N, AOP_##op, v, 0, releases(m), NULL);                                         \
         return (T)OP_##op(o, v);                                                                             \
     }
 

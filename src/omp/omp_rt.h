@@ -245,6 +245,7 @@ void rt_check(int rc, const char *call);
 int sdsm__omp_lock_try(int id, long wait_ns); /* libsdsm's: rt_lock_try */
 int sdsm__omp_thread_create(sdsm_thread_t *t, void *(*fn)(void *), void *arg, void *stack, size_t len);
 int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t val, uint64_t expected, uint64_t *old);
+int sdsm__omp_publish(void); /* libsdsm's: this rank's writes published before a store */
 
 /* Lock id taken if this rank can have it within wait_ns (api/omp.c,
  * sdsm__omp_lock_try, where a bounded acquire can leave its request
