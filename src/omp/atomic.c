@@ -42,6 +42,9 @@
 
 typedef unsigned __int128 u128;
 
+extern __thread unsigned char sdsm_omp_flushed
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
 /* Shared data other ranks' threads may touch at once: inside a parallel
  * region, or anywhere in a pthreads program (its threads run on every
  * rank from the start; done on this rank's copy, their atomics lost
@@ -302,9 +305,15 @@ static uint64_t shared_op(volatile void *p, unsigned size, unsigned op, uint64_t
     if (last_load.p == p)
         last_load.p = NULL;
     /* A store (a flag written with `omp atomic write` after a flush is the
-     * OpenMP idiom), or a release: this rank's writes first. */
-    if ((op == RT_AOP_STORE || release) && sdsm__omp_publish())
-        rt_fatal("atomic", "this rank's writes could not be published");
+     * OpenMP idiom), a release, or a read-modify-write after a flush of
+     * this thread (`data; flush; atomic update` of the flag; fences.c marks
+     * the flushes sdsmcc made calls): this rank's writes first.  A
+     * reduction's combine, with no flush before it, publishes nothing. */
+    if (op == RT_AOP_STORE || release || (op != RT_AOP_LOAD && sdsm_omp_flushed)) {
+        sdsm_omp_flushed = 0;
+        if (sdsm__omp_publish())
+            rt_fatal("atomic", "this rank's writes could not be published");
+    }
     int rc = rt_home_atomic(p, size, op, val, expected, &old);
     if (rc >= 0)
         goto out;

@@ -152,6 +152,11 @@ extern char sdsm_omp_fence_fast[] __attribute__((visibility("hidden")));
 extern char sdsm_omp_fence_save[] __attribute__((visibility("hidden")));
 __attribute__((visibility("hidden"))) void *sdsm_omp_fence_to = sdsm_omp_fence_fast;
 #endif
+/* Set by each flush this thread made through sdsm_omp_fence: an atomic
+ * read-modify-write after one publishes the rank's writes first
+ * (atomic.c, shared_op), as the flag of `data; flush; atomic update` must
+ * not reach another rank before the data. */
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread unsigned char sdsm_omp_flushed;
 __attribute__((visibility("hidden"))) unsigned sdsm_omp_fence_area = 512 + 64; /* bytes to reserve */
 __attribute__((visibility("hidden"))) int sdsm_omp_fence_xsave;
 
@@ -188,6 +193,12 @@ __asm__(".text\n"
         ".hidden sdsm_omp_fence_fast\n"
         "sdsm_omp_fence_fast:\n"
         "    endbr64\n"
+        "    pushq %rax\n" /* (sdsmcc's -mno-red-zone: nothing lives below %rsp) */
+        ".cfi_adjust_cfa_offset 8\n"
+        "    movq sdsm_omp_flushed@gottpoff(%rip), %rax\n"
+        "    movb $1, %fs:(%rax)\n" /* (moves: the flags stay) */
+        "    popq %rax\n"
+        ".cfi_adjust_cfa_offset -8\n"
         "    mfence\n"
         "    ret\n"
         ".globl sdsm_omp_fence_save\n"
@@ -256,6 +267,7 @@ __asm__(".text\n"
 static int fence_mode;
 void sdsm_omp_fence(void)
 {
+    sdsm_omp_flushed = 1;
     if (fence_mode)
         sdsm_omp_fence_slow();
     else

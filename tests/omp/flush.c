@@ -2,8 +2,9 @@
  * flush.c - synchronization without barriers or locks: a producer writes
  * data, flushes and sets a flag with an atomic write; consumers spin on an
  * atomic read of the flag, flush, and read the data (the OpenMP 4.5 idiom,
- * and the 5.x one with release/acquire clauses).  gcc emits the flush as
- * a fence instruction, with no call; the data must be visible anyway.
+ * and the 5.x one with release/acquire clauses), and with the flag raised
+ * by an atomic update after the flush.  gcc emits the flush as a fence
+ * instruction (sdsmcc makes it a call); the data must be visible anyway.
  * A consumer that waits more than 20 s gives up and counts as a failure
  * rather than hanging the test.
  */
@@ -90,5 +91,31 @@ int main(void)
         }
     }
     ot_check(good == consumers && !timeouts, "release/acquire atomics: consumers see the data");
+
+    /* the flag raised by a relaxed read-modify-write after the flush (an
+     * `omp atomic update`, as a counter of rounds done) */
+    consumers = good = timeouts = 0;
+    flag = 0;
+    for (int round = 1; round <= 5; round++) {
+#pragma omp parallel reduction(+ : consumers, good, timeouts)
+        {
+            if (omp_get_thread_num() == 0) {
+                for (int i = 0; i < N; i++)
+                    data[i] = (long)round * N + i;
+#pragma omp flush
+#pragma omp atomic update
+                flag += 1;
+            } else {
+                consumers++;
+                if (!wait_flag(round))
+                    timeouts++;
+                else {
+#pragma omp flush
+                    good += data_ok(round);
+                }
+            }
+        }
+    }
+    ot_check(good == consumers && !timeouts, "flush + atomic update of the flag: consumers see the data");
     return ot_done();
 }
