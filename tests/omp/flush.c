@@ -39,9 +39,12 @@ static int data_ok(long round)
     return 1;
 }
 
-int main(void)
+/* 5 rounds of data, flush and a flag raised by an atomic write (update 0)
+ * or an atomic update (1); whether every consumer saw the data. */
+static int flush_rounds(int update)
 {
     int consumers = 0, good = 0, timeouts = 0;
+    flag = 0;
     for (int round = 1; round <= 5; round++) {
 #pragma omp parallel reduction(+ : consumers, good, timeouts)
         {
@@ -49,8 +52,13 @@ int main(void)
                 for (int i = 0; i < N; i++)
                     data[i] = (long)round * N + i;
 #pragma omp flush
+                if (update) {
+#pragma omp atomic update
+                    flag += 1;
+                } else {
 #pragma omp atomic write
-                flag = round;
+                    flag = round;
+                }
             } else {
                 consumers++;
                 if (!wait_flag(round))
@@ -62,7 +70,13 @@ int main(void)
             }
         }
     }
-    ot_check(good == consumers && !timeouts, "flush + atomic flag: consumers see the data");
+    return good == consumers && !timeouts;
+}
+
+int main(void)
+{
+    int consumers, good, timeouts;
+    ot_check(flush_rounds(0), "flush + atomic flag: consumers see the data");
 
     /* the same with memory-order clauses and no flush */
     consumers = good = timeouts = 0;
@@ -94,28 +108,6 @@ int main(void)
 
     /* the flag raised by a relaxed read-modify-write after the flush (an
      * `omp atomic update`, as a counter of rounds done) */
-    consumers = good = timeouts = 0;
-    flag = 0;
-    for (int round = 1; round <= 5; round++) {
-#pragma omp parallel reduction(+ : consumers, good, timeouts)
-        {
-            if (omp_get_thread_num() == 0) {
-                for (int i = 0; i < N; i++)
-                    data[i] = (long)round * N + i;
-#pragma omp flush
-#pragma omp atomic update
-                flag += 1;
-            } else {
-                consumers++;
-                if (!wait_flag(round))
-                    timeouts++;
-                else {
-#pragma omp flush
-                    good += data_ok(round);
-                }
-            }
-        }
-    }
-    ot_check(good == consumers && !timeouts, "flush + atomic update of the flag: consumers see the data");
+    ot_check(flush_rounds(1), "flush + atomic update of the flag: consumers see the data");
     return ot_done();
 }

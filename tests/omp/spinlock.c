@@ -63,7 +63,9 @@ static void give_relaxed(int *l)
     __atomic_store_n(l, 0, __ATOMIC_RELAXED);
 }
 
-int main(void)
+/* ROUNDS of additions under the lock (relaxed: the flushed kind); the
+ * counters' total afterwards. */
+static long add_under_lock(int relaxed)
 {
 #pragma omp parallel
     {
@@ -71,38 +73,35 @@ int main(void)
 #pragma omp for schedule(static)
             for (int i = 0; i < 64; i++)
                 for (int k = 0; k < PER; k++) {
-                    take(&lock_word);
+                    if (relaxed)
+                        take_relaxed(&lock_word);
+                    else
+                        take(&lock_word);
                     /* a read-modify-write of plain data on both pages */
                     counts[(i * 37 + k) % NCOUNT] += 1;
                     counts[NCOUNT - 1 - (i + k) % 16] += 2;
-                    give(&lock_word);
+                    if (relaxed)
+                        give_relaxed(&lock_word);
+                    else
+                        give(&lock_word);
                 }
         }
     }
-    long total = 0, weighted = 0;
-    for (int i = 0; i < NCOUNT; i++) {
+    long total = 0;
+    for (int i = 0; i < NCOUNT; i++)
         total += counts[i];
+    return total;
+}
+
+int main(void)
+{
+    long total = add_under_lock(0), weighted = 0;
+    for (int i = 0; i < NCOUNT; i++)
         weighted += counts[i] * (i % 7);
-    }
     printf("spin lock: total %ld weighted %ld\n", total, weighted);
     ot_check(total == (long)ROUNDS * 64 * PER * 3, "no addition under the spin lock lost");
 
-#pragma omp parallel
-    {
-        for (int r = 0; r < ROUNDS; r++) {
-#pragma omp for schedule(static)
-            for (int i = 0; i < 64; i++)
-                for (int k = 0; k < PER; k++) {
-                    take_relaxed(&lock_word);
-                    counts[(i * 37 + k) % NCOUNT] += 1;
-                    counts[NCOUNT - 1 - (i + k) % 16] += 2;
-                    give_relaxed(&lock_word);
-                }
-        }
-    }
-    long total2 = 0;
-    for (int i = 0; i < NCOUNT; i++)
-        total2 += counts[i];
+    long total2 = add_under_lock(1);
     printf("relaxed spin lock and flushes: total %ld\n", total2);
     ot_check(total2 == 2 * (long)ROUNDS * 64 * PER * 3, "no addition under the relaxed lock lost");
 
