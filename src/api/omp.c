@@ -177,6 +177,19 @@ SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t v
     return sdsm_region.app ? sdsm_proto_atomic(addr, size, op, val, expected, old) : SDSM_EINVAL;
 }
 
+/* The rank's unreleased writes published now (sdsm_proto->publish);
+ * *written: pages published.  Nonzero, said why, if it failed. */
+static int publish_now(const char *what, uint32_t *written)
+{
+    uint32_t again = 0;
+    *written = 0;
+    if (sdsm_proto->publish(written, &again)) {
+        sdsm_error_log("%s: the rank's writes could not be published", what);
+        return 1;
+    }
+    return 0;
+}
+
 /*
  * Before an atomic store or release done at a home (libsdsm-omp's
  * atomic.c): the writes this rank's threads made and have not released go
@@ -188,14 +201,10 @@ SDSM_API int sdsm__omp_atomic(void *addr, unsigned size, unsigned op, uint64_t v
  */
 SDSM_API int sdsm__omp_publish(void)
 {
-    uint32_t written = 0, again = 0;
+    uint32_t written;
     if (!sdsm_region.app || !sdsm_proto->publish || sdsm_nprocs() < 2 || sdsm_region.host_shared)
         return 0;
-    if (sdsm_proto->publish(&written, &again)) {
-        sdsm_error_log("atomic store: the rank's writes could not be published");
-        return 1;
-    }
-    return 0;
+    return publish_now("atomic store", &written);
 }
 
 /*
@@ -260,11 +269,9 @@ SDSM_API int sdsm__omp_flush_mode(void)
  */
 SDSM_API int sdsm__omp_flush(void)
 {
-    uint32_t written = 0, again = 0;
-    if (sdsm_proto->publish(&written, &again)) {
-        sdsm_error_log("omp flush: the rank's writes could not be published");
+    uint32_t written;
+    if (publish_now("omp flush", &written))
         return 1;
-    }
     sdsm_stat_add(SDSM_ST_FLUSH_PUBLISHES, written > 0);
     sdsm_stat_add(SDSM_ST_FLUSH_PAGES, written);
     return 0;

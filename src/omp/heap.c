@@ -373,6 +373,26 @@ void *sdsm_omp_heap_aligned(size_t align, size_t n)
     return (void *)p;
 }
 
+/* The SDSM_OMP_HOME policy named s that spreads the pages over several
+ * homes (first-touch, cyclic, block: negative, include/sdsm.h), or 0 if s
+ * names none (a rank, or nothing). */
+static int spread_policy(const char *s)
+{
+    if (!s)
+        return 0;
+    if (!strcmp(s, "first-touch"))
+        return SDSM_HOME_FIRST_TOUCH;
+    if (!strcmp(s, "cyclic"))
+        return SDSM_HOME_CYCLIC;
+    if (!strcmp(s, "block"))
+        return SDSM_HOME_BLOCK;
+    return 0;
+}
+
+/* SDSM_OMP_HOME names a policy that spreads the pages over several homes,
+ * not one rank; read before sdsm_init. */
+int sdsm_omp_home_spread(void) { return spread_policy(getenv("SDSM_OMP_HOME")) < 0; }
+
 /*
  * A program with an omp flush (sdsm_omp_program_fences) may pass data
  * behind a plain flag, which is only safe when no reader can get the flag
@@ -384,14 +404,6 @@ void *sdsm_omp_heap_aligned(size_t align, size_t n)
  * and globals stay homed at rank 0 unless SDSM_OMP_HOME is set, which rank
  * 0 warns about.
  */
-/* SDSM_OMP_HOME names a policy that spreads the pages over several homes
- * (first-touch, cyclic, block), not one rank; read before sdsm_init. */
-int sdsm_omp_home_spread(void)
-{
-    const char *s = getenv("SDSM_OMP_HOME");
-    return s && (!strcmp(s, "first-touch") || !strcmp(s, "cyclic") || !strcmp(s, "block"));
-}
-
 static int policy_from_env(void)
 {
     const char *s = getenv("SDSM_OMP_HOME");
@@ -403,12 +415,9 @@ static int policy_from_env(void)
                 s);
     if (!s || !*s)
         return sdsm_omp_program_fences() ? 0 : SDSM_HOME_FIRST_TOUCH;
-    if (!strcmp(s, "first-touch"))
-        return SDSM_HOME_FIRST_TOUCH;
-    if (!strcmp(s, "cyclic"))
-        return SDSM_HOME_CYCLIC;
-    if (!strcmp(s, "block"))
-        return SDSM_HOME_BLOCK;
+    int spread = spread_policy(s);
+    if (spread < 0)
+        return spread;
     char *e;
     long r = strtol(s, &e, 10);
     if (*e || r < 0 || r >= sdsm_nprocs()) {
