@@ -208,6 +208,10 @@ int sdsm_init(int *argc, char ***argv)
             return report("sdsm_init", rc, "could not share the memory with the ranks of this host");
         sdsm_region.host_shared = 1;
     }
+    /* Where each rank keeps a copy, the tree barrier's host stage (sync/hoststage.c). */
+    if (!host && sdsm_cfg.barrier_shm && sdsm_cfg.barrier_kind != SDSM_BARRIER_CENTRAL &&
+        (rc = sdsm_boot_stage_fd(&boot, sdsm_stage_bytes(boot.local_nprocs), &sdsm_stage_fd)))
+        return report("sdsm_init", rc, "could not share the barrier's block with the ranks of this host");
     sdsm_stats_header_note =
         host ? "one copy of the memory for this host, no page moves: SDSM_HOST_SHARE=0 runs "
                "the protocol"
@@ -314,6 +318,7 @@ int sdsm_finalize(void)
     sdsm_alloc_fini();
     sdsm_zcopy_fini();
     sdsm_hostbar_fini();
+    sdsm_stage_fini();
     sdsm_topo_fini();
     sdsm_wpt_shutdown();
     sdsm_region_fini();

@@ -57,6 +57,15 @@ const uint8_t *sdsm_boot_key(void);
  */
 int sdsm_boot_share_fd(const sdsm_boot_t *b, int *fd);
 
+/*
+ * The host's barrier block (SDSM_BARRIER_SHM, sync/hoststage.c): the
+ * host's lowest rank makes a memory file of len bytes and hands it to the
+ * other ranks of its host, as sdsm_boot_share_fd does, and every rank of
+ * the host gets it in *fd (-1, and 0 returned, where the host has one
+ * rank).  0, or a negative SDSM_E* code (logged).
+ */
+int sdsm_boot_stage_fd(const sdsm_boot_t *b, size_t len, int *fd);
+
 /* Close the listening socket and the launcher link (after sdsm_boot_done). */
 void sdsm_boot_close(sdsm_boot_t *b);
 

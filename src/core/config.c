@@ -94,9 +94,15 @@ static const var_t vars[] = {
      "rank that manages barriers"},
     {"SDSM_BARRIER", T_ENUM, OFF(barrier_kind), "auto", 0, 0, barrier_names,
      "barrier algorithm: central (every rank to the manager and back), tree (notices merged up a "
-     "tree rooted at the manager, released down it: the ranks of a host under their leader, the "
-     "leaders across hosts), auto (the tree where the job spans hosts, else central; on one host "
-     "with SDSM_HOST_SHARE, the ranks meet in shared memory whatever this says)"},
+     "tree rooted at the manager, released down it: the ranks of a host under their leader, in "
+     "shared memory with SDSM_BARRIER_SHM, the leaders across hosts), auto (the tree where the job "
+     "spans hosts or SDSM_BARRIER_SHM is on, else central; on one host with SDSM_HOST_SHARE, the "
+     "ranks meet in shared memory whatever this says)"},
+    {"SDSM_BARRIER_SHM", T_LONG, OFF(barrier_shm), "1", 0, 1, NULL,
+     "1: where the ranks keep a copy of the memory each (a job across hosts, or SDSM_HOST_SHARE=0), "
+     "the tree barrier's ranks of one host meet their host's node in shared memory (a slot each "
+     "for the arrival, one for the release, futex(2) waits) instead of over loopback, and auto "
+     "picks the tree on one host too; 0: over loopback"},
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,

@@ -49,6 +49,7 @@ typedef struct sdsm_config {
     long log_level;       /* sdsm_loglevel_t */
     long barrier_manager; /* rank that runs the barrier */
     long barrier_kind;    /* sdsm_barrier_kind_t */
+    long barrier_shm;     /* the tree barrier's ranks of a host meet in shared memory */
     long timeout;         /* seconds allowed for set-up */
     long spin_us;         /* microseconds a waiter spins before sleeping */
     long hide_spin_us;    /* the same where a rank has more compute threads than run slots */

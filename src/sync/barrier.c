@@ -66,6 +66,11 @@ _Static_assert(sizeof(move_t) == 12, "move on the wire");
  * merged notices name it the page's only writer. */
 #define MOVE_PROPOSED 0x40000000
 
+/* Header flag of a BAR_UP or BAR_RELEASE a rank posts to itself, read from
+ * its host's stage (hoststage.c): an UP of the rank in the header's seq, or
+ * the release of this rank's parent. */
+#define BAR_STAGE 1
+
 /* Children per rank in the tree barrier among the ranks of a host, and
  * among the hosts' leaders (measured: see docs/developers.md,
  * 'Micro-benchmarks'). */
@@ -123,7 +128,7 @@ int sdsm_barrier_is_tree(void)
          * ranks: 0.38-0.42 of the central barrier's time; 4 x 2 0.66-0.87,
          * 4 x 4 0.57-0.71 with the hosts' fanout of 4; docs/developers.md,
          * "Micro-benchmarks"). */
-        return sdsm_topo_hosts() > 1;
+        return sdsm_topo_hosts() > 1 || sdsm_stage_on();
     }
 }
 
@@ -216,6 +221,26 @@ static void reset(void)
 
 static int apply_release(int src, const uint8_t *p, size_t len);
 
+/* A tree node's release to its children: those of other hosts first (the
+ * network is the longer way), then those of its host, through the host's
+ * stage where there is one. */
+static void forward(int me, int root, const uint8_t *p, size_t len)
+{
+    const int *kids;
+    int nc = sdsm_topo_kids(me, root, &kids), local = 0;
+    for (int i = 0; i < nc; i++) {
+        if (sdsm_stage_local(kids[i]))
+            local++;
+        else
+            sdsm_net_send(kids[i], SDSM_MSG_BAR_RELEASE, 0, 0, p, len, NULL, 0);
+    }
+    if (local && sdsm_stage_release(p, len))
+        return;
+    for (int i = 0; i < nc; i++)
+        if (sdsm_stage_local(kids[i]))
+            sdsm_net_send(kids[i], SDSM_MSG_BAR_RELEASE, 0, 0, p, len, NULL, 0);
+}
+
 /* Every rank of the barrier (or of the tree) arrived, at its manager (root):
  * release the others, then ourselves, so our epoch moves after the sends. */
 static void finish(void)
@@ -230,10 +255,7 @@ static void finish(void)
     payload.rel_len = 0;
     int n = sdsm_net_nprocs(), me = sdsm_net_rank();
     if (cur_tree) {
-        const int *kids;
-        int nc = sdsm_topo_kids(me, me, &kids);
-        for (int i = 0; i < nc; i++)
-            sdsm_net_send(kids[i], SDSM_MSG_BAR_RELEASE, 0, 0, out, len, NULL, 0);
+        forward(me, me, out, len);
     } else {
         for (int r = 0; r < n; r++)
             if (r != me)
@@ -367,14 +389,15 @@ static int on_release(int src, const sdsm_hdr_t *h, const uint8_t *p)
 {
     int me = sdsm_net_rank();
     int from = cur_tree ? tree_parent(me, cur_manager) : cur_manager;
+    if (h->flags & BAR_STAGE) { /* read from the host's stage by this rank */
+        if (src != me || !cur_tree || from < 0 || !sdsm_stage_local(from))
+            return SDSM_EPROTO;
+        src = from;
+    }
     if (src != from || src == me)
         return SDSM_EPROTO;
-    if (cur_tree) { /* down the tree before our epoch moves */
-        const int *kids;
-        int nc = sdsm_topo_kids(me, cur_manager, &kids);
-        for (int i = 0; i < nc; i++)
-            sdsm_net_send(kids[i], SDSM_MSG_BAR_RELEASE, 0, 0, p, h->len, NULL, 0);
-    }
+    if (cur_tree) /* down the tree before our epoch moves */
+        forward(me, cur_manager, p, h->len);
     return apply_release(src, p, h->len);
 }
 
@@ -406,6 +429,11 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
     sdsm_coll_t call;
     int n = sdsm_net_nprocs(), me = sdsm_net_rank();
     size_t head = 4 + sizeof call + 8;
+    if (h->flags & BAR_STAGE) { /* a rank of this host's, read from the stage by this rank */
+        if (src != me || h->seq >= (uint32_t)n || (int)h->seq == me || !sdsm_stage_local((int)h->seq))
+            return SDSM_EPROTO;
+        src = (int)h->seq;
+    }
     memcpy(&fl, p, 4);
     memcpy(&call, p + 4, sizeof call);
     memcpy(&root, p + 4 + sizeof call, 4);
@@ -455,13 +483,14 @@ static int on_up(int src, const sdsm_hdr_t *h, const uint8_t *p)
 
 /* This rank's arrival: pages (ARRIVE) or (page, this rank) pairs and the
  * root (UP), each after the flags and the call, then the pending moves. */
-static uint8_t *arrival(int tree, int manager, size_t *lenp)
+static uint8_t *arrival(int tree, int manager, int staged, size_t *lenp)
 {
     const uint32_t *pages;
     uint32_t n, me = (uint32_t)sdsm_net_rank(), root = (uint32_t)manager;
     /* Our arrival goes to this rank after the release's diffs, on the same
-     * connection (a tree node's too, later, with its subtree's). */
-    int via = tree ? tree_parent((int)me, manager) : manager == (int)me ? -1 : manager;
+     * connection (a tree node's too, later, with its subtree's); through
+     * the host's stage it overtakes them, so every diff is acknowledged. */
+    int via = staged ? -1 : tree ? tree_parent((int)me, manager) : manager == (int)me ? -1 : manager;
     sdsm_proto->release(SDSM_SYNC_BARRIER, via, &pages, &n);
     uint32_t *mig, nmig = sdsm_home_pick_moves(pages, n, &mig);
     pthread_mutex_lock(&pend_mtx);
@@ -502,11 +531,33 @@ static uint8_t *arrival(int tree, int manager, size_t *lenp)
     return msg;
 }
 
+/* A rank of this host's arrival, read from the stage: its BAR_UP. */
+static void post_staged(int rank, const void *body, size_t len)
+{
+    sdsm_net_post_local(SDSM_MSG_BAR_UP, BAR_STAGE, (uint32_t)rank, body, len, NULL, 0);
+}
+
+/* Through the host's stage (hoststage.c): write the arrival into this
+ * rank's slot, wait for the release there and hand it to on_release. */
+static void staged_round(int parent, const uint8_t *msg, size_t len)
+{
+    const sdsm_coll_t *call = sdsm_coll_current();
+    uint32_t g = sdsm_stage_gen();
+    if (!sdsm_stage_arrive(sdsm_net_rank(), msg, len))
+        sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
+    size_t rlen;
+    const void *rel = sdsm_stage_wait_release(g, call, &rlen);
+    if (rel) /* (else it comes by message) */
+        sdsm_net_post_local(SDSM_MSG_BAR_RELEASE, BAR_STAGE, 0, rel, rlen, NULL, 0);
+}
+
 static int barrier_round(int manager)
 {
     int tree = sdsm_barrier_is_tree(), me = sdsm_net_rank();
+    int parent = tree ? tree_parent(me, manager) : -1;
+    int staged = parent >= 0 && sdsm_stage_local(parent);
     size_t len;
-    uint8_t *msg = arrival(tree, manager, &len);
+    uint8_t *msg = arrival(tree, manager, staged, &len);
     cur_manager = manager;
     cur_tree = tree;
     uint32_t before = atomic_load(&done_count);
@@ -517,14 +568,17 @@ static int barrier_round(int manager)
      * the service thread (no lock is held here); a leaf of the tree has
      * nothing to wait for and sends it straight to its parent. */
     const int *kids;
-    int parent = tree ? tree_parent(me, manager) : -1;
     /* A leaf's release comes from the rank it sends its arrival to: that
      * socket is pinned to this thread until its wait ends (net/pin.c). */
-    if (tree && parent >= 0 && !sdsm_topo_kids(me, manager, &kids)) {
+    if (staged) {
+        staged_round(parent, msg, len);
+    } else if (tree && parent >= 0 && !sdsm_topo_kids(me, manager, &kids)) {
         sdsm_net_pin(parent);
         sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
     } else if (tree) {
         sdsm_net_post_local(SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
+        if (sdsm_stage_ranks() > 1) /* this host's node: its ranks arrive in the stage */
+            sdsm_stage_collect(me, sdsm_coll_current(), post_staged);
     } else if (manager == me) {
         sdsm_net_post_local(SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
     } else {
@@ -602,21 +656,25 @@ int sdsm_barrier_run_at(int manager)
 
 int sdsm_barrier_run(void) { return sdsm_barrier_run_at(sdsm_barrier_manager()); }
 
+/* A child counts as arrived once its arrival is here or in the host's stage. */
+static int kid_in(int c) { return mgr.seen[c] || sdsm_stage_arrived(c); }
+
 static int describe_tree(char *buf, size_t len)
 {
-    int me = sdsm_net_rank(), shown = 0;
+    int me = sdsm_net_rank(), shown = 0, in = mgr.seen[me];
     const int *kids;
     int nc = sdsm_topo_kids(me, mgr.root, &kids);
-    size_t off =
-        (size_t)snprintf(buf, len,
-                         "in the barrier tree of manager %d, %d of %d ranks of "
-                         "its subtree (itself and %d children) arrived; waiting for rank%s",
-                         mgr.root, mgr.arrived, mgr.expect, nc, mgr.expect - mgr.arrived > 1 ? "s" : "");
+    for (int i = 0; i < nc; i++)
+        in += kid_in(kids[i]);
+    size_t off = (size_t)snprintf(buf, len,
+                                  "in the barrier tree of manager %d, %d of %d ranks of "
+                                  "its subtree (itself and %d children) arrived; waiting for rank%s",
+                                  mgr.root, in, mgr.expect, nc, mgr.expect - in > 1 ? "s" : "");
     if (!mgr.seen[me] && off < len)
         off += (size_t)snprintf(buf + off, len - off, " %d (itself)", me), shown++;
     for (int i = 0; i < nc && off < len; i++) {
         int c = kids[i];
-        if (!mgr.seen[c])
+        if (!kid_in(c))
             off += (size_t)snprintf(buf + off, len - off, shown++ ? ", %d" : " %d", c);
     }
     return 1;
@@ -682,8 +740,13 @@ int sdsm_barrier_add_move(uint32_t first, uint32_t count, int rank)
 
 int sdsm_barrier_init(const int *host_of)
 {
-    mgr.seen = calloc((size_t)sdsm_region.nprocs, 1);
-    if (!mgr.seen || sdsm_topo_init(sdsm_region.nprocs, host_of, FANOUT, HOST_FANOUT))
+    int n = sdsm_region.nprocs, rc = sdsm_stage_init(host_of, n, sdsm_region.rank);
+    if (rc)
+        return rc;
+    /* With the host's stage, a host's ranks are all children of its node:
+     * they meet it in shared memory, one level. */
+    mgr.seen = calloc((size_t)n, 1);
+    if (!mgr.seen || sdsm_topo_init(n, host_of, sdsm_stage_on() ? n : FANOUT, HOST_FANOUT))
         return SDSM_ENOMEM;
     sdsm_msg_set_handler(SDSM_MSG_BAR_ARRIVE, on_arrive);
     sdsm_msg_set_handler(SDSM_MSG_BAR_RELEASE, on_release);

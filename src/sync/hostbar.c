@@ -120,13 +120,13 @@ int sdsm_hostbar_crowded(void)
     return c;
 }
 
-/* One round of polls, as the runtime's other waits poll (core/wait.h): not
- * where polls lately lost their CPU to another job, and ended when one
- * does.  Nonzero if gen moved past g. */
-static int poll_gen(uint32_t g)
+/* One round of polls of *w, as the runtime's other waits poll (core/wait.h):
+ * not where polls lately lost their CPU to another job, and ended when one
+ * does.  Nonzero if *w moved away from old. */
+static int poll_word(_Atomic uint32_t *w, uint32_t old)
 {
     long spin_us = atomic_load_explicit(&sdsm_wait_spin_us, memory_order_relaxed);
-    _Atomic int *score = &sdsm_spin_score[sdsm_sleep_bucket(&hb->gen)];
+    _Atomic int *score = &sdsm_spin_score[sdsm_sleep_bucket(w)];
     uint64_t now = sdsm_now_ns(), then;
     if (spin_us <= 0 || !sdsm_spin_pays(score, now))
         return 0;
@@ -141,7 +141,7 @@ static int poll_gen(uint32_t g)
             else
                 __builtin_ia32_pause();
 #endif
-            moved = atomic_load_explicit(&hb->gen, memory_order_acquire) != g;
+            moved = atomic_load_explicit(w, memory_order_acquire) != old;
         }
         then = now;
         now = sdsm_now_ns();
@@ -153,18 +153,17 @@ static int poll_gen(uint32_t g)
     return moved;
 }
 
-/* Until gen moves past g: poll, then sleep; a long wait tells rank 0 our call. */
-static void wait_gen(uint32_t g, const sdsm_coll_t *call)
+void sdsm_host_wait(_Atomic uint32_t *w, uint32_t old, _Atomic uint32_t *sleepers, const sdsm_coll_t *call)
 {
     uint64_t t0 = sdsm_now_ns();
-    if (poll_gen(g))
+    if (poll_word(w, old))
         return;
     sdsm_wait_blocking(); /* asleep, a compute thread's run slot goes to another */
-    while (atomic_load_explicit(&hb->gen, memory_order_acquire) == g) {
-        atomic_fetch_add(&hb->sleepers, 1);
+    while (atomic_load_explicit(w, memory_order_acquire) == old) {
+        atomic_fetch_add(sleepers, 1);
         struct timespec nap = {0, 100 * 1000 * 1000};
-        sdsm_futex_wait_shared(&hb->gen, g, &nap);
-        atomic_fetch_sub(&hb->sleepers, 1);
+        sdsm_futex_wait_shared(w, old, &nap);
+        atomic_fetch_sub(sleepers, 1);
         if (sdsm_now_ns() - t0 > 1000ull * 1000 * 1000 && call) {
             if (sdsm_region.rank == 0)
                 sdsm_net_post_local(SDSM_MSG_COLL, 0, 0, call, sizeof *call, NULL, 0);
@@ -173,6 +172,12 @@ static void wait_gen(uint32_t g, const sdsm_coll_t *call)
             call = NULL;
         }
     }
+}
+
+void sdsm_host_wake(_Atomic uint32_t *w, _Atomic uint32_t *sleepers)
+{
+    if (atomic_load(sleepers))
+        sdsm_futex_wake_shared(w, INT32_MAX);
 }
 
 size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, uint32_t out_len, void *in)
@@ -191,10 +196,9 @@ size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, u
         compare_calls(manager);
         atomic_store_explicit(&hb->arrived, 0, memory_order_relaxed);
         atomic_store_explicit(&hb->gen, g + 1, memory_order_release);
-        if (atomic_load(&hb->sleepers))
-            sdsm_futex_wake_shared(&hb->gen, INT32_MAX);
+        sdsm_host_wake(&hb->gen, &hb->sleepers);
     } else {
-        wait_gen(g, call);
+        sdsm_host_wait(&hb->gen, g, &hb->sleepers, call);
     }
     atomic_store_explicit(&cur_manager, -1, memory_order_relaxed);
     uint32_t len = hb->plen[slot];

@@ -53,6 +53,41 @@ size_t sdsm_hostbar_run(int manager, const sdsm_coll_t *call, const void *out, u
 int sdsm_hostbar_describe(char *buf, size_t len);
 /* More compute threads on this host than CPUs (waits yield instead of pausing). */
 int sdsm_hostbar_crowded(void);
+/*
+ * Until the shared word *w moves away from old: poll as the runtime's other
+ * waits do, then sleep in futex(2) (counted in *sleepers, waking every
+ * 100 ms).  A wait past a second tells rank 0 the collective call this rank
+ * is in (call, if not NULL), so that a rank in another kind of call is
+ * reported, not waited for.  sdsm_host_wake wakes the sleepers after a move.
+ */
+void sdsm_host_wait(_Atomic uint32_t *w, uint32_t old, _Atomic uint32_t *sleepers, const sdsm_coll_t *call);
+void sdsm_host_wake(_Atomic uint32_t *w, _Atomic uint32_t *sleepers);
+/*
+ * The host's stage of the tree barrier (hoststage.c, SDSM_BARRIER_SHM): the
+ * block the host's lowest rank made, handed over at start-up in
+ * sdsm_stage_fd (boot/share.c), is mapped by sdsm_stage_init.  A rank whose
+ * tree parent is on its host (sdsm_stage_local) writes its arrival into its
+ * slot (sdsm_stage_arrive: 0 if it does not fit, and the caller sends it)
+ * and waits for the release there (sdsm_stage_wait_release: NULL if it
+ * comes by message); the node gets its host's arrivals from
+ * sdsm_stage_collect, once all have come, and writes the release with
+ * sdsm_stage_release (0 if it does not fit: the caller sends it).
+ */
+extern int sdsm_stage_fd;
+size_t sdsm_stage_bytes(int local);
+int sdsm_stage_init(const int *host_of, int nprocs, int rank);
+void sdsm_stage_fini(void);
+int sdsm_stage_on(void);
+int sdsm_stage_local(int r);
+int sdsm_stage_ranks(void);
+uint32_t sdsm_stage_gen(void);
+int sdsm_stage_arrive(int me, const void *msg, size_t len);
+void sdsm_stage_collect(int me, const sdsm_coll_t *call,
+                        void (*each)(int rank, const void *body, size_t len));
+int sdsm_stage_release(const void *p, size_t len);
+/* Rank r (of this host) arrived in the stage and waits for its release. */
+int sdsm_stage_arrived(int r);
+const void *sdsm_stage_wait_release(uint32_t g, const sdsm_coll_t *call, size_t *len);
 /* The lock table in the control block (hostlock.c), or NULL. */
 void *sdsm_hostbar_locks(void);
 /*
