@@ -271,6 +271,12 @@ for proto in hlrc update ibec; do
     eval "case_cg_$proto() { SDSM_IFACE=\$CLUSTER_BRIDGE,eth0 job $proto '^PASSED' \"\$P_cg\" --size small; }"
 done
 
+# The ranks of a host meet their host's node of the barrier in shared memory
+# by default (SDSM_BARRIER_SHM=1): the cases above.  Over loopback too.
+case_counter_hlrc_loopback() { job hlrc '^OK counter$' -x SDSM_BARRIER_SHM=0 "$P_counter" 200; }
+case_stencil_update_loopback() { job update '^OK stencil$' -x SDSM_BARRIER_SHM=0 "$P_stencil" 64 1024 20; }
+case_multiwriter_ibec_loopback() { job ibec '^OK multiwriter$' -x SDSM_BARRIER_SHM=0 "$P_multiwriter"; }
+
 # An OpenMP program built by sdsmcc, unchanged: the team is every thread of
 # every rank, across the hosts.
 case_omp_laplace_hlrc() { SDSM_IFACE=$CLUSTER_SUBNET job hlrc '^PASSED' "$P_omplaplace" --size small; }
