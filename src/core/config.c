@@ -103,6 +103,10 @@ static const var_t vars[] = {
      "the tree barrier's ranks of one host meet their host's node in shared memory (a slot each "
      "for the arrival, one for the release, futex(2) waits) instead of over loopback, and auto "
      "picks the tree on one host too; 0: over loopback"},
+    {"SDSM_BARRIER_SHM_SLOT", T_LONG, OFF(barrier_shm_slot), "65536", 64, 1 << 24, NULL,
+     "with SDSM_BARRIER_SHM: bytes of a rank's arrival in the host's block (8 per page it wrote "
+     "since the last barrier, 44 more), and 16 times that for the release; a larger one goes by "
+     "message; every rank of a host must have the same"},
     {"SDSM_TIMEOUT", T_LONG, OFF(timeout), "30", 1, 86400, NULL,
      "seconds allowed for job set-up before giving up"},
     {"SDSM_SPIN_US", T_LONG, OFF(spin_us), "50", 0, 1000000, NULL,

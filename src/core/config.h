@@ -43,16 +43,17 @@ typedef struct sdsm_config {
     const char *omp_verbose;
     const char *pthread_place; /* pthreads programs (sdsmcc -pthread) */
     const char *omp_stack;
-    long stats;           /* print the statistics table at finalize */
-    long errors;          /* sdsm_errmode_t */
-    long protocol;        /* sdsm_proto_id_t */
-    long log_level;       /* sdsm_loglevel_t */
-    long barrier_manager; /* rank that runs the barrier */
-    long barrier_kind;    /* sdsm_barrier_kind_t */
-    long barrier_shm;     /* the tree barrier's ranks of a host meet in shared memory */
-    long timeout;         /* seconds allowed for set-up */
-    long spin_us;         /* microseconds a waiter spins before sleeping */
-    long hide_spin_us;    /* the same where a rank has more compute threads than run slots */
+    long stats;            /* print the statistics table at finalize */
+    long errors;           /* sdsm_errmode_t */
+    long protocol;         /* sdsm_proto_id_t */
+    long log_level;        /* sdsm_loglevel_t */
+    long barrier_manager;  /* rank that runs the barrier */
+    long barrier_kind;     /* sdsm_barrier_kind_t */
+    long barrier_shm;      /* the tree barrier's ranks of a host meet in shared memory */
+    long barrier_shm_slot; /* bytes of an arrival there (the release: 16 times) */
+    long timeout;          /* seconds allowed for set-up */
+    long spin_us;          /* microseconds a waiter spins before sleeping */
+    long hide_spin_us;     /* the same where a rank has more compute threads than run slots */
     long
         service_aside; /* batches a leading waiter served before the service thread steps aside (-1: never) */
     long req_pin;      /* a requester takes its peer's socket from the service thread until its wait ends */

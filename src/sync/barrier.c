@@ -78,9 +78,10 @@ _Static_assert(sizeof(move_t) == 12, "move on the wire");
 #define HOST_FANOUT 16
 
 static _Atomic uint32_t done_count;
-static int cur_manager;   /* manager of the barrier in progress */
-static int cur_tree;      /* ... and whether it runs as a tree */
-static uint8_t *moves_in; /* moves of the last barrier (service -> app) */
+static _Atomic int collecting; /* this rank reads its host's arrivals in the stage */
+static int cur_manager;        /* manager of the barrier in progress */
+static int cur_tree;           /* ... and whether it runs as a tree */
+static uint8_t *moves_in;      /* moves of the last barrier (service -> app) */
 static uint32_t nmoves_in;
 static pthread_mutex_t pend_mtx = PTHREAD_MUTEX_INITIALIZER;
 static move_t *pend; /* sdsm_set_home calls not yet announced */
@@ -576,9 +577,16 @@ static int barrier_round(int manager)
         sdsm_net_pin(parent);
         sdsm_net_send(parent, SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
     } else if (tree) {
-        sdsm_net_post_local(SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
-        if (sdsm_stage_ranks() > 1) /* this host's node: its ranks arrive in the stage */
+        /* This host's node: its ranks arrive in the stage, and our own
+         * arrival only after theirs are read, so the round cannot end
+         * before (its ranks' arrivals that came by message would end it,
+         * and the next round's would find the stage's count not reset). */
+        if (sdsm_stage_ranks() > 1) {
+            atomic_store(&collecting, 1);
             sdsm_stage_collect(me, sdsm_coll_current(), post_staged);
+        }
+        sdsm_net_post_local(SDSM_MSG_BAR_UP, 0, 0, msg, len, NULL, 0);
+        atomic_store(&collecting, 0);
     } else if (manager == me) {
         sdsm_net_post_local(SDSM_MSG_BAR_ARRIVE, 0, 0, msg, len, NULL, 0);
     } else {
@@ -659,18 +667,21 @@ int sdsm_barrier_run(void) { return sdsm_barrier_run_at(sdsm_barrier_manager());
 /* A child counts as arrived once its arrival is here or in the host's stage. */
 static int kid_in(int c) { return mgr.seen[c] || sdsm_stage_arrived(c); }
 
-static int describe_tree(char *buf, size_t len)
+/* col: this rank is reading its host's arrivals in the stage (its own
+ * arrival follows them), maybe before any arrival reached the handlers. */
+static int describe_tree(char *buf, size_t len, int col)
 {
-    int me = sdsm_net_rank(), shown = 0, in = mgr.seen[me];
+    int me = sdsm_net_rank(), shown = 0, in = mgr.seen[me] || col;
+    int root = mgr.arrived ? mgr.root : cur_manager;
     const int *kids;
-    int nc = sdsm_topo_kids(me, mgr.root, &kids);
+    int nc = sdsm_topo_kids(me, root, &kids);
     for (int i = 0; i < nc; i++)
         in += kid_in(kids[i]);
     size_t off = (size_t)snprintf(buf, len,
                                   "in the barrier tree of manager %d, %d of %d ranks of "
                                   "its subtree (itself and %d children) arrived; waiting for rank%s",
-                                  mgr.root, in, mgr.expect, nc, mgr.expect - in > 1 ? "s" : "");
-    if (!mgr.seen[me] && off < len)
+                                  root, in, 1 + nc, nc, 1 + nc - in > 1 ? "s" : "");
+    if (!in && off < len)
         off += (size_t)snprintf(buf + off, len - off, " %d (itself)", me), shown++;
     for (int i = 0; i < nc && off < len; i++) {
         int c = kids[i];
@@ -685,10 +696,14 @@ int sdsm_barrier_describe(char *buf, size_t len)
     int n = sdsm_net_nprocs(), shown = 0;
     if (sdsm_hostbar_on())
         return sdsm_hostbar_describe(buf, len);
-    if (!mgr.arrived || !len)
+    if (!len)
+        return 0;
+    if (atomic_load(&collecting))
+        return describe_tree(buf, len, 1);
+    if (!mgr.arrived)
         return 0;
     if (mgr.expect) /* a tree round is being collected here */
-        return describe_tree(buf, len);
+        return describe_tree(buf, len, 0);
     size_t off =
         (size_t)snprintf(buf, len, "manages a barrier that %d of %d ranks reached; waiting for rank%s",
                          mgr.arrived, n, n - mgr.arrived > 1 ? "s" : "");

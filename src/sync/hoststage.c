@@ -18,9 +18,9 @@
  * hands each to the barrier's own handler as that rank's BAR_UP, and each
  * rank hands the release it reads to its own handler as its parent's.  So
  * the notices, the collective calls and the epochs are checked and merged
- * as before.  A message that does not fit (an arrival past SLOT bytes, a
- * release past REL) goes by message as before, its place in the block
- * marked so.
+ * as before.  A message that does not fit (an arrival past the slot's
+ * SDSM_BARRIER_SHM_SLOT bytes, a release past 16 times that) goes by
+ * message as before, its place in the block marked so.
  *
  * The block is made by the host's lowest rank and handed to the others at
  * start-up (boot/share.c).  A rank that dies ends the job through its lost
@@ -32,22 +32,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/status.h"
 #include "mem/page.h"
 #include "sync.h"
 
-#define SLOT   (64u * 1024)   /* an arrival: 8,000 written pages */
-#define REL    (1024u * 1024) /* a release: 130,000 (page, writer) pairs */
 #define BY_MSG UINT32_MAX
 
-typedef struct slot {
+typedef struct slot {    /* followed by the arrival's bytes */
     uint32_t len;        /* BY_MSG: this arrival went by message */
     _Atomic uint32_t in; /* the release (gen) it waits for: for hang reports */
     uint32_t pad[14];
-    uint8_t body[SLOT];
 } slot_t;
 
 typedef struct stage {
@@ -58,8 +57,8 @@ typedef struct stage {
     _Atomic uint32_t sleepers;
     uint32_t rel_len; /* BY_MSG: this release went by message */
     uint32_t pad1[13];
-    uint8_t rel[REL];
-    slot_t slot[]; /* one per rank of the host, by its place among them */
+    /* then the release's bytes (rel_cap), then one slot per rank of the
+     * host, by its place among them (slot_cap bytes after each) */
 } stage_t;
 
 int sdsm_stage_fd = -1;
@@ -67,10 +66,19 @@ static stage_t *st;
 static size_t st_len;
 static int *place; /* per rank: its slot, -1 if it is not on this host */
 static int nlocal;
+static size_t slot_cap, rel_cap; /* SDSM_BARRIER_SHM_SLOT, 16 times it */
+
+static uint8_t *rel_bytes(void) { return (uint8_t *)(st + 1); }
+
+static slot_t *slot_of(int r)
+{
+    return (slot_t *)(void *)(rel_bytes() + rel_cap + (size_t)place[r] * (sizeof(slot_t) + slot_cap));
+}
 
 size_t sdsm_stage_bytes(int local)
 {
-    size_t page = (size_t)getpagesize(), need = sizeof(stage_t) + (size_t)local * sizeof(slot_t);
+    size_t slot = ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64, page = (size_t)getpagesize();
+    size_t need = sizeof(stage_t) + 16 * slot + (size_t)local * (sizeof(slot_t) + slot);
     return (need + page - 1) / page * page;
 }
 
@@ -83,7 +91,21 @@ int sdsm_stage_init(const int *host_of, int nprocs, int rank)
     nlocal = 0;
     for (int r = 0; r < nprocs; r++)
         place[r] = host_of[r] == host_of[rank] ? nlocal++ : -1;
+    slot_cap = ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64;
+    rel_cap = 16 * slot_cap;
     st_len = sdsm_stage_bytes(nlocal);
+    /* The host's lowest rank sized the file by its own settings. */
+    struct stat sb;
+    if (fstat(sdsm_stage_fd, &sb) || (size_t)sb.st_size != st_len) {
+        sdsm_error_log("the host's barrier block is %lld bytes, this rank expects %zu: the ranks of "
+                       "a host must have the same SDSM_BARRIER_SHM_SLOT",
+                       (long long)sb.st_size, st_len);
+        close(sdsm_stage_fd);
+        sdsm_stage_fd = -1;
+        free(place);
+        place = NULL;
+        return SDSM_EINVAL;
+    }
     void *m = mmap(NULL, st_len, PROT_READ | PROT_WRITE, MAP_SHARED, sdsm_stage_fd, 0);
     close(sdsm_stage_fd);
     sdsm_stage_fd = -1;
@@ -116,10 +138,10 @@ uint32_t sdsm_stage_gen(void) { return atomic_load_explicit(&st->gen, memory_ord
 
 int sdsm_stage_arrive(int me, const void *msg, size_t len)
 {
-    slot_t *s = &st->slot[place[me]];
-    int fits = len <= SLOT;
+    slot_t *s = slot_of(me);
+    int fits = len <= slot_cap;
     if (fits)
-        memcpy(s->body, msg, len);
+        memcpy(s + 1, msg, len);
     s->len = fits ? (uint32_t)len : BY_MSG;
     atomic_store_explicit(&s->in, atomic_load(&st->gen) + 1, memory_order_relaxed);
     if (atomic_fetch_add_explicit(&st->arrived, 1, memory_order_acq_rel) + 1 == (uint32_t)nlocal - 1)
@@ -142,26 +164,26 @@ void sdsm_stage_collect(int me, const sdsm_coll_t *call, void (*each)(int rank, 
     for (int r = 0, n = sdsm_region.nprocs; r < n; r++) {
         if (r == me || place[r] < 0)
             continue;
-        const slot_t *s = &st->slot[place[r]];
+        const slot_t *s = slot_of(r);
         if (s->len == BY_MSG)
             continue; /* its BAR_UP comes by message */
-        if (s->len > SLOT)
+        if (s->len > slot_cap)
             sdsm_fatal("rank %d's barrier slot holds %u bytes: shared memory was overwritten", r, s->len);
-        each(r, s->body, s->len);
+        each(r, s + 1, s->len);
     }
 }
 
 int sdsm_stage_arrived(int r)
 {
     return st && place[r] >= 0 &&
-           atomic_load_explicit(&st->slot[place[r]].in, memory_order_relaxed) == atomic_load(&st->gen) + 1;
+           atomic_load_explicit(&slot_of(r)->in, memory_order_relaxed) == atomic_load(&st->gen) + 1;
 }
 
 int sdsm_stage_release(const void *p, size_t len)
 {
-    int fits = len <= REL;
+    int fits = len <= rel_cap;
     if (fits)
-        memcpy(st->rel, p, len);
+        memcpy(rel_bytes(), p, len);
     st->rel_len = fits ? (uint32_t)len : BY_MSG;
     atomic_fetch_add_explicit(&st->gen, 1, memory_order_release);
     sdsm_host_wake(&st->gen, &st->sleepers);
@@ -174,8 +196,8 @@ const void *sdsm_stage_wait_release(uint32_t g, const sdsm_coll_t *call, size_t 
     uint32_t n = st->rel_len;
     if (n == BY_MSG)
         return NULL;
-    if (n > REL)
+    if (n > rel_cap)
         sdsm_fatal("the host's barrier block holds a release of %u bytes: shared memory was overwritten", n);
     *len = n;
-    return st->rel;
+    return rel_bytes();
 }
