@@ -75,11 +75,11 @@ static slot_t *slot_of(int r)
     return (slot_t *)(void *)(rel_bytes() + rel_cap + (size_t)place[r] * (sizeof(slot_t) + slot_cap));
 }
 
+/* Not rounded to pages: the file's size tells whether the host's ranks agree. */
 size_t sdsm_stage_bytes(int local)
 {
-    size_t slot = ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64, page = (size_t)getpagesize();
-    size_t need = sizeof(stage_t) + 16 * slot + (size_t)local * (sizeof(slot_t) + slot);
-    return (need + page - 1) / page * page;
+    size_t slot = ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64;
+    return sizeof(stage_t) + 16 * slot + (size_t)local * (sizeof(slot_t) + slot);
 }
 
 int sdsm_stage_init(const int *host_of, int nprocs, int rank)
