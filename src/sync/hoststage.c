@@ -75,11 +75,13 @@ static slot_t *slot_of(int r)
     return (slot_t *)(void *)(rel_bytes() + rel_cap + (size_t)place[r] * (sizeof(slot_t) + slot_cap));
 }
 
+/* A slot's bytes: SDSM_BARRIER_SHM_SLOT, whole cache lines. */
+static size_t slot_bytes(void) { return ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64; }
+
 /* Not rounded to pages: the file's size tells whether the host's ranks agree. */
 size_t sdsm_stage_bytes(int local)
 {
-    size_t slot = ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64;
-    return sizeof(stage_t) + 16 * slot + (size_t)local * (sizeof(slot_t) + slot);
+    return sizeof(stage_t) + 16 * slot_bytes() + (size_t)local * (sizeof(slot_t) + slot_bytes());
 }
 
 int sdsm_stage_init(const int *host_of, int nprocs, int rank)
@@ -91,29 +93,28 @@ int sdsm_stage_init(const int *host_of, int nprocs, int rank)
     nlocal = 0;
     for (int r = 0; r < nprocs; r++)
         place[r] = host_of[r] == host_of[rank] ? nlocal++ : -1;
-    slot_cap = ((size_t)sdsm_cfg.barrier_shm_slot + 63) / 64 * 64;
+    slot_cap = slot_bytes();
     rel_cap = 16 * slot_cap;
     st_len = sdsm_stage_bytes(nlocal);
     /* The host's lowest rank sized the file by its own settings. */
     struct stat sb;
+    void *m = MAP_FAILED;
+    int rc = 0;
     if (fstat(sdsm_stage_fd, &sb) || (size_t)sb.st_size != st_len) {
         sdsm_error_log("the host's barrier block is %lld bytes, this rank expects %zu: the ranks of "
                        "a host must have the same SDSM_BARRIER_SHM_SLOT",
                        (long long)sb.st_size, st_len);
-        close(sdsm_stage_fd);
-        sdsm_stage_fd = -1;
-        free(place);
-        place = NULL;
-        return SDSM_EINVAL;
+        rc = SDSM_EINVAL;
+    } else if ((m = mmap(NULL, st_len, PROT_READ | PROT_WRITE, MAP_SHARED, sdsm_stage_fd, 0)) == MAP_FAILED) {
+        sdsm_error_log("cannot map the host's barrier block (SDSM_BARRIER_SHM=0 runs without it): %m");
+        rc = SDSM_ESYS;
     }
-    void *m = mmap(NULL, st_len, PROT_READ | PROT_WRITE, MAP_SHARED, sdsm_stage_fd, 0);
     close(sdsm_stage_fd);
     sdsm_stage_fd = -1;
-    if (m == MAP_FAILED) {
-        sdsm_error_log("cannot map the host's barrier block (SDSM_BARRIER_SHM=0 runs without it): %m");
+    if (rc) {
         free(place);
         place = NULL;
-        return SDSM_ESYS;
+        return rc;
     }
     st = m;
     return 0;
